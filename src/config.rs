@@ -1,0 +1,281 @@
+//! Configuration: the TOML file and command-line flags, lowered once into a validated `Config`.
+//!
+//! `RawConfig` mirrors the file exactly and refuses unknown keys; `Config::load` applies flag
+//! overrides, resolves relative paths, derives the state directory, and checks every value, naming
+//! the offending key in its error. Nothing downstream reads the environment or the file again.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The largest note Quire reads or writes unless configured otherwise.
+pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
+const MAX_NOTE_BYTES_CEILING: u64 = 1024 * 1024 * 1024;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    vault: RawVault,
+    #[serde(default)]
+    index: RawIndex,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVault {
+    path: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIndex {
+    path: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    max_note_bytes: Option<u64>,
+}
+
+/// Command-line values that override the file.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub config: Option<PathBuf>,
+    pub vault: Option<PathBuf>,
+    pub index: Option<PathBuf>,
+}
+
+/// The environment values configuration depends on, gathered by `main` so this module stays
+/// testable without touching the process environment.
+#[derive(Debug, Default, Clone)]
+pub struct Environment {
+    pub current_dir: PathBuf,
+    pub home: Option<PathBuf>,
+    pub xdg_state_home: Option<PathBuf>,
+    /// Set by systemd's `StateDirectory=`.
+    pub state_directory: Option<PathBuf>,
+}
+
+impl Environment {
+    pub fn from_process() -> Environment {
+        let non_empty = |name: &str| {
+            std::env::var_os(name)
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        };
+        Environment {
+            current_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            home: non_empty("HOME"),
+            xdg_state_home: non_empty("XDG_STATE_HOME"),
+            state_directory: non_empty("STATE_DIRECTORY")
+                // systemd passes a colon-separated list when several are configured.
+                .and_then(|dirs| {
+                    dirs.to_str()
+                        .and_then(|d| d.split(':').next())
+                        .map(PathBuf::from)
+                }),
+        }
+    }
+}
+
+/// The validated configuration every component is built from.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub config_file: Option<PathBuf>,
+    /// Canonical path of the vault folder.
+    pub vault: PathBuf,
+    /// Where derived state (index, tokens, audit log) lives; never inside the vault.
+    pub state_dir: PathBuf,
+    pub index: PathBuf,
+    pub max_note_bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error(
+        "no vault given: pass --vault DIR or set `path` in the [vault] section of the config file"
+    )]
+    NoVault,
+    #[error("vault.path: {path} does not exist or is not a folder ({reason})")]
+    VaultMissing { path: PathBuf, reason: String },
+    #[error(
+        "{key}: {path} is inside the vault; state must live outside it so a sync client never uploads it (pick a folder outside {vault})"
+    )]
+    StateInsideVault {
+        key: &'static str,
+        path: PathBuf,
+        vault: PathBuf,
+    },
+    #[error(
+        "cannot find a state directory: set XDG_STATE_HOME or HOME, or set `path` in the [index] section"
+    )]
+    NoStateDir,
+    #[error(
+        "limits.max_note_bytes: {value} is out of range; use a number of bytes from 1 to {max}"
+    )]
+    MaxNoteBytes { value: u64, max: u64 },
+}
+
+impl Config {
+    pub fn load(overrides: &Overrides, env: &Environment) -> Result<Config, ConfigError> {
+        let (raw, file_dir) = match &overrides.config {
+            Some(path) => {
+                let path = absolute(&env.current_dir, path);
+                let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let raw: RawConfig = toml::from_str(&text).map_err(|error| ConfigError::Parse {
+                    path: path.clone(),
+                    message: error.to_string().trim_end().replace('\n', " "),
+                })?;
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                (raw, dir)
+            }
+            None => (RawConfig::default(), env.current_dir.clone()),
+        };
+        // Paths from the file are relative to the file; paths from flags to the working directory.
+        let vault = overrides
+            .vault
+            .as_ref()
+            .map(|p| absolute(&env.current_dir, p))
+            .or_else(|| raw.vault.path.as_ref().map(|p| absolute(&file_dir, p)))
+            .ok_or(ConfigError::NoVault)?;
+        let vault = vault
+            .canonicalize()
+            .map_err(|error| ConfigError::VaultMissing {
+                path: vault.clone(),
+                reason: error.to_string(),
+            })?;
+        if !vault.is_dir() {
+            return Err(ConfigError::VaultMissing {
+                path: vault,
+                reason: "it is a file".into(),
+            });
+        }
+        let index_override = overrides
+            .index
+            .as_ref()
+            .map(|p| absolute(&env.current_dir, p))
+            .or_else(|| raw.index.path.as_ref().map(|p| absolute(&file_dir, p)));
+        let state_dir = default_state_dir(&vault, env)
+            .or_else(|| {
+                index_override
+                    .as_ref()
+                    .and_then(|index| index.parent().map(Path::to_path_buf))
+            })
+            .ok_or(ConfigError::NoStateDir)?;
+        let index = index_override.unwrap_or_else(|| state_dir.join("index.db"));
+        refuse_inside_vault("index.path", &index, &vault)?;
+        refuse_inside_vault("state directory", &state_dir, &vault)?;
+        let max_note_bytes = raw.limits.max_note_bytes.unwrap_or(DEFAULT_MAX_NOTE_BYTES);
+        if max_note_bytes == 0 || max_note_bytes > MAX_NOTE_BYTES_CEILING {
+            return Err(ConfigError::MaxNoteBytes {
+                value: max_note_bytes,
+                max: MAX_NOTE_BYTES_CEILING,
+            });
+        }
+        Ok(Config {
+            config_file: overrides
+                .config
+                .as_ref()
+                .map(|p| absolute(&env.current_dir, p)),
+            vault,
+            state_dir,
+            index,
+            max_note_bytes,
+        })
+    }
+
+    /// The vault's folder name, shown to clients and used to name the state directory.
+    pub fn vault_name(&self) -> String {
+        vault_name(&self.vault)
+    }
+}
+
+fn vault_name(vault: &Path) -> String {
+    vault
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "vault".to_string())
+}
+
+/// `$STATE_DIRECTORY` under systemd; otherwise `$XDG_STATE_HOME/quire/<name>-<hash>` (or
+/// `~/.local/state/...`), where the hash of the vault's absolute path keeps two vaults that share a
+/// folder name apart.
+fn default_state_dir(vault: &Path, env: &Environment) -> Option<PathBuf> {
+    if let Some(dir) = &env.state_directory {
+        return Some(dir.clone());
+    }
+    let base = env
+        .xdg_state_home
+        .clone()
+        .or_else(|| env.home.as_ref().map(|home| home.join(".local/state")))?;
+    Some(
+        base.join("quire")
+            .join(format!("{}-{}", vault_name(vault), short_hash(vault))),
+    )
+}
+
+/// A stable 8-hex-digit digest of the path. FNV-1a rather than `DefaultHasher`, whose output may
+/// change between Rust releases and would orphan existing state directories.
+fn short_hash(path: &Path) -> String {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in path.as_os_str().as_encoded_bytes() {
+        hash ^= u32::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    format!("{hash:08x}")
+}
+
+fn refuse_inside_vault(key: &'static str, path: &Path, vault: &Path) -> Result<(), ConfigError> {
+    if canonical_prefix(path).starts_with(vault) {
+        return Err(ConfigError::StateInsideVault {
+            key,
+            path: path.to_path_buf(),
+            vault: vault.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// Canonicalises the longest existing ancestor of `path` and re-attaches the rest, so a state path
+/// that does not exist yet is still compared through symlinks.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            let mut result = canonical;
+            result.extend(rest.iter().rev());
+            return result;
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+fn absolute(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}

@@ -1,0 +1,12 @@
+//! Quire: an MCP server that turns an Obsidian vault into a safe, searchable appliance for AI
+//! agents. `docs/ARCHITECTURE.md` is the map; modules are listed here in reading order, pure ones
+//! first, and dependencies point only upwards in this list.
+
+pub mod acl;
+pub mod app;
+pub mod config;
+pub mod markdown;
+pub mod mcp;
+pub mod ops;
+pub mod telemetry;
+pub mod vault;

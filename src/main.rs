@@ -1,0 +1,77 @@
+//! The `quire` command line: parses arguments, loads configuration, starts telemetry and hands over
+//! to `app`. Exit codes live only here: 0 ok, 1 runtime error, 2 usage or configuration error.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use quire::config::{Config, Environment, Overrides};
+
+#[derive(Debug, Parser)]
+#[command(name = "quire", version, about = "An MCP server for an Obsidian vault")]
+struct Cli {
+    /// Configuration file (TOML).
+    #[arg(long, global = true, env = "QUIRE_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The vault folder; overrides [vault] path.
+    #[arg(long, global = true, value_name = "DIR")]
+    vault: Option<PathBuf>,
+    /// The index database; overrides [index] path.
+    #[arg(long, global = true, value_name = "FILE")]
+    index: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (for Claude Desktop, Claude Code and other local clients).
+    Serve,
+    /// Validate the configuration and print what Quire would use.
+    CheckConfig,
+}
+
+const EXIT_RUNTIME: u8 = 1;
+const EXIT_CONFIG: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        config: cli.config,
+        vault: cli.vault,
+        index: cli.index,
+    };
+    let config = match Config::load(&overrides, &Environment::from_process()) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("quire: configuration error: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    match cli.command {
+        Command::CheckConfig => {
+            print!("{}", quire::app::describe(&config));
+            ExitCode::SUCCESS
+        }
+        Command::Serve => {
+            quire::telemetry::init();
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("quire: cannot start the async runtime: {error}");
+                    return ExitCode::from(EXIT_RUNTIME);
+                }
+            };
+            match runtime.block_on(quire::app::serve_stdio(config)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("quire: {error:#}");
+                    ExitCode::from(EXIT_RUNTIME)
+                }
+            }
+        }
+    }
+}

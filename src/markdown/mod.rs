@@ -1,0 +1,4 @@
+//! PROVISIONAL: replaced by the full pure markdown model.
+pub mod frontmatter;
+pub mod headings;
+pub mod tags;

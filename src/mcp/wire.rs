@@ -1,0 +1,222 @@
+//! MCP wire types: tool parameters and structured results, with their JSON schemas.
+//!
+//! These are the only serialisable shapes of the tool surface; they convert to and from the plain
+//! data of `ops`. Field names follow DESIGN's contract and must not change without a reason.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::ops;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadNoteParams {
+    /// Vault-relative path of the note, e.g. "Projects/Plan.md".
+    pub path: String,
+    /// Return only the note's YAML properties (frontmatter) as JSON.
+    #[serde(default)]
+    pub properties_only: bool,
+    /// Return only the heading outline: each heading with its level, 1-based line and section size.
+    #[serde(default)]
+    pub outline: bool,
+    /// Return only this heading's section (heading line, body and subsections). Matched exactly, then case-insensitively.
+    pub heading: Option<String>,
+    /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
+    #[schemars(range(min = 1, max = 6))]
+    pub heading_level: Option<u8>,
+    /// First line to return, 1-based. Use with `limit` to page through long notes.
+    #[schemars(range(min = 1))]
+    pub start_line: Option<u64>,
+    /// Number of lines to return from `start_line`.
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OutlineEntry {
+    pub heading: String,
+    pub level: u8,
+    /// 1-based line of the heading.
+    pub line: usize,
+    /// Byte length of the section, including its subsections.
+    pub bytes: usize,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadNoteResult {
+    pub path: String,
+    /// sha256 of the file's bytes; pass it as `expected_revision` when changing the note.
+    pub revision: String,
+    pub bytes: u64,
+    /// Last modification time, RFC 3339.
+    pub modified: String,
+    pub total_lines: usize,
+    /// The note text (whole, the requested lines, or the heading's section).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The properties as JSON (empty object when the note has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outline: Option<Vec<OutlineEntry>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<usize>,
+    /// Present when more lines follow: pass it as `start_line` to continue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start_line: Option<usize>,
+}
+
+impl From<ops::NoteRead> for ReadNoteResult {
+    fn from(read: ops::NoteRead) -> Self {
+        ReadNoteResult {
+            path: read.path,
+            revision: read.revision,
+            bytes: read.bytes,
+            modified: read.modified,
+            total_lines: read.total_lines,
+            content: read.content,
+            properties: read.properties,
+            outline: read.outline.map(|outline| {
+                outline
+                    .into_iter()
+                    .map(|entry| OutlineEntry {
+                        heading: entry.heading,
+                        level: entry.level,
+                        line: entry.line,
+                        bytes: entry.bytes,
+                    })
+                    .collect()
+            }),
+            start_line: read.start_line,
+            end_line: read.end_line,
+            next_start_line: read.next_start_line,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteNoteParams {
+    /// Vault-relative path, e.g. "Inbox/Idea.md". Missing folders are created.
+    pub path: String,
+    /// The note's markdown text (after the properties block, if `properties` is given).
+    pub body: String,
+    /// Properties to write as the YAML frontmatter block.
+    pub properties: Option<Map<String, Value>>,
+    /// Replace an existing note. Requires `expected_revision`.
+    #[serde(default)]
+    pub overwrite: bool,
+    /// The revision you last read; the write fails with `conflict` if the note changed since.
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WriteNoteResult {
+    pub path: String,
+    /// The new revision.
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    /// True when the note did not exist before.
+    pub created: bool,
+}
+
+impl From<ops::WrittenNote> for WriteNoteResult {
+    fn from(written: ops::WrittenNote) -> Self {
+        WriteNoteResult {
+            path: written.path,
+            revision: written.revision,
+            bytes: written.bytes,
+            modified: written.modified,
+            created: written.created,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListNotesParams {
+    /// Only notes in this folder and below, e.g. "Projects". Omit for the whole vault.
+    pub folder: Option<String>,
+    /// Glob on the vault-relative path ("Daily/*.md", "**/Meeting*.md"); without '/' it matches file names at any depth.
+    pub glob: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NoteSummary {
+    pub path: String,
+    /// The note's name as Obsidian shows it (file name without .md).
+    pub title: String,
+    pub bytes: u64,
+    pub modified: String,
+    /// Tags from properties and inline #tags, without '#'.
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListNotesResult {
+    pub notes: Vec<NoteSummary>,
+    /// Present when more notes follow: pass it back as `cursor`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::NoteList> for ListNotesResult {
+    fn from(list: ops::NoteList) -> Self {
+        ListNotesResult {
+            notes: list
+                .notes
+                .into_iter()
+                .map(|note| NoteSummary {
+                    path: note.path,
+                    title: note.title,
+                    bytes: note.bytes,
+                    modified: note.modified,
+                    tags: note.tags,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteNoteParams {
+    /// Vault-relative path of the note to move to the trash.
+    pub path: String,
+    /// The revision you last read; the delete fails with `conflict` if the note changed since.
+    pub expected_revision: Option<String>,
+    /// Also remove folders left empty by the delete.
+    #[serde(default)]
+    pub prune_empty_folders: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DeleteNoteResult {
+    pub path: String,
+    /// Where the note now is, e.g. ".trash/Idea.md" (restorable from Obsidian's trash).
+    pub trashed_to: String,
+    /// Revision of the content that was deleted.
+    pub revision: String,
+    pub pruned_folders: Vec<String>,
+}
+
+impl From<ops::DeletedNote> for DeleteNoteResult {
+    fn from(deleted: ops::DeletedNote) -> Self {
+        DeleteNoteResult {
+            path: deleted.path,
+            trashed_to: deleted.trashed_to,
+            revision: deleted.revision,
+            pruned_folders: deleted.pruned_folders,
+        }
+    }
+}

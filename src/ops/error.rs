@@ -1,0 +1,156 @@
+//! `OpsError`: every way a client request can fail, each with a stable code.
+//!
+//! Messages name the input and say what to do next, because their reader is usually a model that
+//! will retry. `Internal` carries its cause for the log only; its message never reveals file-system
+//! paths, stack traces or secrets.
+
+use crate::vault::{PathError, Revision, VaultError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    #[error("{input:?} is not a valid vault path: {reason}.")]
+    InvalidPath { input: String, reason: PathError },
+    #[error("{input:?} is not accessible: {reason}.")]
+    PathForbidden { input: String, reason: String },
+    #[error("{what}. {hint}")]
+    NotFound { what: String, hint: &'static str },
+    #[error("{what}. {hint}")]
+    AlreadyExists { what: String, hint: &'static str },
+    #[error(
+        "'{path}' changed since revision {expected}; current revision is {current}. Re-read the note and retry with the new revision."
+    )]
+    Conflict {
+        path: String,
+        expected: String,
+        current: String,
+    },
+    #[error(
+        "'{path}' already exists; replacing it needs expected_revision (its current revision is {current}). Read the note first, then pass its revision as expected_revision."
+    )]
+    RevisionRequired { path: String, current: String },
+    #[error("'{path}' is {bytes} bytes, over the limit of {limit} bytes. {hint}")]
+    TooLarge {
+        path: String,
+        bytes: u64,
+        limit: u64,
+        hint: &'static str,
+    },
+    #[error("'{path}' has an unsupported extension: {allowed}")]
+    UnsupportedExtension { path: String, allowed: &'static str },
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error(
+        "the properties block of '{path}' is not valid YAML at line {line}, column {column}: {message}. Fix the YAML between the '---' lines (for example quote values containing ': ' or '#') and retry."
+    )]
+    InvalidProperties {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("'{path}' has no heading {heading:?}{level}. Its headings are: {available}.")]
+    HeadingNotFound {
+        path: String,
+        heading: String,
+        level: String,
+        available: String,
+    },
+    #[error(
+        "'{path}' has several headings {heading:?}: {candidates}. Pass heading_level to choose one."
+    )]
+    AmbiguousHeading {
+        path: String,
+        heading: String,
+        candidates: String,
+    },
+    #[error(
+        "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
+    )]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl OpsError {
+    /// The stable code a client can branch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            OpsError::InvalidPath { .. } => "invalid_path",
+            OpsError::PathForbidden { .. } => "path_forbidden",
+            OpsError::NotFound { .. } => "not_found",
+            OpsError::AlreadyExists { .. } => "already_exists",
+            OpsError::Conflict { .. } => "conflict",
+            OpsError::RevisionRequired { .. } => "revision_required",
+            OpsError::TooLarge { .. } => "too_large",
+            OpsError::UnsupportedExtension { .. } => "unsupported_extension",
+            OpsError::InvalidArgument(_) => "invalid_argument",
+            OpsError::InvalidProperties { .. } => "invalid_properties",
+            OpsError::HeadingNotFound { .. } => "heading_not_found",
+            OpsError::AmbiguousHeading { .. } => "ambiguous_heading",
+            OpsError::Internal(_) => "internal",
+        }
+    }
+
+    pub fn invalid_argument(message: impl Into<String>) -> OpsError {
+        OpsError::InvalidArgument(message.into())
+    }
+
+    pub(super) fn path(input: &str, reason: PathError) -> OpsError {
+        if reason.is_forbidden() {
+            OpsError::PathForbidden {
+                input: input.to_string(),
+                reason: reason.to_string(),
+            }
+        } else {
+            OpsError::InvalidPath {
+                input: input.to_string(),
+                reason,
+            }
+        }
+    }
+
+    /// Maps a vault failure; `expected` is the revision the client based its request on.
+    pub(super) fn from_vault(error: VaultError, expected: Option<&Revision>) -> OpsError {
+        match error {
+            VaultError::Escapes { path } => OpsError::PathForbidden {
+                input: path,
+                reason: "it leads outside the vault through a symbolic link".into(),
+            },
+            VaultError::HiddenTarget { path } => OpsError::PathForbidden {
+                input: path,
+                reason: "it is a symbolic link to a hidden path inside the vault".into(),
+            },
+            VaultError::SymlinkTarget { path } => OpsError::PathForbidden {
+                input: path,
+                reason: "it is a symbolic link, and Quire does not write through links; write to the file it points to instead".into(),
+            },
+            VaultError::NotFound { path } => OpsError::NotFound {
+                what: format!("'{path}' does not exist"),
+                hint: "Check the spelling, or call vault_list_notes to see what exists.",
+            },
+            VaultError::IsFolder { path } => OpsError::InvalidArgument(format!(
+                "'{path}' is a folder, not a note; give the path of a file inside it"
+            )),
+            VaultError::NotAFolder { path } => OpsError::InvalidArgument(format!(
+                "'{path}' is a file, not a folder; give a folder path"
+            )),
+            VaultError::AlreadyExists { path } => OpsError::AlreadyExists {
+                what: format!("'{path}' already exists"),
+                hint: "Pass overwrite: true with expected_revision to replace it, or choose another path.",
+            },
+            VaultError::ChangedDuringWrite { path, current } => OpsError::Conflict {
+                path,
+                expected: expected.map_or_else(|| "(none)".into(), ToString::to_string),
+                current: current.map_or_else(
+                    || "none (the note was deleted)".into(),
+                    |revision| revision.to_string(),
+                ),
+            },
+            VaultError::TooLarge { path, bytes, limit } => OpsError::TooLarge {
+                path,
+                bytes,
+                limit,
+                hint: "Split the content into smaller notes, or ask the operator to raise limits.max_note_bytes.",
+            },
+            error @ VaultError::Io { .. } => OpsError::Internal(Box::new(error)),
+        }
+    }
+}

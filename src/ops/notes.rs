@@ -1,0 +1,526 @@
+//! Note operations: read (whole, paged, properties, outline, one section), write, list, delete.
+//!
+//! Reads report `revision`, `bytes` and `modified`; writes replace an existing note only against the
+//! revision the caller read, under the note's lock, and never through a symlink. Deletes move the
+//! note to the vault's trash.
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde_json::{Map, Value};
+
+use super::{Context, Ops, OpsError, rfc3339};
+use crate::markdown::{frontmatter, headings, tags};
+use crate::vault::{Revision, VaultPath, WriteMode};
+
+/// File types a client may write or delete; everything else in a vault is left alone.
+const WRITABLE_EXTENSIONS: &[&str] = &["md", "canvas", "base", "txt", "json"];
+const WRITABLE_DESCRIPTION: &str = "Quire writes only .md, .canvas, .base, .txt and .json files";
+pub const DEFAULT_LIMIT: u32 = 50;
+pub const MAX_LIMIT: u32 = 1000;
+
+pub fn is_note(path: &VaultPath) -> bool {
+    path.extension().as_deref() == Some("md")
+}
+
+#[derive(Debug, Clone)]
+pub struct ReadNote {
+    pub path: String,
+    pub mode: ReadMode,
+}
+
+#[derive(Debug, Clone)]
+pub enum ReadMode {
+    Full {
+        start_line: Option<u64>,
+        limit: Option<u64>,
+    },
+    PropertiesOnly,
+    Outline,
+    Heading {
+        heading: String,
+        level: Option<u8>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutlineEntry {
+    pub heading: String,
+    pub level: u8,
+    pub line: usize,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct NoteRead {
+    pub path: String,
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub total_lines: usize,
+    pub content: Option<String>,
+    pub properties: Option<Map<String, Value>>,
+    pub outline: Option<Vec<OutlineEntry>>,
+    pub start_line: Option<usize>,
+    pub end_line: Option<usize>,
+    pub next_start_line: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WriteNote {
+    pub path: String,
+    pub body: String,
+    pub properties: Option<Map<String, Value>>,
+    pub overwrite: bool,
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WrittenNote {
+    pub path: String,
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub created: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListNotes {
+    pub folder: Option<String>,
+    pub glob: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NoteSummary {
+    pub path: String,
+    pub title: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NoteList {
+    pub notes: Vec<NoteSummary>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeleteNote {
+    pub path: String,
+    pub expected_revision: Option<String>,
+    pub prune_empty_folders: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeletedNote {
+    pub path: String,
+    pub trashed_to: String,
+    pub revision: String,
+    pub pruned_folders: Vec<String>,
+}
+
+impl Ops {
+    pub fn read_note(&self, _ctx: &Context, request: ReadNote) -> Result<NoteRead, OpsError> {
+        let path = parse_path(&request.path)?;
+        if !is_note(&path) {
+            return Err(OpsError::UnsupportedExtension {
+                path: path.to_string(),
+                allowed: "vault_read_note reads markdown notes (.md) only",
+            });
+        }
+        let file = self
+            .vault
+            .read(&path)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let text = String::from_utf8(file.bytes).map_err(|error| {
+            OpsError::invalid_argument(format!(
+                "'{path}' is not valid UTF-8 text (the first invalid byte is at offset {}); Quire reads notes as UTF-8. Convert the file to UTF-8 and retry.",
+                error.utf8_error().valid_up_to()
+            ))
+        })?;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut read = NoteRead {
+            path: path.to_string(),
+            revision: file.revision.to_string(),
+            bytes: text.len() as u64,
+            modified: rfc3339(file.modified),
+            total_lines: lines.len(),
+            content: None,
+            properties: None,
+            outline: None,
+            start_line: None,
+            end_line: None,
+            next_start_line: None,
+        };
+        match request.mode {
+            ReadMode::Full { start_line, limit } => {
+                let start = usize::try_from(start_line.unwrap_or(1)).unwrap_or(usize::MAX);
+                if start == 0 || (start > lines.len() && !(start == 1 && lines.is_empty())) {
+                    return Err(OpsError::invalid_argument(format!(
+                        "start_line {start} is past the end of '{path}', which has {} lines; lines are numbered from 1",
+                        lines.len()
+                    )));
+                }
+                let limit = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
+                if limit == 0 {
+                    return Err(OpsError::invalid_argument(
+                        "limit must be at least 1 line; omit it to read to the end",
+                    ));
+                }
+                let end = start
+                    .saturating_sub(1)
+                    .saturating_add(limit)
+                    .min(lines.len());
+                let paged = start_line.is_some() || end < lines.len();
+                read.content = Some(lines[start.saturating_sub(1)..end].concat());
+                if paged {
+                    read.start_line = Some(start);
+                    read.end_line = Some(end);
+                    read.next_start_line = (end < lines.len()).then_some(end + 1);
+                }
+            }
+            ReadMode::PropertiesOnly => {
+                read.properties = Some(parse_properties(&path, &text)?);
+            }
+            ReadMode::Outline => {
+                read.outline = Some(
+                    headings::headings(&text)
+                        .into_iter()
+                        .map(|heading| OutlineEntry {
+                            bytes: heading.section_end.saturating_sub(heading.start),
+                            heading: heading.text,
+                            level: heading.level,
+                            line: heading.line,
+                        })
+                        .collect(),
+                );
+            }
+            ReadMode::Heading { heading, level } => {
+                let found = find_heading(&path, &text, &heading, level)?;
+                let section = text.get(found.start..found.section_end).ok_or_else(|| {
+                    OpsError::Internal("heading offsets fell outside the note".into())
+                })?;
+                let section_lines = section.split_inclusive('\n').count();
+                read.start_line = Some(found.line);
+                read.end_line = Some(found.line + section_lines.saturating_sub(1));
+                read.content = Some(section.to_string());
+            }
+        }
+        Ok(read)
+    }
+
+    pub fn write_note(&self, _ctx: &Context, request: WriteNote) -> Result<WrittenNote, OpsError> {
+        let path = parse_path(&request.path)?;
+        check_writable(&path)?;
+        let expected = parse_revision(request.expected_revision.as_deref())?;
+        let content = match &request.properties {
+            Some(properties) if !properties.is_empty() => {
+                if !is_note(&path) {
+                    return Err(OpsError::invalid_argument(format!(
+                        "properties apply to markdown notes only, and '{path}' is not a .md file; put the data in body instead"
+                    )));
+                }
+                if frontmatter::split(&request.body).yaml.is_some() {
+                    return Err(OpsError::invalid_argument(
+                        "body already starts with a '---' properties block and properties were given too; pass the properties in one place only",
+                    ));
+                }
+                format!(
+                    "{}{}",
+                    frontmatter::render_properties(properties),
+                    request.body
+                )
+            }
+            _ => request.body,
+        };
+        let _lock = self.vault.lock(&path);
+        let resolved = self
+            .vault
+            .resolve(&path)
+            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+        let created = !resolved.exists;
+        let outcome = if resolved.exists {
+            let current = self
+                .vault
+                .read_resolved(&resolved)
+                .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+            if !request.overwrite {
+                return Err(OpsError::AlreadyExists {
+                    what: format!("'{path}' already exists (revision {})", current.revision),
+                    hint: "Pass overwrite: true with that expected_revision to replace it, use an editing tool, or choose another path.",
+                });
+            }
+            let Some(expected) = expected else {
+                return Err(OpsError::RevisionRequired {
+                    path: path.to_string(),
+                    current: current.revision.to_string(),
+                });
+            };
+            self.vault
+                .write(
+                    &resolved,
+                    content.as_bytes(),
+                    WriteMode::Replace {
+                        expected: &expected,
+                    },
+                )
+                .map_err(|e| OpsError::from_vault(e, Some(&expected)))?
+        } else {
+            if let Some(expected) = expected {
+                return Err(OpsError::NotFound {
+                    what: format!(
+                        "'{path}' does not exist, but expected_revision {expected} was given: it may have been moved or deleted"
+                    ),
+                    hint: "Call vault_list_notes to find it, or omit expected_revision to create a new note.",
+                });
+            }
+            self.vault
+                .write(&resolved, content.as_bytes(), WriteMode::CreateNew)
+                .map_err(|e| OpsError::from_vault(e, None))?
+        };
+        Ok(WrittenNote {
+            path: path.to_string(),
+            revision: outcome.revision.to_string(),
+            bytes: outcome.bytes,
+            modified: rfc3339(outcome.modified),
+            created,
+        })
+    }
+
+    pub fn list_notes(&self, _ctx: &Context, request: ListNotes) -> Result<NoteList, OpsError> {
+        let folder = match request.folder.as_deref() {
+            Some(raw) => VaultPath::parse_folder(raw).map_err(|e| OpsError::path(raw, e))?,
+            None => None,
+        };
+        let matcher = request.glob.as_deref().map(compile_glob).transpose()?;
+        let limit = check_limit(request.limit)?;
+        let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
+        let files = self.vault.scan(folder.as_ref()).map_err(|e| match e {
+            crate::vault::VaultError::NotFound { path } => OpsError::NotFound {
+                what: format!("the folder '{path}' does not exist"),
+                hint: "Omit folder to list the whole vault, or check the spelling.",
+            },
+            other => OpsError::from_vault(other, None),
+        })?;
+        let mut matching = files
+            .into_iter()
+            .filter(|file| is_note(&file.path))
+            .filter(|file| {
+                after
+                    .as_ref()
+                    .is_none_or(|after| file.path.as_str() > after.as_str())
+            })
+            .filter(|file| matcher.as_ref().is_none_or(|m| m.matches(&file.path)));
+        let mut notes = Vec::new();
+        for file in matching.by_ref().take(limit) {
+            let tags = std::fs::read(&file.fs_path)
+                .ok()
+                .filter(|bytes| bytes.len() as u64 <= self.vault.max_file_bytes())
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .map(|text| tags::note_tags(&text))
+                .unwrap_or_default();
+            notes.push(NoteSummary {
+                title: file.path.stem().to_string(),
+                path: file.path.to_string(),
+                bytes: file.bytes,
+                modified: rfc3339(file.modified),
+                tags,
+            });
+        }
+        let next_cursor = match (matching.next(), notes.last()) {
+            (Some(_), Some(last)) => Some(encode_cursor(&last.path)),
+            _ => None,
+        };
+        Ok(NoteList { notes, next_cursor })
+    }
+
+    pub fn delete_note(
+        &self,
+        _ctx: &Context,
+        request: DeleteNote,
+    ) -> Result<DeletedNote, OpsError> {
+        let path = parse_path(&request.path)?;
+        check_writable(&path)?;
+        let expected = parse_revision(request.expected_revision.as_deref())?;
+        let _lock = self.vault.lock(&path);
+        let resolved = self
+            .vault
+            .resolve(&path)
+            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+        let current = self
+            .vault
+            .read_resolved(&resolved)
+            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+        let expected = expected.unwrap_or_else(|| current.revision.clone());
+        let trashed_to = self
+            .vault
+            .trash(&resolved, &expected)
+            .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
+        let pruned_folders = if request.prune_empty_folders {
+            self.vault.prune_empty_folders(&resolved)
+        } else {
+            Vec::new()
+        };
+        Ok(DeletedNote {
+            path: path.to_string(),
+            trashed_to,
+            revision: expected.to_string(),
+            pruned_folders,
+        })
+    }
+}
+
+fn parse_path(raw: &str) -> Result<VaultPath, OpsError> {
+    VaultPath::parse(raw).map_err(|e| OpsError::path(raw, e))
+}
+
+fn parse_revision(raw: Option<&str>) -> Result<Option<Revision>, OpsError> {
+    raw.map(|raw| {
+        Revision::parse(raw).ok_or_else(|| {
+            OpsError::invalid_argument(format!(
+                "expected_revision {raw:?} is not a revision; pass the 64-hex-digit revision returned by the last read or write of the note"
+            ))
+        })
+    })
+    .transpose()
+}
+
+fn check_writable(path: &VaultPath) -> Result<(), OpsError> {
+    match path.extension() {
+        Some(extension) if WRITABLE_EXTENSIONS.contains(&extension.as_str()) => Ok(()),
+        _ => Err(OpsError::UnsupportedExtension {
+            path: path.to_string(),
+            allowed: WRITABLE_DESCRIPTION,
+        }),
+    }
+}
+
+fn check_limit(limit: Option<u32>) -> Result<usize, OpsError> {
+    match limit.unwrap_or(DEFAULT_LIMIT) {
+        0 => Err(OpsError::invalid_argument(
+            "limit must be at least 1; omit it for the default of 50",
+        )),
+        n if n > MAX_LIMIT => Err(OpsError::invalid_argument(format!(
+            "limit {n} is over the maximum of {MAX_LIMIT}; page with next_cursor instead"
+        ))),
+        n => Ok(n as usize),
+    }
+}
+
+fn parse_properties(path: &VaultPath, text: &str) -> Result<Map<String, Value>, OpsError> {
+    match frontmatter::split(text).yaml {
+        None => Ok(Map::new()),
+        Some(yaml) => {
+            frontmatter::parse_properties(yaml).map_err(|error| OpsError::InvalidProperties {
+                path: path.to_string(),
+                line: error.line,
+                column: error.column,
+                message: error.message,
+            })
+        }
+    }
+}
+
+fn find_heading(
+    path: &VaultPath,
+    text: &str,
+    wanted: &str,
+    level: Option<u8>,
+) -> Result<headings::Heading, OpsError> {
+    let all = headings::headings(text);
+    let wanted_trimmed = wanted.trim().trim_start_matches('#').trim();
+    let at_level = |h: &&headings::Heading| level.is_none_or(|level| h.level == level);
+    let mut candidates: Vec<&headings::Heading> = all
+        .iter()
+        .filter(|h| h.text == wanted_trimmed)
+        .filter(at_level)
+        .collect();
+    if candidates.is_empty() {
+        // Models often change a heading's case; accept that when it is unambiguous.
+        candidates = all
+            .iter()
+            .filter(|h| h.text.to_lowercase() == wanted_trimmed.to_lowercase())
+            .filter(at_level)
+            .collect();
+    }
+    match candidates.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(OpsError::HeadingNotFound {
+            path: path.to_string(),
+            heading: wanted.to_string(),
+            level: level.map(|l| format!(" at level {l}")).unwrap_or_default(),
+            available: describe_headings(all.iter()),
+        }),
+        many => Err(OpsError::AmbiguousHeading {
+            path: path.to_string(),
+            heading: wanted.to_string(),
+            candidates: describe_headings(many.iter().copied()),
+        }),
+    }
+}
+
+fn describe_headings<'a>(headings: impl Iterator<Item = &'a headings::Heading>) -> String {
+    let described: Vec<String> = headings
+        .take(30)
+        .map(|h| format!("{:?} (level {}, line {})", h.text, h.level, h.line))
+        .collect();
+    if described.is_empty() {
+        "none".into()
+    } else {
+        described.join(", ")
+    }
+}
+
+/// Globs match the whole vault-relative path (`*` stays within a folder, `**` crosses folders);
+/// a glob without `/` matches the file name at any depth, as in `.gitignore`.
+fn compile_glob(raw: &str) -> Result<NoteGlob, OpsError> {
+    let matcher = GlobBuilder::new(raw)
+        .literal_separator(true)
+        .build()
+        .map_err(|error| {
+            OpsError::invalid_argument(format!(
+                "glob {raw:?} is not a valid pattern: {error}; use forms like 'Daily/*.md' or '**/Meeting*.md'"
+            ))
+        })?
+        .compile_matcher();
+    Ok(NoteGlob {
+        matcher,
+        name_only: !raw.contains('/'),
+    })
+}
+
+struct NoteGlob {
+    matcher: GlobMatcher,
+    name_only: bool,
+}
+
+impl NoteGlob {
+    fn matches(&self, path: &VaultPath) -> bool {
+        if self.name_only {
+            self.matcher.is_match(path.file_name())
+        } else {
+            self.matcher.is_match(path.as_str())
+        }
+    }
+}
+
+// Cursors are keyset positions (the last path returned), so notes created or deleted between
+// pages never make a listing skip or repeat a note.
+const CURSOR_PREFIX: &str = "after:";
+
+fn encode_cursor(path: &str) -> String {
+    hex::encode(format!("{CURSOR_PREFIX}{path}"))
+}
+
+fn decode_cursor(raw: &str) -> Result<String, OpsError> {
+    hex::decode(raw)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| text.strip_prefix(CURSOR_PREFIX).map(str::to_string))
+        .ok_or_else(|| {
+            OpsError::invalid_argument(format!(
+                "cursor {raw:?} is not one Quire issued; pass next_cursor from the previous page unchanged, or omit cursor to start from the beginning"
+            ))
+        })
+}

@@ -1,0 +1,303 @@
+//! The vault on disk: path resolution, revisions, atomic writes, per-file locks, trash and scans.
+//!
+//! Every byte Quire reads from or writes to a vault passes through here, and every path arrives as
+//! a `VaultPath`. This module knows nothing of markdown, SQL or MCP; it never follows a symlink out
+//! of the vault, never writes through a symlink, and never replaces a file whose bytes changed since
+//! the caller last saw them.
+
+mod lock;
+mod path;
+mod resolve;
+mod revision;
+mod scan;
+mod trash;
+mod write;
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub use lock::{FileLock, LockTable};
+pub use path::{PathError, VaultPath};
+pub use resolve::Resolved;
+pub use revision::Revision;
+pub use scan::ScannedFile;
+
+/// What can go wrong between a valid `VaultPath` and the disk.
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    #[error("'{path}' leads outside the vault through a symbolic link")]
+    Escapes { path: String },
+    #[error("'{path}' is a symbolic link that points to a hidden path inside the vault")]
+    HiddenTarget { path: String },
+    #[error("'{path}' is a symbolic link, and Quire does not write through links")]
+    SymlinkTarget { path: String },
+    #[error("'{path}' does not exist")]
+    NotFound { path: String },
+    #[error("'{path}' is a folder, not a file")]
+    IsFolder { path: String },
+    #[error("'{path}' is not a folder")]
+    NotAFolder { path: String },
+    #[error("'{path}' already exists")]
+    AlreadyExists { path: String },
+    #[error("'{path}' changed on disk while Quire was writing it")]
+    ChangedDuringWrite {
+        path: String,
+        current: Option<Revision>,
+    },
+    #[error("'{path}' is {bytes} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        path: String,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error("'{path}' could not be accessed: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl VaultError {
+    fn io(path: &VaultPath, source: io::Error) -> VaultError {
+        VaultError::Io {
+            path: path.to_string(),
+            source,
+        }
+    }
+}
+
+/// A file's bytes together with the facts every read reports.
+#[derive(Debug, Clone)]
+pub struct FileContents {
+    pub bytes: Vec<u8>,
+    pub revision: Revision,
+    pub modified: SystemTime,
+}
+
+/// Where a write leaves the file.
+#[derive(Debug, Clone)]
+pub struct WriteOutcome {
+    pub revision: Revision,
+    pub bytes: u64,
+    pub modified: SystemTime,
+}
+
+/// What a replace must find on disk before it may rename over the file.
+#[derive(Debug, Clone, Copy)]
+pub enum WriteMode<'a> {
+    /// The file must not exist; creation is exclusive.
+    CreateNew,
+    /// The file must still have exactly this revision at the moment of the rename.
+    Replace { expected: &'a Revision },
+}
+
+/// An open vault: its canonical root, the size cap, and the per-file lock table.
+#[derive(Debug)]
+pub struct Vault {
+    root: PathBuf,
+    max_file_bytes: u64,
+    locks: LockTable,
+}
+
+impl Vault {
+    /// Opens the vault at `root`, which must be an existing folder.
+    pub fn open(root: &Path, max_file_bytes: u64) -> io::Result<Vault> {
+        let root = root.canonicalize()?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a folder", root.display()),
+            ));
+        }
+        Ok(Vault {
+            root,
+            max_file_bytes,
+            locks: LockTable::default(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
+    /// Takes the in-process lock for `path`; read-modify-write sequences hold it throughout.
+    pub fn lock(&self, path: &VaultPath) -> FileLock<'_> {
+        self.locks.lock(path.as_str())
+    }
+
+    /// Finds `path` on disk (NFC-insensitively, through in-vault symlinks only).
+    pub fn resolve(&self, path: &VaultPath) -> Result<Resolved, VaultError> {
+        resolve::resolve(&self.root, path)
+    }
+
+    /// Reads a whole file, refusing folders and files over the size cap.
+    pub fn read(&self, path: &VaultPath) -> Result<FileContents, VaultError> {
+        let resolved = self.resolve(path)?;
+        self.read_resolved(&resolved)
+    }
+
+    pub fn read_resolved(&self, resolved: &Resolved) -> Result<FileContents, VaultError> {
+        let path = &resolved.rel;
+        if !resolved.exists {
+            return Err(VaultError::NotFound {
+                path: path.to_string(),
+            });
+        }
+        let metadata = std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        if metadata.is_dir() {
+            return Err(VaultError::IsFolder {
+                path: path.to_string(),
+            });
+        }
+        if metadata.len() > self.max_file_bytes {
+            return Err(VaultError::TooLarge {
+                path: path.to_string(),
+                bytes: metadata.len(),
+                limit: self.max_file_bytes,
+            });
+        }
+        let bytes = std::fs::read(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        Ok(FileContents {
+            revision: Revision::of(&bytes),
+            bytes,
+            modified,
+        })
+    }
+
+    /// Writes `bytes` to `path` atomically. The caller holds the file's lock.
+    pub fn write(
+        &self,
+        resolved: &Resolved,
+        bytes: &[u8],
+        mode: WriteMode<'_>,
+    ) -> Result<WriteOutcome, VaultError> {
+        let path = &resolved.rel;
+        if bytes.len() as u64 > self.max_file_bytes {
+            return Err(VaultError::TooLarge {
+                path: path.to_string(),
+                bytes: bytes.len() as u64,
+                limit: self.max_file_bytes,
+            });
+        }
+        if resolved.is_symlink {
+            return Err(VaultError::SymlinkTarget {
+                path: path.to_string(),
+            });
+        }
+        let parent = resolved
+            .fs_path
+            .parent()
+            .ok_or_else(|| VaultError::NotFound {
+                path: path.to_string(),
+            })?;
+        if !resolved.exists {
+            std::fs::create_dir_all(parent).map_err(|e| VaultError::io(path, e))?;
+            // The folders just created must still lie inside the vault: a racing symlink swap
+            // on the way would otherwise let the write land outside.
+            let canonical_parent = parent.canonicalize().map_err(|e| VaultError::io(path, e))?;
+            if !canonical_parent.starts_with(&self.root) {
+                return Err(VaultError::Escapes {
+                    path: path.to_string(),
+                });
+            }
+        }
+        write::write_atomic(path, &resolved.fs_path, bytes, mode)?;
+        let metadata = std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        Ok(WriteOutcome {
+            revision: Revision::of(bytes),
+            bytes: bytes.len() as u64,
+            modified: metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        })
+    }
+
+    /// Moves a file into the vault's `.trash/` folder, as Obsidian's "move to Obsidian trash"
+    /// does, after checking it still has `expected`. Returns the vault-relative trash path.
+    pub fn trash(&self, resolved: &Resolved, expected: &Revision) -> Result<String, VaultError> {
+        trash::move_to_trash(&self.root, resolved, expected)
+    }
+
+    /// Removes the now-empty folders that held `resolved`, innermost first, stopping at the
+    /// vault root. Returns their vault-relative paths.
+    pub fn prune_empty_folders(&self, resolved: &Resolved) -> Vec<String> {
+        match resolved.fs_path.parent() {
+            Some(parent) => trash::prune_empty_folders(&self.root, parent),
+            None => Vec::new(),
+        }
+    }
+
+    /// Every visible file under `folder` (or the whole vault), sorted by path.
+    pub fn scan(&self, folder: Option<&VaultPath>) -> Result<Vec<ScannedFile>, VaultError> {
+        scan::scan(&self.root, folder)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vault() -> (tempfile::TempDir, Vault) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vault = Vault::open(dir.path(), 1024).expect("open");
+        (dir, vault)
+    }
+
+    fn vp(raw: &str) -> VaultPath {
+        VaultPath::parse(raw).expect("valid path")
+    }
+
+    #[test]
+    fn create_then_replace_with_revision() {
+        let (_dir, vault) = vault();
+        let path = vp("A/B/note.md");
+        let resolved = vault.resolve(&path).expect("resolve");
+        let first = vault
+            .write(&resolved, b"one\n", WriteMode::CreateNew)
+            .expect("create");
+        let resolved = vault.resolve(&path).expect("resolve");
+        let again = vault.write(&resolved, b"x", WriteMode::CreateNew);
+        assert!(matches!(again, Err(VaultError::AlreadyExists { .. })));
+        let second = vault
+            .write(
+                &resolved,
+                b"two\n",
+                WriteMode::Replace {
+                    expected: &first.revision,
+                },
+            )
+            .expect("replace");
+        let stale = vault.write(
+            &resolved,
+            b"three\n",
+            WriteMode::Replace {
+                expected: &first.revision,
+            },
+        );
+        assert!(matches!(stale, Err(VaultError::ChangedDuringWrite { .. })));
+        let read = vault.read(&path).expect("read");
+        assert_eq!(read.bytes, b"two\n");
+        assert_eq!(read.revision, second.revision);
+    }
+
+    #[test]
+    fn size_cap_applies_to_writes_and_reads() {
+        let (dir, vault) = vault();
+        let resolved = vault.resolve(&vp("big.md")).expect("resolve");
+        let too_big = vec![b'x'; 1025];
+        assert!(matches!(
+            vault.write(&resolved, &too_big, WriteMode::CreateNew),
+            Err(VaultError::TooLarge { .. })
+        ));
+        std::fs::write(dir.path().join("big.md"), &too_big).expect("write");
+        assert!(matches!(
+            vault.read(&vp("big.md")),
+            Err(VaultError::TooLarge { .. })
+        ));
+    }
+}

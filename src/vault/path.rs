@@ -1,0 +1,236 @@
+//! `VaultPath`: the one gate through which a client-supplied path enters Quire.
+//!
+//! Parsing is purely syntactic and happens once, at the edge: absolute paths, drive letters,
+//! backslashes, NUL bytes, empty, `.` and `..` segments are `invalid_path`; any dot-prefixed
+//! segment (`.obsidian`, `.trash`, `.git`) is forbidden. The stored form is NFC-normalised so that
+//! names synced from macOS (NFD) and typed by a model (NFC) compare equal. Resolution against the
+//! disk (symlinks, NFC lookup) lives in `vault::resolve`; nothing here touches the file system.
+
+use std::fmt;
+
+use unicode_normalization::UnicodeNormalization;
+
+/// A syntactically valid, vault-relative path: `/`-separated, NFC, non-empty segments, no hidden
+/// segment. It may or may not exist on disk.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VaultPath {
+    rel: String,
+}
+
+/// Why a path was refused before it ever reached the disk.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("the path is empty")]
+    Empty,
+    #[error("the path contains a NUL byte")]
+    Nul,
+    #[error(
+        "the path is absolute; give a path relative to the vault root, such as 'Folder/Note.md'"
+    )]
+    Absolute,
+    #[error("the path contains a backslash; separate folders with '/'")]
+    Backslash,
+    #[error("the path starts with a drive letter; give a path relative to the vault root")]
+    DriveLetter,
+    #[error("the path has an empty segment ('//' or a trailing '/')")]
+    EmptySegment,
+    #[error("the path contains a '.' or '..' segment; paths may not leave or re-enter folders")]
+    DotSegment,
+    #[error(
+        "the path has the hidden segment '{0}'; Quire never reads or writes dot-folders such as .obsidian, .trash or .git"
+    )]
+    Hidden(String),
+}
+
+impl PathError {
+    /// Hidden segments name real, reachable places that policy keeps out of reach; everything
+    /// else is a malformed path.
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self, PathError::Hidden(_))
+    }
+}
+
+impl VaultPath {
+    /// Parses a path naming a file inside the vault.
+    pub fn parse(raw: &str) -> Result<VaultPath, PathError> {
+        if raw.is_empty() {
+            return Err(PathError::Empty);
+        }
+        if raw.contains('\0') {
+            return Err(PathError::Nul);
+        }
+        if raw.contains('\\') {
+            return Err(PathError::Backslash);
+        }
+        if raw.starts_with('/') {
+            return Err(PathError::Absolute);
+        }
+        let bytes = raw.as_bytes();
+        if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+            return Err(PathError::DriveLetter);
+        }
+        let normalised: String = raw.nfc().collect();
+        for segment in normalised.split('/') {
+            check_segment(segment)?;
+        }
+        Ok(VaultPath { rel: normalised })
+    }
+
+    /// Parses a folder argument: `""`, `"/"` and `"."` mean the vault root (`None`); one trailing
+    /// `/` is accepted because models write folders that way.
+    pub fn parse_folder(raw: &str) -> Result<Option<VaultPath>, PathError> {
+        let trimmed = raw.strip_suffix('/').unwrap_or(raw);
+        if trimmed.is_empty() || trimmed == "." {
+            return if raw.contains('\0') {
+                Err(PathError::Nul)
+            } else {
+                Ok(None)
+            };
+        }
+        VaultPath::parse(trimmed).map(Some)
+    }
+
+    /// Builds a path from segments already known to be safe (read back from a vault scan).
+    /// Returns `None` when a segment would not pass `parse`.
+    pub fn from_segments<'a>(segments: impl IntoIterator<Item = &'a str>) -> Option<VaultPath> {
+        let joined = segments.into_iter().collect::<Vec<_>>().join("/");
+        VaultPath::parse(&joined).ok()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.rel
+    }
+
+    pub fn segments(&self) -> impl Iterator<Item = &str> {
+        self.rel.split('/')
+    }
+
+    /// The last segment: the file or folder name.
+    pub fn file_name(&self) -> &str {
+        self.rel.rsplit('/').next().unwrap_or(&self.rel)
+    }
+
+    /// The file name without its final extension, which is what Obsidian shows as a note's title.
+    pub fn stem(&self) -> &str {
+        let name = self.file_name();
+        match name.rfind('.') {
+            Some(0) | None => name,
+            Some(dot) => &name[..dot],
+        }
+    }
+
+    /// The lower-cased extension without the dot, if any.
+    pub fn extension(&self) -> Option<String> {
+        let name = self.file_name();
+        match name.rfind('.') {
+            Some(0) | None => None,
+            Some(dot) => Some(name[dot + 1..].to_lowercase()),
+        }
+    }
+
+    pub fn parent(&self) -> Option<VaultPath> {
+        self.rel.rfind('/').map(|slash| VaultPath {
+            rel: self.rel[..slash].to_string(),
+        })
+    }
+
+    /// True when `self` is `folder` or lies below it.
+    pub fn starts_with(&self, folder: &VaultPath) -> bool {
+        self.rel == folder.rel
+            || (self.rel.starts_with(&folder.rel)
+                && self.rel.as_bytes().get(folder.rel.len()) == Some(&b'/'))
+    }
+}
+
+fn check_segment(segment: &str) -> Result<(), PathError> {
+    if segment.is_empty() {
+        return Err(PathError::EmptySegment);
+    }
+    if segment == "." || segment == ".." {
+        return Err(PathError::DotSegment);
+    }
+    if segment.starts_with('.') {
+        return Err(PathError::Hidden(segment.to_string()));
+    }
+    Ok(())
+}
+
+impl fmt::Display for VaultPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rel)
+    }
+}
+
+impl fmt::Debug for VaultPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "VaultPath({:?})", self.rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_every_escape_form() {
+        let cases: &[(&str, PathError)] = &[
+            ("", PathError::Empty),
+            ("../x.md", PathError::DotSegment),
+            ("a/../../x.md", PathError::DotSegment),
+            ("./x.md", PathError::DotSegment),
+            ("/etc/passwd", PathError::Absolute),
+            ("C:\\x.md", PathError::Backslash),
+            ("C:/x.md", PathError::DriveLetter),
+            ("a\\b.md", PathError::Backslash),
+            ("a\0b.md", PathError::Nul),
+            ("a//b.md", PathError::EmptySegment),
+            ("a/", PathError::EmptySegment),
+            (".obsidian/app.json", PathError::Hidden(".obsidian".into())),
+            (".trash/x.md", PathError::Hidden(".trash".into())),
+            ("a/.git/config", PathError::Hidden(".git".into())),
+        ];
+        for (raw, expected) in cases {
+            assert_eq!(
+                VaultPath::parse(raw).as_ref(),
+                Err(expected),
+                "input {raw:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn normalises_to_nfc() {
+        let nfd = VaultPath::parse("Cafe\u{301}.md").expect("valid");
+        assert_eq!(nfd.as_str(), "Caf\u{e9}.md");
+    }
+
+    #[test]
+    fn names_and_extensions() {
+        let p = VaultPath::parse("Projects/Plan v2.final.MD").expect("valid");
+        assert_eq!(p.file_name(), "Plan v2.final.MD");
+        assert_eq!(p.stem(), "Plan v2.final");
+        assert_eq!(p.extension().as_deref(), Some("md"));
+        assert_eq!(
+            p.parent().map(|p| p.to_string()).as_deref(),
+            Some("Projects")
+        );
+        let folder = VaultPath::parse("Projects").expect("valid");
+        assert!(p.starts_with(&folder));
+        assert!(
+            !VaultPath::parse("Projects2/x.md")
+                .expect("valid")
+                .starts_with(&folder)
+        );
+    }
+
+    #[test]
+    fn folders_accept_root_and_trailing_slash() {
+        assert_eq!(VaultPath::parse_folder(""), Ok(None));
+        assert_eq!(VaultPath::parse_folder("/"), Ok(None));
+        assert_eq!(
+            VaultPath::parse_folder("Daily/").map(|f| f.map(|f| f.to_string())),
+            Ok(Some("Daily".to_string()))
+        );
+        assert!(VaultPath::parse_folder("../").is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! Resolution of a `VaultPath` against the disk.
+//!
+//! Walks the path one segment at a time from the canonical vault root. A segment that is not on
+//! disk under its own spelling is looked up by NFC comparison among its siblings (vaults synced from
+//! macOS mix NFC and NFD names). A symlink on the way is followed only when its target stays inside
+//! the vault and has no hidden segment; anything else is refused before any file is opened.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::{VaultError, VaultPath};
+
+/// A path located on disk.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The path as the client named it (NFC).
+    pub rel: VaultPath,
+    /// Where to open it: existing segments in their on-disk spelling, missing ones as given.
+    pub fs_path: PathBuf,
+    pub exists: bool,
+    /// The final segment is itself a symlink (whose target is inside the vault).
+    pub is_symlink: bool,
+}
+
+pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultError> {
+    let segments: Vec<&str> = path.segments().collect();
+    let mut current = root.to_path_buf();
+    let mut is_symlink = false;
+    for (index, segment) in segments.iter().enumerate() {
+        let is_last = index + 1 == segments.len();
+        let Some(name) = find_entry(&current, segment).map_err(|e| io_error(path, e))? else {
+            let mut fs_path = current;
+            fs_path.extend(&segments[index..]);
+            return Ok(Resolved {
+                rel: path.clone(),
+                fs_path,
+                exists: false,
+                is_symlink: false,
+            });
+        };
+        let candidate = current.join(&name);
+        let metadata = std::fs::symlink_metadata(&candidate).map_err(|e| io_error(path, e))?;
+        if metadata.file_type().is_symlink() {
+            let target = match candidate.canonicalize() {
+                Ok(target) => target,
+                // A dangling link cannot be proven to stay inside the vault.
+                Err(_) => {
+                    return Err(VaultError::Escapes {
+                        path: path.to_string(),
+                    });
+                }
+            };
+            check_inside(root, &target, path)?;
+            if is_last {
+                is_symlink = true;
+                current = candidate;
+            } else {
+                current = target;
+            }
+        } else {
+            current = candidate;
+        }
+    }
+    Ok(Resolved {
+        rel: path.clone(),
+        fs_path: current,
+        exists: true,
+        is_symlink,
+    })
+}
+
+/// Returns the on-disk name of the entry of `dir` called `segment`, comparing NFC forms when the
+/// exact spelling is absent.
+fn find_entry(dir: &Path, segment: &str) -> io::Result<Option<std::ffi::OsString>> {
+    match std::fs::symlink_metadata(dir.join(segment)) {
+        Ok(_) => return Ok(Some(segment.into())),
+        Err(e) if is_missing(&e) => {}
+        Err(e) => return Err(e),
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if is_missing(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if let Some(text) = name.to_str()
+            && text.nfc().eq(segment.chars())
+        {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
+fn is_missing(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    )
+}
+
+fn check_inside(root: &Path, target: &Path, path: &VaultPath) -> Result<(), VaultError> {
+    let Ok(inside) = target.strip_prefix(root) else {
+        return Err(VaultError::Escapes {
+            path: path.to_string(),
+        });
+    };
+    let hidden = inside.components().any(|component| match component {
+        Component::Normal(name) => name.to_string_lossy().starts_with('.'),
+        _ => true,
+    });
+    if hidden {
+        return Err(VaultError::HiddenTarget {
+            path: path.to_string(),
+        });
+    }
+    Ok(())
+}
+
+fn io_error(path: &VaultPath, source: io::Error) -> VaultError {
+    VaultError::Io {
+        path: path.to_string(),
+        source,
+    }
+}

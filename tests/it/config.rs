@@ -1,0 +1,154 @@
+//! Configuration loading: precedence of flags over the file, validation messages that name the
+//! key, and where state goes.
+
+use std::path::{Path, PathBuf};
+
+use quire::config::{Config, ConfigError, Environment, Overrides};
+
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("Notes")).expect("mkdir");
+        Setup { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn env(&self) -> Environment {
+        Environment {
+            current_dir: self.dir.path().to_path_buf(),
+            home: Some(self.path("home")),
+            xdg_state_home: None,
+            state_directory: None,
+        }
+    }
+
+    fn load_file(&self, toml: &str) -> Result<Config, ConfigError> {
+        std::fs::write(self.path("quire.toml"), toml).expect("write config");
+        Config::load(
+            &Overrides {
+                config: Some(PathBuf::from("quire.toml")),
+                ..Overrides::default()
+            },
+            &self.env(),
+        )
+    }
+}
+
+fn check_error(toml: &str, needles: &[&str]) {
+    let setup = Setup::new();
+    let error = setup
+        .load_file(toml)
+        .expect_err("must be refused")
+        .to_string();
+    for needle in needles {
+        assert!(
+            error.contains(needle),
+            "{error:?} should mention {needle:?}"
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_and_bad_values_name_the_key() {
+    check_error("[vault]\npath = \"Notes\"\nfolder = \"x\"\n", &["folder"]);
+    check_error("[vault]\npath = \"Notes\"\n[serach]\n", &["serach"]);
+    check_error("[vault]\npath = 5\n", &["path"]);
+    check_error(
+        "[vault]\npath = \"Notes\"\n[limits]\nmax_note_bytes = 0\n",
+        &["limits.max_note_bytes"],
+    );
+    check_error("[vault]\npath = \"Missing\"\n", &["vault.path", "Missing"]);
+    check_error("[index]\npath = \"/tmp/x.db\"\n", &["--vault"]);
+}
+
+#[test]
+fn file_paths_are_relative_to_the_file_and_flags_win() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.path("Other")).expect("mkdir");
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[index]\npath = \"state/i.db\"\n")
+        .expect("valid");
+    assert_eq!(config.vault, setup.path("Notes").canonicalize().expect("c"));
+    assert_eq!(config.index, setup.path("state/i.db"));
+    let flagged = Config::load(
+        &Overrides {
+            config: Some(setup.path("quire.toml")),
+            vault: Some(PathBuf::from("Other")),
+            index: None,
+        },
+        &setup.env(),
+    )
+    .expect("valid");
+    assert_eq!(
+        flagged.vault,
+        setup.path("Other").canonicalize().expect("c")
+    );
+}
+
+#[test]
+fn state_lives_outside_the_vault_and_apart_per_vault() {
+    let setup = Setup::new();
+    std::fs::create_dir_all(setup.path("elsewhere/Notes")).expect("mkdir");
+    let load = |vault: &Path| {
+        Config::load(
+            &Overrides {
+                vault: Some(vault.to_path_buf()),
+                ..Overrides::default()
+            },
+            &setup.env(),
+        )
+        .expect("valid")
+    };
+    let first = load(&setup.path("Notes"));
+    let second = load(&setup.path("elsewhere/Notes"));
+    assert!(
+        first
+            .state_dir
+            .starts_with(setup.path("home/.local/state/quire"))
+    );
+    assert!(
+        first
+            .state_dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("Notes-"))
+    );
+    assert_ne!(
+        first.state_dir, second.state_dir,
+        "two vaults called Notes share no state"
+    );
+    assert_eq!(first.index, first.state_dir.join("index.db"));
+
+    let error = setup
+        .load_file("[vault]\npath = \"Notes\"\n[index]\npath = \"Notes/.quire/index.db\"\n")
+        .expect_err("inside the vault");
+    assert!(matches!(
+        error,
+        ConfigError::StateInsideVault {
+            key: "index.path",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn systemd_state_directory_wins() {
+    let setup = Setup::new();
+    let mut env = setup.env();
+    env.state_directory = Some(setup.path("var/lib/quire"));
+    let config = Config::load(
+        &Overrides {
+            vault: Some(setup.path("Notes")),
+            ..Overrides::default()
+        },
+        &env,
+    )
+    .expect("valid");
+    assert_eq!(config.state_dir, setup.path("var/lib/quire"));
+}

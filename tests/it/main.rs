@@ -1,0 +1,6 @@
+//! The one integration-test binary: each module tests Quire through a public boundary with real
+//! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
+
+mod config;
+mod tidy;
+mod vault_paths;
