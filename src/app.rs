@@ -1,26 +1,140 @@
-//! Composition root: builds the components from a validated `Config` in startup order and runs
-//! them until the client goes away.
+//! Composition root: builds the components from a validated `Config` in startup order, runs the
+//! chosen transport, and shuts down cleanly on SIGTERM or SIGINT.
 //!
 //! This is the only place (with `main`) that uses `anyhow`: below here errors are typed.
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, HttpConfig};
+use crate::http::{Auth, HttpSettings};
+use crate::index::VaultWatcher;
+use crate::mcp::{Features, Shared};
 use crate::ops::Ops;
 use crate::vault::Vault;
 
-/// Serves MCP over stdin/stdout until the client closes the stream.
-pub async fn serve_stdio(config: Config) -> anyhow::Result<()> {
+/// Buffered vault changes per listener before a slow client is told to re-list.
+const CHANGE_BUFFER: usize = 1024;
+
+/// Serves MCP over HTTP when configured, else over stdio, until shutdown.
+pub async fn serve(config: Config) -> anyhow::Result<()> {
     create_state_dir(&config)?;
     let vault = Vault::open(&config.vault, config.max_note_bytes)
         .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
-    let ops = Arc::new(Ops::new(vault));
-    tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
-    crate::mcp::serve_stdio(ops).await?;
-    tracing::info!("stdio client disconnected; exiting");
+    let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+    // Without a watcher Quire still serves; clients only miss change notifications.
+    let _watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
+        Ok(watcher) => Some(watcher),
+        Err(error) => {
+            tracing::warn!(%error, "vault changes will not be reported to clients");
+            None
+        }
+    };
+    let shared = Arc::new(Shared {
+        ops: Arc::new(Ops::new(vault)),
+        changes,
+        features: Features {
+            read_only: config.read_only,
+            disabled_tools: config.disabled_tools.clone(),
+        },
+    });
+    match &config.http {
+        Some(http) => serve_http(&config, http, shared).await,
+        None => {
+            tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
+            crate::mcp::serve_stdio(shared).await?;
+            tracing::info!("stdio client disconnected; exiting");
+            Ok(())
+        }
+    }
+}
+
+async fn serve_http(config: &Config, http: &HttpConfig, shared: Arc<Shared>) -> anyhow::Result<()> {
+    let auth = if http.auth {
+        let (token, created) = crate::http::load_or_create_owner_token(&config.state_dir)?;
+        if created {
+            tracing::info!(state_dir = %config.state_dir.display(), "created the owner token");
+        }
+        Auth::OwnerToken(token)
+    } else {
+        tracing::warn!("authentication is off (--no-auth); only this machine can connect");
+        Auth::Disabled
+    };
+    let settings = HttpSettings {
+        listen: http.listen,
+        public_url: http.public_url.clone(),
+        allowed_hosts: http.allowed_hosts.clone(),
+        auth,
+    };
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    let cancel = CancellationToken::new();
+    let router = crate::http::router(shared, &settings, cancel.clone());
+    print_connection_help(config, &settings, listener.local_addr().ok());
+    let shutdown = cancel.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        shutdown.cancel();
+    });
+    crate::http::serve(listener, router, cancel.cancelled_owned())
+        .await
+        .context("the HTTP server failed")?;
     Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// What a newcomer needs to connect, printed once on stdout (logs go to stderr).
+fn print_connection_help(
+    config: &Config,
+    settings: &HttpSettings,
+    bound: Option<std::net::SocketAddr>,
+) {
+    let base = match (&settings.public_url, bound) {
+        (None, Some(addr)) => format!("http://{addr}"),
+        _ => settings.base_url(),
+    };
+    let url = format!("{base}/mcp");
+    let mut text = format!(
+        "Quire is serving the vault {} over MCP (Streamable HTTP)\n  URL:   {url}\n",
+        config.vault.display()
+    );
+    let header = match &settings.auth {
+        Auth::OwnerToken(token) => {
+            text.push_str(&format!(
+                "  Token: {token}\n         (kept in {}/owner-token)\n",
+                config.state_dir.display()
+            ));
+            format!(" --header \"Authorization: Bearer {token}\"")
+        }
+        Auth::Disabled => {
+            text.push_str("  Auth:  off (--no-auth, loopback only)\n");
+            String::new()
+        }
+    };
+    let curl_auth = header.replace("--header", "-H");
+    text.push_str(&format!(
+        "\nTry it:\n  curl -s {url}{curl_auth} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'\n\nClaude Code:\n  claude mcp add --transport http quire {url}{header}\n\n"
+    ));
+    print!("{text}");
 }
 
 /// The state directory holds derived data only; it is private to the service user.
@@ -40,8 +154,16 @@ fn create_state_dir(config: &Config) -> anyhow::Result<()> {
 
 /// The human-readable summary `quire check-config` prints.
 pub fn describe(config: &Config) -> String {
+    let transport = match &config.http {
+        Some(http) => format!(
+            "Streamable HTTP on {} ({})",
+            http.listen,
+            if http.auth { "bearer auth" } else { "no auth" }
+        ),
+        None => "stdio".to_string(),
+    };
     format!(
-        "configuration is valid\n  config file:    {}\n  vault:          {}\n  state dir:      {}\n  index:          {}\n  max note bytes: {}\n",
+        "configuration is valid\n  config file:    {}\n  vault:          {}\n  state dir:      {}\n  index:          {}\n  max note bytes: {}\n  transport:      {transport}\n  read only:      {}\n  disabled tools: {}\n",
         config
             .config_file
             .as_ref()
@@ -50,5 +172,11 @@ pub fn describe(config: &Config) -> String {
         config.state_dir.display(),
         config.index.display(),
         config.max_note_bytes,
+        config.read_only,
+        if config.disabled_tools.is_empty() {
+            "(none)".to_string()
+        } else {
+            config.disabled_tools.join(", ")
+        },
     )
 }

@@ -4,9 +4,11 @@
 //! overrides, resolves relative paths, derives the state directory, and checks every value, naming
 //! the offending key in its error. Nothing downstream reads the environment or the file again.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use url::Url;
 
 /// The largest note Quire reads or writes unless configured otherwise.
 pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
@@ -21,6 +23,28 @@ struct RawConfig {
     index: RawIndex,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    http: RawHttp,
+    #[serde(default)]
+    features: RawFeatures,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttp {
+    listen: Option<String>,
+    public_url: Option<String>,
+    #[serde(default)]
+    allowed_hosts: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFeatures {
+    #[serde(default)]
+    read_only: bool,
+    #[serde(default)]
+    disabled_tools: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -47,6 +71,10 @@ pub struct Overrides {
     pub config: Option<PathBuf>,
     pub vault: Option<PathBuf>,
     pub index: Option<PathBuf>,
+    /// `serve --http ADDR`.
+    pub http_listen: Option<String>,
+    /// `serve --no-auth`.
+    pub no_auth: bool,
 }
 
 /// The environment values configuration depends on, gathered by `main` so this module stays
@@ -92,6 +120,21 @@ pub struct Config {
     pub state_dir: PathBuf,
     pub index: PathBuf,
     pub max_note_bytes: u64,
+    /// Set when Quire should serve Streamable HTTP instead of stdio.
+    pub http: Option<HttpConfig>,
+    pub read_only: bool,
+    pub disabled_tools: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub listen: SocketAddr,
+    /// The external base URL (scheme, host, optional port), when behind a reverse proxy.
+    pub public_url: Option<Url>,
+    /// Extra `Host` values to accept, beyond loopback names and the public URL's host.
+    pub allowed_hosts: Vec<String>,
+    /// False only with `--no-auth`, which is accepted on loopback addresses alone.
+    pub auth: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,10 +169,27 @@ pub enum ConfigError {
         "limits.max_note_bytes: {value} is out of range; use a number of bytes from 1 to {max}"
     )]
     MaxNoteBytes { value: u64, max: u64 },
+    #[error("http.listen: {value:?} is not an address; use IP:PORT such as 127.0.0.1:8787")]
+    Listen { value: String },
+    #[error(
+        "--no-auth is accepted only on a loopback address, and {listen} is not one; drop --no-auth (clients then need the bearer token) or bind 127.0.0.1"
+    )]
+    NoAuthOffLoopback { listen: SocketAddr },
+    #[error("--no-auth applies to HTTP only; add --http 127.0.0.1:PORT or set http.listen")]
+    NoAuthWithoutHttp,
+    #[error("http.public_url: {value:?} is not an http(s) URL such as https://notes.example.org")]
+    PublicUrl { value: String },
+    #[error("features.disabled_tools: unknown tool {name:?}; known tools are {known}")]
+    UnknownTool { name: String, known: String },
 }
 
 impl Config {
-    pub fn load(overrides: &Overrides, env: &Environment) -> Result<Config, ConfigError> {
+    /// Loads and validates; `known_tools` are the tool names `features.disabled_tools` may name.
+    pub fn load(
+        overrides: &Overrides,
+        env: &Environment,
+        known_tools: &[String],
+    ) -> Result<Config, ConfigError> {
         let (raw, file_dir) = match &overrides.config {
             Some(path) => {
                 let path = absolute(&env.current_dir, path);
@@ -187,7 +247,19 @@ impl Config {
                 max: MAX_NOTE_BYTES_CEILING,
             });
         }
+        let http = http_config(&raw.http, overrides)?;
+        for name in &raw.features.disabled_tools {
+            if !known_tools.contains(name) {
+                return Err(ConfigError::UnknownTool {
+                    name: name.clone(),
+                    known: known_tools.join(", "),
+                });
+            }
+        }
         Ok(Config {
+            http,
+            read_only: raw.features.read_only,
+            disabled_tools: raw.features.disabled_tools,
             config_file: overrides
                 .config
                 .as_ref()
@@ -203,6 +275,39 @@ impl Config {
     pub fn vault_name(&self) -> String {
         vault_name(&self.vault)
     }
+}
+
+fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig>, ConfigError> {
+    let Some(listen) = overrides.http_listen.as_ref().or(raw.listen.as_ref()) else {
+        if overrides.no_auth {
+            return Err(ConfigError::NoAuthWithoutHttp);
+        }
+        return Ok(None);
+    };
+    let listen: SocketAddr = listen.parse().map_err(|_| ConfigError::Listen {
+        value: listen.clone(),
+    })?;
+    if overrides.no_auth && !listen.ip().is_loopback() {
+        return Err(ConfigError::NoAuthOffLoopback { listen });
+    }
+    let public_url = raw
+        .public_url
+        .as_ref()
+        .map(|value| {
+            Url::parse(value)
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+                .ok_or_else(|| ConfigError::PublicUrl {
+                    value: value.clone(),
+                })
+        })
+        .transpose()?;
+    Ok(Some(HttpConfig {
+        listen,
+        public_url,
+        allowed_hosts: raw.allowed_hosts.clone(),
+        auth: !overrides.no_auth,
+    }))
 }
 
 fn vault_name(vault: &Path) -> String {

@@ -5,6 +5,8 @@
 pub mod acl;
 pub mod app;
 pub mod config;
+pub mod http;
+pub mod index;
 pub mod markdown;
 pub mod mcp;
 pub mod ops;

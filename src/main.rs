@@ -25,8 +25,16 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (for Claude Desktop, Claude Code and other local clients).
-    Serve,
+    /// Serve MCP: over stdio (for Claude Desktop and Claude Code launch configs), or over
+    /// Streamable HTTP with --http or http.listen.
+    Serve {
+        /// Serve Streamable HTTP on this address, e.g. 127.0.0.1:8787.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Accept HTTP requests without a bearer token (loopback addresses only).
+        #[arg(long)]
+        no_auth: bool,
+    },
     /// Validate the configuration and print what Quire would use.
     CheckConfig,
 }
@@ -36,12 +44,19 @@ const EXIT_CONFIG: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let (http_listen, no_auth) = match &cli.command {
+        Command::Serve { http, no_auth } => (http.clone(), *no_auth),
+        Command::CheckConfig => (None, false),
+    };
     let overrides = Overrides {
         config: cli.config,
         vault: cli.vault,
         index: cli.index,
+        http_listen,
+        no_auth,
     };
-    let config = match Config::load(&overrides, &Environment::from_process()) {
+    let known_tools = quire::mcp::tool_names();
+    let config = match Config::load(&overrides, &Environment::from_process(), &known_tools) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("quire: configuration error: {error}");
@@ -53,7 +68,7 @@ fn main() -> ExitCode {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
         }
-        Command::Serve => {
+        Command::Serve { .. } => {
             quire::telemetry::init();
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
@@ -65,7 +80,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            match runtime.block_on(quire::app::serve_stdio(config)) {
+            match runtime.block_on(quire::app::serve(config)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
                     eprintln!("quire: {error:#}");

@@ -48,8 +48,13 @@ pub struct Ops {
 pub struct VaultOverview {
     pub name: String,
     pub note_count: usize,
-    pub top_folders: Vec<String>,
+    /// Top-level folders with the number of notes below each.
+    pub folders: Vec<(String, usize)>,
+    /// The most recently modified notes, newest first, with their RFC 3339 times.
+    pub recent: Vec<(String, String)>,
 }
+
+const RECENT_NOTES: usize = 10;
 
 impl Ops {
     pub fn new(vault: Vault) -> Ops {
@@ -61,19 +66,31 @@ impl Ops {
     }
 
     pub fn overview(&self, _ctx: &Context) -> Result<VaultOverview, OpsError> {
-        let files = self
+        let mut notes: Vec<_> = self
             .vault
             .scan(None)
-            .map_err(|e| OpsError::from_vault(e, None))?;
-        let mut top_folders: Vec<String> = files
-            .iter()
-            .filter_map(|file| {
-                let mut segments = file.path.segments();
-                let first = segments.next()?;
-                segments.next().map(|_| first.to_string())
-            })
+            .map_err(|e| OpsError::from_vault(e, None))?
+            .into_iter()
+            .filter(|file| notes::is_note(&file.path))
             .collect();
-        top_folders.dedup();
+        let mut folders: Vec<(String, usize)> = Vec::new();
+        for note in &notes {
+            let mut segments = note.path.segments();
+            let (Some(first), Some(_)) = (segments.next(), segments.next()) else {
+                continue;
+            };
+            match folders.last_mut() {
+                Some((name, count)) if name == first => *count += 1,
+                _ => folders.push((first.to_string(), 1)),
+            }
+        }
+        let note_count = notes.len();
+        notes.sort_by_key(|note| std::cmp::Reverse(note.modified));
+        let recent = notes
+            .iter()
+            .take(RECENT_NOTES)
+            .map(|note| (note.path.to_string(), rfc3339(note.modified)))
+            .collect();
         Ok(VaultOverview {
             name: self
                 .vault
@@ -81,8 +98,9 @@ impl Ops {
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "vault".into()),
-            note_count: files.iter().filter(|f| notes::is_note(&f.path)).count(),
-            top_folders,
+            note_count,
+            folders,
+            recent,
         })
     }
 }

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 
 use quire::config::{Config, ConfigError, Environment, Overrides};
 
+fn tools() -> Vec<String> {
+    quire::mcp::tool_names()
+}
+
 struct Setup {
     dir: tempfile::TempDir,
 }
@@ -37,6 +41,7 @@ impl Setup {
                 ..Overrides::default()
             },
             &self.env(),
+            &tools(),
         )
     }
 }
@@ -81,9 +86,10 @@ fn file_paths_are_relative_to_the_file_and_flags_win() {
         &Overrides {
             config: Some(setup.path("quire.toml")),
             vault: Some(PathBuf::from("Other")),
-            index: None,
+            ..Overrides::default()
         },
         &setup.env(),
+        &tools(),
     )
     .expect("valid");
     assert_eq!(
@@ -103,6 +109,7 @@ fn state_lives_outside_the_vault_and_apart_per_vault() {
                 ..Overrides::default()
             },
             &setup.env(),
+            &tools(),
         )
         .expect("valid")
     };
@@ -148,6 +155,7 @@ fn systemd_state_directory_wins() {
             ..Overrides::default()
         },
         &env,
+        &tools(),
     )
     .expect("valid");
     assert_eq!(config.state_dir, setup.path("var/lib/quire"));

@@ -2,5 +2,6 @@
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
 mod config;
+mod markdown_oracle;
 mod tidy;
 mod vault_paths;

@@ -1,0 +1,128 @@
+//! The HTTP adapter: Streamable HTTP MCP at `/mcp`, `GET /healthz`, protected-resource metadata,
+//! bearer authentication and DNS-rebinding protection, on axum.
+//!
+//! `router` is a plain constructor so tests can drive it in-process. Every `/mcp` request passes
+//! the auth layer, which proves a `Principal` and hands it to the MCP layer in the request
+//! extensions; `Host` and `Origin` are checked against the allowlist whether or not auth is on.
+
+mod auth;
+mod token;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::mcp::{QuireServer, Shared};
+pub use auth::Auth;
+pub use token::{TokenError, load_or_create_owner_token};
+
+/// What the HTTP layer needs from the configuration.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    pub listen: SocketAddr,
+    pub public_url: Option<Url>,
+    pub allowed_hosts: Vec<String>,
+    pub auth: Auth,
+}
+
+impl HttpSettings {
+    /// The base URL clients use: the public URL behind a proxy, else the bound address.
+    pub fn base_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.as_str().trim_end_matches('/').to_string(),
+            None => format!("http://{}", self.listen),
+        }
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        hosts.push(self.listen.ip().to_string());
+        if let Some(host) = self.public_url.as_ref().and_then(Url::host_str) {
+            hosts.push(
+                host.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string(),
+            );
+        }
+        hosts.extend(self.allowed_hosts.iter().cloned());
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    }
+
+    fn origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = self
+            .hosts()
+            .iter()
+            .flat_map(|host| {
+                let host = if host.contains(':') {
+                    format!("[{host}]")
+                } else {
+                    host.clone()
+                };
+                [format!("http://{host}:*"), format!("https://{host}:*")]
+            })
+            .collect();
+        if let Some(url) = &self.public_url {
+            origins.push(url.origin().ascii_serialization());
+        }
+        origins
+    }
+}
+
+/// Serves `router` until `shutdown` completes, then lets in-flight requests finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The whole HTTP surface. `cancel` ends every MCP session (for shutdown).
+pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: CancellationToken) -> Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(settings.hosts())
+        .with_allowed_origins(settings.origins())
+        .enforce_origin_validation()
+        .with_cancellation_token(cancel);
+    let mcp_service = StreamableHttpService::new(
+        move || Ok(QuireServer::new(Arc::clone(&shared))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let auth_state = Arc::new(auth::AuthState::new(settings));
+    let metadata = auth::protected_resource_metadata(&settings.base_url());
+    Router::new()
+        .nest_service("/mcp", mcp_service)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&auth_state),
+            auth::require_bearer,
+        ))
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(move || {
+                let metadata = metadata.clone();
+                async move { axum::Json(metadata) }
+            }),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(move || {
+                let metadata = auth::protected_resource_metadata(&auth_state.base_url);
+                async move { axum::Json(metadata) }
+            }),
+        )
+}

@@ -1,0 +1,171 @@
+//! The vault watcher: inotify (through `notify`), debounced, mapped to vault-relative changes.
+//!
+//! Editors save in bursts (temp file, rename, chmod) and sync clients touch many files at once, so
+//! raw events are debounced and renames are split into a removal and a creation. Hidden paths
+//! (`.obsidian/`, `.trash/`, Quire's own temp files) are never reported.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use notify::EventKind;
+use notify::event::{ModifyKind, RenameMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use tokio::sync::broadcast;
+use unicode_normalization::UnicodeNormalization;
+
+/// How long to wait for a burst of events on one file to settle.
+const DEBOUNCE: Duration = Duration::from_millis(75);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    Removed,
+}
+
+/// One visible file that appeared, changed or vanished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VaultChange {
+    /// Vault-relative, `/`-separated, NFC.
+    pub path: String,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot watch the vault for changes: {0}")]
+pub struct WatchError(#[from] notify::Error);
+
+/// Keeps the watch alive; dropping it stops the events.
+pub struct VaultWatcher {
+    _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+}
+
+impl VaultWatcher {
+    /// Watches `root` (canonical) recursively and sends every change to `sender`.
+    pub fn start(
+        root: &Path,
+        sender: broadcast::Sender<VaultChange>,
+    ) -> Result<VaultWatcher, WatchError> {
+        let root_for_events = root.to_path_buf();
+        let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+            let events = match result {
+                Ok(events) => events,
+                Err(errors) => {
+                    for error in errors {
+                        tracing::warn!(%error, "the vault watcher reported an error");
+                    }
+                    return;
+                }
+            };
+            for event in events {
+                for change in changes_of(&root_for_events, &event.event) {
+                    // No receiver just means no client is listening right now.
+                    let _ = sender.send(change);
+                }
+            }
+        })?;
+        debouncer.watch(root, notify::RecursiveMode::Recursive)?;
+        Ok(VaultWatcher {
+            _debouncer: debouncer,
+        })
+    }
+}
+
+fn changes_of(root: &Path, event: &notify::Event) -> Vec<VaultChange> {
+    let kinds: Vec<(ChangeKind, &PathBuf)> = match event.kind {
+        EventKind::Create(_) => event
+            .paths
+            .iter()
+            .map(|p| (ChangeKind::Created, p))
+            .collect(),
+        EventKind::Remove(_) => event
+            .paths
+            .iter()
+            .map(|p| (ChangeKind::Removed, p))
+            .collect(),
+        EventKind::Modify(ModifyKind::Name(RenameMode::From)) => event
+            .paths
+            .iter()
+            .map(|p| (ChangeKind::Removed, p))
+            .collect(),
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)) => event
+            .paths
+            .iter()
+            .map(|p| (ChangeKind::Created, p))
+            .collect(),
+        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => {
+            let mut out = Vec::new();
+            if let Some(from) = event.paths.first() {
+                out.push((ChangeKind::Removed, from));
+            }
+            if let Some(to) = event.paths.get(1) {
+                out.push((ChangeKind::Created, to));
+            }
+            out
+        }
+        EventKind::Modify(ModifyKind::Name(_)) => event
+            .paths
+            .iter()
+            .map(|p| {
+                if p.exists() {
+                    (ChangeKind::Created, p)
+                } else {
+                    (ChangeKind::Removed, p)
+                }
+            })
+            .collect(),
+        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => Vec::new(),
+        EventKind::Modify(_) | EventKind::Any | EventKind::Other => event
+            .paths
+            .iter()
+            .map(|p| (ChangeKind::Modified, p))
+            .collect(),
+    };
+    kinds
+        .into_iter()
+        .filter_map(|(kind, path)| {
+            vault_relative(root, path).map(|path| VaultChange { path, kind })
+        })
+        .collect()
+}
+
+/// The vault-relative NFC form of `path`, or `None` when it is outside the vault or hidden.
+fn vault_relative(root: &Path, path: &Path) -> Option<String> {
+    let inside = path.strip_prefix(root).ok()?;
+    let mut segments = Vec::new();
+    for component in inside.components() {
+        let Component::Normal(name) = component else {
+            return None;
+        };
+        let name = name.to_str()?;
+        if name.starts_with('.') {
+            return None;
+        }
+        segments.push(name.nfc().collect::<String>());
+    }
+    (!segments.is_empty()).then(|| segments.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_and_outside_paths_are_not_changes() {
+        let root = Path::new("/v");
+        assert_eq!(
+            vault_relative(root, Path::new("/v/a/b.md")).as_deref(),
+            Some("a/b.md")
+        );
+        assert_eq!(
+            vault_relative(root, Path::new("/v/.obsidian/app.json")),
+            None
+        );
+        assert_eq!(vault_relative(root, Path::new("/v/a/.quire-1-2.tmp")), None);
+        assert_eq!(vault_relative(root, Path::new("/elsewhere/x.md")), None);
+        assert_eq!(
+            vault_relative(root, Path::new("/v/Cafe\u{301}.md")).as_deref(),
+            Some("Caf\u{e9}.md")
+        );
+    }
+}

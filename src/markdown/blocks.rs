@@ -1,0 +1,964 @@
+//! The block structure of a note body, line by line: which lines are code, math, comments, HTML or
+//! ordinary text, which sit inside block quotes or list items, and where the top-level headings are.
+//! It follows the CommonMark block algorithm (containers, then leaves, with lazy paragraph continuation)
+//! plus Obsidian's `%%` comment and `$$` math blocks, so that `headings` and `tags` agree on what is text.
+//! It must never allocate per byte, never slice inside a UTF-8 character, and never panic on any input.
+
+use super::frontmatter;
+
+/// What a line is, as far as headings and tags care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineKind {
+    /// The properties block, fences included.
+    Frontmatter,
+    /// A line with nothing but whitespace after its container markers.
+    Blank,
+    /// Paragraph text, thematic breaks and anything else whose inline content Obsidian reads.
+    Text,
+    /// An ATX heading line, or either line of a setext heading.
+    Heading,
+    /// Fenced code (fences included) or indented code.
+    Code,
+    /// A `$$` display-math block, delimiters included.
+    Math,
+    /// An Obsidian `%%` comment block, delimiters included.
+    Comment,
+    /// A raw HTML block, including `<!-- -->` comments.
+    Html,
+}
+
+/// One line of the file after its block-quote and list-item markers have been taken off.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line<'a> {
+    /// 1-based line number in the whole file.
+    pub number: usize,
+    /// The line after its container markers, without the line ending.
+    pub content: &'a str,
+    pub kind: LineKind,
+}
+
+/// A heading of the top level of the document (not inside a block quote, callout or list item).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawHeading {
+    pub text: String,
+    pub level: u8,
+    pub line: usize,
+    pub start: usize,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Scan<'a> {
+    pub lines: Vec<Line<'a>>,
+    pub headings: Vec<RawHeading>,
+}
+
+/// An open container block.
+#[derive(Debug, Clone, Copy)]
+enum Container {
+    Quote,
+    /// A list item whose content starts `content_indent` columns after its parent's content.
+    Item {
+        content_indent: usize,
+    },
+}
+
+/// How a raw HTML block ends (CommonMark HTML block kinds 1 to 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HtmlEnd {
+    /// Ends on the line containing this text (compared ASCII case-insensitively).
+    Contains(&'static str),
+    /// Ends on the line containing any of the closing tags of kind 1.
+    RawTextClose,
+    /// Ends before the next blank line.
+    BlankLine,
+}
+
+/// The open leaf block, with the container depth it lives at.
+#[derive(Debug, Clone)]
+enum Leaf {
+    None,
+    Paragraph {
+        depth: usize,
+        start: usize,
+        line: usize,
+        text: String,
+    },
+    Fence {
+        depth: usize,
+        marker: u8,
+        length: usize,
+    },
+    IndentedCode {
+        depth: usize,
+    },
+    Html {
+        depth: usize,
+        end: HtmlEnd,
+    },
+    Math {
+        depth: usize,
+    },
+    Comment {
+        depth: usize,
+    },
+}
+
+impl Leaf {
+    fn depth(&self) -> Option<usize> {
+        match self {
+            Leaf::None => None,
+            Leaf::Paragraph { depth, .. }
+            | Leaf::Fence { depth, .. }
+            | Leaf::IndentedCode { depth }
+            | Leaf::Html { depth, .. }
+            | Leaf::Math { depth }
+            | Leaf::Comment { depth } => Some(*depth),
+        }
+    }
+}
+
+/// A read position in one line that understands tab stops, including a tab only partly used as
+/// indentation (CommonMark treats the rest of such a tab as spaces).
+#[derive(Debug, Clone, Copy)]
+struct Cursor<'a> {
+    line: &'a str,
+    pos: usize,
+    /// Column at which the byte at `pos` starts.
+    column: usize,
+    /// Columns of an already consumed tab that still count as indentation.
+    partial: usize,
+    /// Index after the line's last non-whitespace byte, so "is the rest blank" is a comparison.
+    content_end: usize,
+}
+
+const TAB_STOP: usize = 4;
+
+impl<'a> Cursor<'a> {
+    fn new(line: &'a str) -> Self {
+        Cursor {
+            line,
+            pos: 0,
+            column: 0,
+            partial: 0,
+            content_end: line.trim_end_matches([' ', '\t']).len(),
+        }
+    }
+
+    fn byte(&self, offset: usize) -> Option<u8> {
+        self.line.as_bytes().get(self.pos + offset).copied()
+    }
+
+    /// Columns of whitespace from here to the first other character, counted no further than `cap`:
+    /// every caller only compares against a small bound, and an uncapped count on deeply nested lines
+    /// would rescan the same indentation once per container.
+    fn indent(&self, cap: usize) -> usize {
+        let mut columns = self.partial;
+        let mut column = self.column;
+        for byte in self.line.as_bytes().iter().skip(self.pos) {
+            if columns >= cap {
+                break;
+            }
+            match byte {
+                b' ' => {
+                    columns += 1;
+                    column += 1;
+                }
+                b'\t' => {
+                    let width = TAB_STOP - column % TAB_STOP;
+                    columns += width;
+                    column += width;
+                }
+                _ => break,
+            }
+        }
+        columns
+    }
+
+    /// Consumes up to `wanted` columns of whitespace.
+    fn consume_columns(&mut self, wanted: usize) {
+        let mut remaining = wanted;
+        let from_partial = self.partial.min(remaining);
+        self.partial -= from_partial;
+        remaining -= from_partial;
+        while remaining > 0 {
+            match self.byte(0) {
+                Some(b' ') => {
+                    self.pos += 1;
+                    self.column += 1;
+                    remaining -= 1;
+                }
+                Some(b'\t') => {
+                    let width = TAB_STOP - self.column % TAB_STOP;
+                    self.pos += 1;
+                    self.column += width;
+                    if width <= remaining {
+                        remaining -= width;
+                    } else {
+                        self.partial = width - remaining;
+                        remaining = 0;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Consumes one ASCII byte (a marker character); any leftover tab columns are dropped.
+    fn consume_ascii(&mut self, count: usize) {
+        self.partial = 0;
+        self.pos = (self.pos + count).min(self.line.len());
+        self.column += count;
+    }
+
+    fn rest(&self) -> &'a str {
+        self.line.get(self.pos..).unwrap_or("")
+    }
+
+    fn rest_is_blank(&self) -> bool {
+        self.pos >= self.content_end
+    }
+
+    /// The text after the indentation, which is what block starts are recognised on.
+    fn after_indent(&self) -> &'a str {
+        self.rest().trim_start_matches([' ', '\t'])
+    }
+}
+
+fn is_blank(text: &str) -> bool {
+    text.bytes().all(|byte| byte == b' ' || byte == b'\t')
+}
+
+/// Splits a note into classified lines and top-level headings. The properties block is skipped.
+pub(crate) fn scan(text: &str) -> Scan<'_> {
+    let split = frontmatter::split(text);
+    let mut scanner = Scanner::default();
+    let mut number = 1;
+    let mut start = 0;
+    while start < split.block_len {
+        let (content, next) = next_line(text, start);
+        scanner.scan.lines.push(Line {
+            number,
+            content,
+            kind: LineKind::Frontmatter,
+        });
+        number += 1;
+        start = next;
+    }
+    let mut start = split.block_len;
+    let mut number = split.body_start_line;
+    while start < text.len() {
+        let (content, next) = next_line(text, start);
+        scanner.line(content, start, number);
+        number += 1;
+        start = next;
+    }
+    scanner.finish();
+    scanner.scan
+}
+
+/// The line starting at `start` without its ending, and where the next line starts.
+fn next_line(text: &str, start: usize) -> (&str, usize) {
+    let rest = text.get(start..).unwrap_or("");
+    match rest.find('\n') {
+        Some(newline) => (
+            rest[..newline]
+                .strip_suffix('\r')
+                .unwrap_or(&rest[..newline]),
+            start + newline + 1,
+        ),
+        None => (rest.strip_suffix('\r').unwrap_or(rest), text.len()),
+    }
+}
+
+#[derive(Debug)]
+struct Scanner<'a> {
+    scan: Scan<'a>,
+    containers: Vec<Container>,
+    leaf: Leaf,
+}
+
+impl Default for Scanner<'_> {
+    fn default() -> Self {
+        Scanner {
+            scan: Scan::default(),
+            containers: Vec::new(),
+            leaf: Leaf::None,
+        }
+    }
+}
+
+impl<'a> Scanner<'a> {
+    fn push(&mut self, number: usize, content: &'a str, kind: LineKind) {
+        self.scan.lines.push(Line {
+            number,
+            content,
+            kind,
+        });
+    }
+
+    fn finish(&mut self) {
+        self.leaf = Leaf::None;
+        self.containers.clear();
+    }
+
+    fn line(&mut self, raw: &'a str, start: usize, number: usize) {
+        let mut cursor = Cursor::new(raw);
+        let matched = self.match_containers(&mut cursor);
+        let all_matched = matched == self.containers.len();
+
+        if all_matched && let Some(kind) = self.continue_raw_leaf(&cursor) {
+            self.push(number, cursor.rest(), kind);
+            return;
+        }
+        if !all_matched {
+            if matches!(self.leaf, Leaf::Paragraph { .. }) && is_lazy_continuation(&cursor) {
+                let kind = self.extend_paragraph(cursor.rest());
+                self.push(number, cursor.rest(), kind);
+                return;
+            }
+            self.containers.truncate(matched);
+            if self.leaf.depth().is_some_and(|depth| depth > matched) {
+                self.leaf = Leaf::None;
+            }
+        }
+        self.open_containers(&mut cursor);
+        let kind = self.leaf_line(&mut cursor, start, number);
+        self.push(number, cursor.rest(), kind);
+    }
+
+    /// Walks the open containers and returns how many this line continues.
+    fn match_containers(&self, cursor: &mut Cursor<'a>) -> usize {
+        for (index, container) in self.containers.iter().enumerate() {
+            match container {
+                Container::Quote => {
+                    let indent = cursor.indent(4);
+                    if indent > 3 || cursor.after_indent().as_bytes().first() != Some(&b'>') {
+                        return index;
+                    }
+                    cursor.consume_columns(indent);
+                    cursor.consume_ascii(1);
+                    if matches!(cursor.byte(0), Some(b' ' | b'\t')) {
+                        cursor.consume_columns(1);
+                    }
+                }
+                Container::Item { content_indent } => {
+                    if cursor.rest_is_blank() {
+                        continue;
+                    }
+                    if cursor.indent(*content_indent) < *content_indent {
+                        return index;
+                    }
+                    cursor.consume_columns(*content_indent);
+                }
+            }
+        }
+        self.containers.len()
+    }
+
+    /// Continues an open fence, math, comment or HTML block; `None` when no such block is open.
+    fn continue_raw_leaf(&mut self, cursor: &Cursor<'a>) -> Option<LineKind> {
+        let rest = cursor.rest();
+        match self.leaf {
+            Leaf::Fence { marker, length, .. } => {
+                if is_closing_fence(cursor, marker, length) {
+                    self.leaf = Leaf::None;
+                }
+                Some(LineKind::Code)
+            }
+            Leaf::Math { .. } => {
+                if rest.contains("$$") {
+                    self.leaf = Leaf::None;
+                }
+                Some(LineKind::Math)
+            }
+            Leaf::Comment { .. } => {
+                if rest.contains("%%") {
+                    self.leaf = Leaf::None;
+                }
+                Some(LineKind::Comment)
+            }
+            Leaf::Html { end, .. } => {
+                if end == HtmlEnd::BlankLine {
+                    if is_blank(rest) {
+                        self.leaf = Leaf::None;
+                        return Some(LineKind::Blank);
+                    }
+                } else if html_block_ends(end, rest) {
+                    self.leaf = Leaf::None;
+                }
+                Some(LineKind::Html)
+            }
+            _ => None,
+        }
+    }
+
+    /// Opens every block quote and list item that starts on this line.
+    fn open_containers(&mut self, cursor: &mut Cursor<'a>) {
+        loop {
+            let indent = cursor.indent(4);
+            if indent > 3 {
+                return;
+            }
+            let text = cursor.after_indent();
+            let bytes = text.as_bytes();
+            if bytes.first() == Some(&b'>') {
+                cursor.consume_columns(indent);
+                cursor.consume_ascii(1);
+                if matches!(cursor.byte(0), Some(b' ' | b'\t')) {
+                    cursor.consume_columns(1);
+                }
+                self.containers.push(Container::Quote);
+                self.leaf = Leaf::None;
+                continue;
+            }
+            if is_thematic_break(text) {
+                return;
+            }
+            let Some(marker) = list_marker(text) else {
+                return;
+            };
+            let paragraph_open = matches!(self.leaf, Leaf::Paragraph { .. });
+            let after_marker = text.get(marker.width..).unwrap_or("");
+            if paragraph_open && (is_blank(after_marker) || marker.ordered_start_not_one) {
+                // CommonMark: only a non-empty item (and an ordered one only from 1) interrupts a paragraph.
+                return;
+            }
+            cursor.consume_columns(indent);
+            cursor.consume_ascii(marker.width);
+            let spaces = cursor.indent(5);
+            let content_gap = if cursor.rest_is_blank() || spaces > 4 {
+                1
+            } else {
+                spaces
+            };
+            cursor.consume_columns(content_gap);
+            self.containers.push(Container::Item {
+                content_indent: indent + marker.width + content_gap,
+            });
+            self.leaf = Leaf::None;
+        }
+    }
+
+    /// Adds a line to the open paragraph and says how the line reads.
+    fn extend_paragraph(&mut self, content: &str) -> LineKind {
+        if let Leaf::Paragraph { text, .. } = &mut self.leaf {
+            text.push(' ');
+            text.push_str(content.trim_matches([' ', '\t']));
+        }
+        self.after_inline_text(content, LineKind::Text)
+    }
+
+    /// An unclosed inline `%%` starts a comment that runs over the following lines.
+    fn after_inline_text(&mut self, content: &str, kind: LineKind) -> LineKind {
+        if opens_inline_comment(content) {
+            self.leaf = Leaf::Comment {
+                depth: self.containers.len(),
+            };
+        }
+        kind
+    }
+
+    /// Classifies the leaf content of a line whose containers are settled.
+    fn leaf_line(&mut self, cursor: &mut Cursor<'a>, start: usize, number: usize) -> LineKind {
+        let depth = self.containers.len();
+        let paragraph_here =
+            matches!(&self.leaf, Leaf::Paragraph { depth: open, .. } if *open == depth);
+        if cursor.rest_is_blank() {
+            if !matches!(self.leaf, Leaf::IndentedCode { .. }) {
+                self.leaf = Leaf::None;
+            }
+            return LineKind::Blank;
+        }
+        let indent = cursor.indent(4);
+        if indent >= 4 {
+            if paragraph_here {
+                return self.extend_paragraph(cursor.rest());
+            }
+            self.leaf = Leaf::IndentedCode { depth };
+            return LineKind::Code;
+        }
+        cursor.consume_columns(indent);
+        let text = cursor.rest();
+        if let Some((marker, length)) = opening_fence(text) {
+            self.leaf = Leaf::Fence {
+                depth,
+                marker,
+                length,
+            };
+            return LineKind::Code;
+        }
+        if let Some(after) = text.strip_prefix("$$") {
+            self.leaf = if after.contains("$$") {
+                Leaf::None
+            } else {
+                Leaf::Math { depth }
+            };
+            return LineKind::Math;
+        }
+        if let Some(after) = text.strip_prefix("%%") {
+            self.leaf = if after.contains("%%") {
+                Leaf::None
+            } else {
+                Leaf::Comment { depth }
+            };
+            return LineKind::Comment;
+        }
+        if let Some(end) = html_block_start(text, paragraph_here) {
+            self.leaf = if end != HtmlEnd::BlankLine && html_block_ends(end, text) {
+                Leaf::None
+            } else {
+                Leaf::Html { depth, end }
+            };
+            return LineKind::Html;
+        }
+        if let Some((level, heading_text)) = atx_heading(text) {
+            self.leaf = Leaf::None;
+            if depth == 0 {
+                self.scan.headings.push(RawHeading {
+                    text: heading_text.to_owned(),
+                    level,
+                    line: number,
+                    start,
+                });
+            }
+            return self.after_inline_text(text, LineKind::Heading);
+        }
+        if paragraph_here && let Some(level) = setext_underline(text) {
+            if let Leaf::Paragraph {
+                start: paragraph_start,
+                line,
+                text: paragraph_text,
+                ..
+            } = std::mem::replace(&mut self.leaf, Leaf::None)
+                && depth == 0
+            {
+                self.scan.headings.push(RawHeading {
+                    text: paragraph_text,
+                    level,
+                    line,
+                    start: paragraph_start,
+                });
+                self.mark_paragraph_as_heading(line);
+            }
+            return LineKind::Heading;
+        }
+        if is_thematic_break(text) {
+            self.leaf = Leaf::None;
+            return LineKind::Text;
+        }
+        if paragraph_here {
+            return self.extend_paragraph(text);
+        }
+        self.leaf = Leaf::Paragraph {
+            depth,
+            start,
+            line: number,
+            text: text.trim_matches([' ', '\t']).to_owned(),
+        };
+        self.after_inline_text(text, LineKind::Text)
+    }
+
+    /// Re-labels the text lines of a paragraph that turned out to be a setext heading.
+    fn mark_paragraph_as_heading(&mut self, first_line: usize) {
+        for line in self.scan.lines.iter_mut().rev() {
+            if line.number < first_line {
+                break;
+            }
+            if line.kind == LineKind::Text {
+                line.kind = LineKind::Heading;
+            }
+        }
+    }
+}
+
+/// Whether a line that does not continue every open container still continues the open paragraph,
+/// because it would not start any other block.
+fn is_lazy_continuation(cursor: &Cursor<'_>) -> bool {
+    if cursor.rest_is_blank() {
+        return false;
+    }
+    if cursor.indent(4) >= 4 {
+        return true;
+    }
+    let text = cursor.after_indent();
+    let starts_block = text.starts_with('>')
+        || text.starts_with("$$")
+        || text.starts_with("%%")
+        || opening_fence(text).is_some()
+        || atx_heading(text).is_some()
+        || is_thematic_break(text)
+        || html_block_start(text, true).is_some()
+        || list_marker(text).is_some_and(|marker| {
+            !marker.ordered_start_not_one && !is_blank(text.get(marker.width..).unwrap_or(""))
+        });
+    !starts_block
+}
+
+struct ListMarker {
+    /// Bytes of the marker itself (`-`, `1.`, `10)`).
+    width: usize,
+    ordered_start_not_one: bool,
+}
+
+/// A bullet (`-`, `+`, `*`) or ordered (`1.`, `1)`, up to nine digits) list marker followed by a space,
+/// a tab or the end of the line.
+fn list_marker(text: &str) -> Option<ListMarker> {
+    let bytes = text.as_bytes();
+    let width = match bytes.first()? {
+        b'-' | b'+' | b'*' => 1,
+        b'0'..=b'9' => {
+            let digits = bytes
+                .iter()
+                .take_while(|byte| byte.is_ascii_digit())
+                .count();
+            if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) {
+                return None;
+            }
+            digits + 1
+        }
+        _ => return None,
+    };
+    if !matches!(bytes.get(width), None | Some(b' ' | b'\t')) {
+        return None;
+    }
+    let ordered_start_not_one = width > 1
+        && text
+            .get(..width - 1)
+            .is_some_and(|digits| digits.trim_start_matches('0') != "1");
+    Some(ListMarker {
+        width,
+        ordered_start_not_one,
+    })
+}
+
+/// Three or more `*`, `-` or `_` (the same one), with only spaces or tabs between.
+fn is_thematic_break(text: &str) -> bool {
+    let Some(&marker) = text.as_bytes().first() else {
+        return false;
+    };
+    if !matches!(marker, b'*' | b'-' | b'_') {
+        return false;
+    }
+    let mut count = 0;
+    for byte in text.bytes() {
+        if byte == marker {
+            count += 1;
+        } else if byte != b' ' && byte != b'\t' {
+            return false;
+        }
+    }
+    count >= 3
+}
+
+/// `===` (level 1) or `---` (level 2) with optional trailing whitespace.
+fn setext_underline(text: &str) -> Option<u8> {
+    let trimmed = text.trim_end_matches([' ', '\t']);
+    let marker = *trimmed.as_bytes().first()?;
+    if !trimmed.bytes().all(|byte| byte == marker) {
+        return None;
+    }
+    match marker {
+        b'=' => Some(1),
+        b'-' => Some(2),
+        _ => None,
+    }
+}
+
+/// An ATX heading (`#` to `######` then a space, a tab or the end of the line): its level and its text
+/// with the optional closing `#` sequence removed.
+pub(crate) fn atx_heading(text: &str) -> Option<(u8, &str)> {
+    let hashes = text.bytes().take_while(|byte| *byte == b'#').count();
+    if !(1..=6).contains(&hashes) {
+        return None;
+    }
+    let after = text.get(hashes..)?;
+    if !after.is_empty() && !after.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut content = after.trim_matches([' ', '\t']);
+    let without_closing = content.trim_end_matches('#');
+    if without_closing.is_empty() || without_closing.ends_with([' ', '\t']) {
+        content = without_closing.trim_end_matches([' ', '\t']);
+    }
+    // `hashes` is at most 6, so the conversion cannot fail; the fallback only keeps the code panic-free.
+    Some((u8::try_from(hashes).unwrap_or(6), content))
+}
+
+/// An opening code fence: its marker byte and length.
+fn opening_fence(text: &str) -> Option<(u8, usize)> {
+    let marker = *text.as_bytes().first()?;
+    if marker != b'`' && marker != b'~' {
+        return None;
+    }
+    let length = text.bytes().take_while(|byte| *byte == marker).count();
+    if length < 3 {
+        return None;
+    }
+    if marker == b'`' && text.get(length..).is_some_and(|info| info.contains('`')) {
+        return None;
+    }
+    Some((marker, length))
+}
+
+fn is_closing_fence(cursor: &Cursor<'_>, marker: u8, length: usize) -> bool {
+    if cursor.indent(4) > 3 {
+        return false;
+    }
+    let text = cursor.after_indent();
+    let run = text.bytes().take_while(|byte| *byte == marker).count();
+    run >= length && text.get(run..).is_some_and(is_blank)
+}
+
+/// Whether the line after an open `%%` is left inside a comment: an odd number of `%%` outside code spans.
+fn opens_inline_comment(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let spans = CodeSpans::new(bytes);
+    let mut index = 0;
+    let mut open = false;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' => index += 2,
+            b'`' if !open => index = spans.skip(index),
+            b'%' if bytes.get(index + 1) == Some(&b'%') => {
+                open = !open;
+                index += 2;
+            }
+            _ => index += 1,
+        }
+    }
+    open
+}
+
+/// The backtick runs of one line, each paired with the next run of the same length, so finding where a
+/// code span ends is a lookup instead of a forward scan (which would be quadratic on long lines).
+pub(crate) struct CodeSpans {
+    /// (start, length) of every maximal backtick run, in order.
+    runs: Vec<(usize, usize)>,
+    /// For each run, the index of the next run of the same length.
+    closer: Vec<Option<usize>>,
+}
+
+impl CodeSpans {
+    pub(crate) fn new(bytes: &[u8]) -> Self {
+        let mut runs = Vec::new();
+        let mut index = 0;
+        while index < bytes.len() {
+            if bytes[index] == b'`' {
+                let length = bytes[index..]
+                    .iter()
+                    .take_while(|byte| **byte == b'`')
+                    .count();
+                runs.push((index, length));
+                index += length;
+            } else {
+                index += 1;
+            }
+        }
+        let mut closer = vec![None; runs.len()];
+        let mut next_of_length = std::collections::HashMap::new();
+        for (run_index, (_, length)) in runs.iter().enumerate().rev() {
+            closer[run_index] = next_of_length.insert(*length, run_index);
+        }
+        CodeSpans { runs, closer }
+    }
+
+    /// Given a position on a backtick, returns the index after its code span, or after its run when the run
+    /// has no closing run of the same length (then the backticks are literal text).
+    pub(crate) fn skip(&self, start: usize) -> usize {
+        let Ok(run_index) = self
+            .runs
+            .binary_search_by_key(&start, |(run_start, _)| *run_start)
+        else {
+            // Only reachable when an earlier skip ended inside a run: read the backtick as text.
+            return start + 1;
+        };
+        let (_, length) = self.runs[run_index];
+        match self.closer[run_index].and_then(|closing| self.runs.get(closing)) {
+            Some((closing_start, closing_length)) => closing_start + closing_length,
+            None => start + length,
+        }
+    }
+}
+
+const BLOCK_TAGS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "base",
+    "basefont",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "col",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frame",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "iframe",
+    "legend",
+    "li",
+    "link",
+    "main",
+    "menu",
+    "menuitem",
+    "nav",
+    "noframes",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "param",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "track",
+    "ul",
+];
+
+const RAW_TEXT_TAGS: &[&str] = &["pre", "script", "style", "textarea"];
+
+/// The start of a CommonMark HTML block, and how it ends. Kind 7 (any lone tag) cannot interrupt a
+/// paragraph, so it is only recognised when no paragraph is open.
+fn html_block_start(text: &str, paragraph_open: bool) -> Option<HtmlEnd> {
+    let rest = text.strip_prefix('<')?;
+    if rest.starts_with("!--") {
+        return Some(HtmlEnd::Contains("-->"));
+    }
+    if rest.starts_with('?') {
+        return Some(HtmlEnd::Contains("?>"));
+    }
+    if rest.starts_with("![CDATA[") {
+        return Some(HtmlEnd::Contains("]]>"));
+    }
+    if rest
+        .strip_prefix('!')
+        .is_some_and(|after| after.starts_with(|c: char| c.is_ascii_alphabetic()))
+    {
+        return Some(HtmlEnd::Contains(">"));
+    }
+    let (closing, name_and_more) = match rest.strip_prefix('/') {
+        Some(after) => (true, after),
+        None => (false, rest),
+    };
+    let name_length = name_and_more
+        .bytes()
+        .take_while(|byte| byte.is_ascii_alphanumeric() || *byte == b'-')
+        .count();
+    let name = name_and_more.get(..name_length)?;
+    if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let after_name = name_and_more.get(name_length..).unwrap_or("");
+    let name_ends = after_name.is_empty()
+        || after_name.starts_with([' ', '\t', '>'])
+        || after_name.starts_with("/>");
+    if !closing
+        && name_ends
+        && RAW_TEXT_TAGS
+            .iter()
+            .any(|tag| tag.eq_ignore_ascii_case(name))
+    {
+        return Some(HtmlEnd::RawTextClose);
+    }
+    if name_ends && BLOCK_TAGS.iter().any(|tag| tag.eq_ignore_ascii_case(name)) {
+        return Some(HtmlEnd::BlankLine);
+    }
+    // Kind 7, approximated: a whole open or closing tag and nothing else on the line.
+    let trimmed = after_name.trim_end_matches([' ', '\t']);
+    if !paragraph_open
+        && trimmed.ends_with('>')
+        && (after_name.starts_with([' ', '\t', '>', '/']))
+        && !trimmed[..trimmed.len() - 1].contains(['<', '>'])
+    {
+        return Some(HtmlEnd::BlankLine);
+    }
+    None
+}
+
+fn html_block_ends(end: HtmlEnd, text: &str) -> bool {
+    match end {
+        HtmlEnd::Contains(needle) => text.contains(needle),
+        HtmlEnd::RawTextClose => {
+            let lowered = text.to_ascii_lowercase();
+            RAW_TEXT_TAGS
+                .iter()
+                .any(|tag| lowered.contains(&format!("</{tag}>")))
+        }
+        HtmlEnd::BlankLine => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<LineKind> {
+        scan(text).lines.iter().map(|line| line.kind).collect()
+    }
+
+    #[test]
+    fn fences_close_by_the_commonmark_rules() {
+        use LineKind::*;
+        // A shorter run or a run with text after it does not close; a longer run does.
+        let text = "````\n```\n``` x\n`````\n# h\n";
+        assert_eq!(kinds(text), vec![Code, Code, Code, Code, Heading]);
+        // A fence in a list item ends with the item.
+        let text = "- a\n  ```\n  code\n# h\n";
+        assert_eq!(kinds(text), vec![Text, Code, Code, Heading]);
+    }
+
+    #[test]
+    fn list_items_inside_block_quotes_are_not_code() {
+        use LineKind::*;
+        let text = "> - [ ] a\n>     - [ ] b\n";
+        assert_eq!(kinds(text), vec![Text, Text]);
+    }
+
+    #[test]
+    fn tabs_count_to_the_next_stop() {
+        use LineKind::*;
+        assert_eq!(kinds("\tcode\n  \tcode\n"), vec![Code, Code]);
+        // A marker followed by more than four columns of space starts the item with indented code.
+        assert_eq!(kinds("-\t\tfoo\n"), vec![Code]);
+    }
+
+    #[test]
+    fn atx_closing_sequence_is_stripped() {
+        assert_eq!(atx_heading("# a #"), Some((1, "a")));
+        assert_eq!(atx_heading("## a#"), Some((2, "a#")));
+        assert_eq!(atx_heading("### ###"), Some((3, "")));
+        assert_eq!(atx_heading("#"), Some((1, "")));
+        assert_eq!(atx_heading("#a"), None);
+        assert_eq!(atx_heading("####### a"), None);
+    }
+}
