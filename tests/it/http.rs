@@ -31,6 +31,7 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         public_url: None,
         allowed_hosts: Vec::new(),
         auth,
+        max_note_bytes: 1 << 20,
     };
     let router = router(shared, &settings, CancellationToken::new());
     (dir, router)

@@ -1,9 +1,11 @@
-"""Fixtures for Quire's end-to-end tests over stdio.
+"""Fixtures for Quire's end-to-end tests over stdio and Streamable HTTP.
 
 Every test gets a fresh temporary vault (a copy of <repo>/examples/vault when
 that exists, with the notes of vaultlib.BASE_FILES written on top) and, through
 the `session` fixture, a `quire serve --vault <tmp vault>` process driven by the
-official MCP Python SDK. XDG_STATE_HOME / XDG_DATA_HOME (and config/cache) point
+official MCP Python SDK. Every session-based test runs twice: over stdio, and over
+Streamable HTTP on loopback with the owner bearer token Quire prints at start.
+XDG_STATE_HOME / XDG_DATA_HOME (and config/cache) point
 into the test's temp dir so a run never touches the developer's real state.
 
 Run:
@@ -13,14 +15,18 @@ Run:
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import subprocess
+import threading
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from vaultlib import BASE_FILES, SECRET, write_files
 
@@ -93,39 +99,114 @@ def xdg_home(tmp_path: Path) -> Path:
     return d
 
 
+def server_env(xdg_home: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "XDG_STATE_HOME": str(xdg_home / "state"),
+        "XDG_DATA_HOME": str(xdg_home / "data"),
+        "XDG_CONFIG_HOME": str(xdg_home / "config"),
+        "XDG_CACHE_HOME": str(xdg_home / "cache"),
+        "RUST_BACKTRACE": "1",
+    }
+
+
+class HttpServer:
+    """`quire serve --http 127.0.0.1:0` as a child process; knows its URL and token."""
+
+    def __init__(self, quire_bin: Path, vault_root: Path, env: dict, log_path: Path, extra=()):
+        self.log = open(log_path, "a")
+        self.proc = subprocess.Popen(
+            [str(quire_bin), "serve", "--vault", str(vault_root), "--http", "127.0.0.1:0", *extra],
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            text=True,
+        )
+        self.url = None
+        self.token = None
+        # A reader thread, because select() cannot see lines already in Python's buffer.
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(
+            target=lambda: [lines.put(line) for line in self.proc.stdout], daemon=True
+        ).start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=0.2).strip()
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            if line.startswith("URL:"):
+                self.url = line.split()[-1]
+            elif line.startswith("Token:"):
+                self.token = line.split()[-1]
+            elif line.startswith("Auth:"):
+                break
+            if self.url and self.token:
+                break
+        if self.url is None:
+            self.stop()
+            raise RuntimeError(f"quire did not print its URL; stderr is in {log_path}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def open_session(quire_bin: Path, xdg_home: Path, tmp_path: Path):
-    """Factory: `async with open_session(vault) as session:` runs a server on `vault`."""
+def open_session(quire_bin: Path, xdg_home: Path, tmp_path: Path, transport: str):
+    """Factory: `async with open_session(vault) as session:` runs a server on `vault`, over the
+    test's transport."""
 
     @asynccontextmanager
-    async def open_(vault_root: Path):
-        params = StdioServerParameters(
-            command=str(quire_bin),
-            args=["serve", "--vault", str(vault_root)],
-            env={
-                "XDG_STATE_HOME": str(xdg_home / "state"),
-                "XDG_DATA_HOME": str(xdg_home / "data"),
-                "XDG_CONFIG_HOME": str(xdg_home / "config"),
-                "XDG_CACHE_HOME": str(xdg_home / "cache"),
-                "RUST_BACKTRACE": "1",
-            },
-            cwd=str(tmp_path),
-        )
+    async def open_(vault_root: Path, extra_args=()):
+        env = server_env(xdg_home)
         log_path = tmp_path / "quire-stderr.log"
-        with open(log_path, "a") as errlog:
-            try:
-                async with stdio_client(params, errlog=errlog) as (read, write):
-                    async with ClientSession(
-                        read, write, read_timeout_seconds=REQUEST_TIMEOUT_S
-                    ) as session:
-                        await session.initialize()
-                        yield session
-            finally:
-                errlog.flush()
-                log = log_path.read_text(errors="replace")
-                if log.strip():
-                    # Shown by pytest for failing tests only.
-                    print(f"--- quire stderr ---\n{log[-8000:]}")
+        try:
+            if transport == "stdio":
+                params = StdioServerParameters(
+                    command=str(quire_bin),
+                    args=["serve", "--vault", str(vault_root), *extra_args],
+                    env=env,
+                    cwd=str(tmp_path),
+                )
+                with open(log_path, "a") as errlog:
+                    async with stdio_client(params, errlog=errlog) as (read, write):
+                        async with ClientSession(
+                            read, write, read_timeout_seconds=REQUEST_TIMEOUT_S
+                        ) as session:
+                            await session.initialize()
+                            yield session
+            else:
+                server = HttpServer(quire_bin, vault_root, env, log_path, extra_args)
+                try:
+                    headers = {"Authorization": f"Bearer {server.token}"} if server.token else None
+                    async with create_mcp_http_client(headers=headers) as http:
+                        async with streamable_http_client(server.url, http_client=http) as streams:
+                            async with ClientSession(
+                                streams[0], streams[1], read_timeout_seconds=REQUEST_TIMEOUT_S
+                            ) as session:
+                                await session.initialize()
+                                yield session
+                finally:
+                    server.stop()
+        finally:
+            log = log_path.read_text(errors="replace") if log_path.exists() else ""
+            if log.strip():
+                # Shown by pytest for failing tests only.
+                print(f"--- quire stderr ({transport}) ---\n{log[-8000:]}")
 
     return open_
 
