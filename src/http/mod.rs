@@ -90,6 +90,20 @@ pub async fn serve(
         .await
 }
 
+/// rmcp answers a session `DELETE` with 202; the Python and TypeScript SDKs expect 200 or 204
+/// and log a failure otherwise. The session is gone either way, so say so with 204.
+async fn session_delete_is_no_content(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let is_delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if is_delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 fn request_body_limit(max_note_bytes: u64) -> usize {
     const ENVELOPE: u64 = 1024 * 1024;
     usize::try_from(max_note_bytes.saturating_mul(2).saturating_add(ENVELOPE)).unwrap_or(usize::MAX)
@@ -112,6 +126,7 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
     let metadata = auth::protected_resource_metadata(&settings.base_url());
     Router::new()
         .nest_service("/mcp", mcp_service)
+        .layer(axum::middleware::from_fn(session_delete_is_no_content))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&auth_state),
             auth::require_bearer,

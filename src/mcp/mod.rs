@@ -369,7 +369,7 @@ fn read_mode(params: &ReadNoteParams) -> Result<ops::ReadMode, OpsError> {
     })
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for QuireServer {
     #[allow(deprecated)] // enable_logging: see logging.rs for why logging stays.
     fn get_info(&self) -> ServerConfig {

@@ -171,7 +171,7 @@ def open_session(quire_bin: Path, xdg_home: Path, tmp_path: Path, transport: str
     test's transport."""
 
     @asynccontextmanager
-    async def open_(vault_root: Path, extra_args=()):
+    async def open_(vault_root: Path, extra_args=(), **session_kwargs):
         env = server_env(xdg_home)
         log_path = tmp_path / "quire-stderr.log"
         try:
@@ -185,7 +185,7 @@ def open_session(quire_bin: Path, xdg_home: Path, tmp_path: Path, transport: str
                 with open(log_path, "a") as errlog:
                     async with stdio_client(params, errlog=errlog) as (read, write):
                         async with ClientSession(
-                            read, write, read_timeout_seconds=REQUEST_TIMEOUT_S
+                            read, write, read_timeout_seconds=REQUEST_TIMEOUT_S, **session_kwargs
                         ) as session:
                             await session.initialize()
                             yield session
@@ -196,7 +196,10 @@ def open_session(quire_bin: Path, xdg_home: Path, tmp_path: Path, transport: str
                     async with create_mcp_http_client(headers=headers) as http:
                         async with streamable_http_client(server.url, http_client=http) as streams:
                             async with ClientSession(
-                                streams[0], streams[1], read_timeout_seconds=REQUEST_TIMEOUT_S
+                                streams[0],
+                                streams[1],
+                                read_timeout_seconds=REQUEST_TIMEOUT_S,
+                                **session_kwargs,
                             ) as session:
                                 await session.initialize()
                                 yield session
