@@ -95,7 +95,7 @@ pub fn newline_of(text: &str) -> &'static str {
 
 /// A splice that puts `content` into `note` at `start..end` as whole lines: a line ending is added
 /// before it when `start` is in the middle of an unterminated last line, and after it when more text
-/// follows; in a CRLF note, bare `\n` in the content become `\r\n`.
+/// follows or the note ended with one; in a CRLF note, bare `\n` in the content become `\r\n`.
 pub fn line_splice(note: &str, start: usize, end: usize, content: &str) -> Splice {
     if content.is_empty() {
         return Splice {
@@ -111,7 +111,10 @@ pub fn line_splice(note: &str, start: usize, end: usize, content: &str) -> Splic
     } else {
         content.to_owned()
     };
-    if end < note.len() && !body.ends_with('\n') {
+    // Text after the content needs a line break; at the end of the note, so does a note that ended
+    // with one (or was empty), so the file keeps ending with a line break.
+    let needs_break = end < note.len() || note.is_empty() || note.ends_with('\n');
+    if needs_break && !body.ends_with('\n') {
         body.push_str(newline);
     }
     // A byte-order mark is not a line, so content right after it needs no line ending first.

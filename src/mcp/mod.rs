@@ -374,7 +374,7 @@ Errors: no_match, ambiguous_match (with the count and line numbers: quote more c
     async fn vault_replace_in_note(
         &self,
         Parameters(params): Parameters<ReplaceInNoteParams>,
-    ) -> Result<Json<ReplaceInNoteResult>, String> {
+    ) -> Result<Json<EditNoteResult>, String> {
         let request = ops::ReplaceInNote {
             path: params.path,
             old_text: params.old_text,

@@ -1,5 +1,8 @@
 //! MCP wire types: tool parameters and structured results, with their JSON schemas.
 //!
+//! Optional parameters are schema-typed as their plain type (not `["string", "null"]`) so clients
+//! that map tool schemas onto single-type dialects accept them; absent means "use the default".
+//!
 //! These are the only serialisable shapes of the tool surface; they convert to and from the plain
 //! data of `ops`. Field names follow DESIGN's contract and must not change without a reason.
 
@@ -21,15 +24,23 @@ pub struct ReadNoteParams {
     #[serde(default)]
     pub outline: bool,
     /// Return only this heading's section (heading line, body and subsections). Matched exactly, then case-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub heading: Option<String>,
     /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
     #[schemars(range(min = 1, max = 6))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
     /// First line to return, 1-based. Use with `limit` to page through long notes.
     #[schemars(range(min = 1))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub start_line: Option<u64>,
     /// Number of lines to return from `start_line`.
     #[schemars(range(min = 1))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub limit: Option<u64>,
 }
 
@@ -54,18 +65,24 @@ pub struct ReadNoteResult {
     pub total_lines: usize,
     /// The note text (whole, the requested lines, or the heading's section).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub content: Option<String>,
     /// The properties as JSON (empty object when the note has none).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<OutlineEntry>")]
     pub outline: Option<Vec<OutlineEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// Present when more lines follow: pass it as `start_line` to continue.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub next_start_line: Option<usize>,
 }
 
@@ -105,11 +122,15 @@ pub struct WriteNoteParams {
     /// The note's markdown text (after the properties block, if `properties` is given).
     pub body: String,
     /// Properties to write as the YAML frontmatter block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     /// Replace an existing note. Requires `expected_revision`.
     #[serde(default)]
     pub overwrite: bool,
     /// The revision you last read; the write fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -140,13 +161,21 @@ impl From<ops::WrittenNote> for WriteNoteResult {
 #[serde(deny_unknown_fields)]
 pub struct ListNotesParams {
     /// Only notes in this folder and below, e.g. "Projects". Omit for the whole vault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub folder: Option<String>,
     /// Glob on the vault-relative path ("Daily/*.md", "**/Meeting*.md"); without '/' it matches file names at any depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub glob: Option<String>,
     /// Page size, 1-1000 (default 50).
     #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub cursor: Option<String>,
 }
 
@@ -166,6 +195,7 @@ pub struct ListNotesResult {
     pub notes: Vec<NoteSummary>,
     /// Present when more notes follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -194,6 +224,8 @@ pub struct DeleteNoteParams {
     /// Vault-relative path of the note to move to the trash.
     pub path: String,
     /// The revision you last read; the delete fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
     /// Also remove folders left empty by the delete.
     #[serde(default)]
@@ -260,14 +292,20 @@ pub struct PatchNoteParams {
     /// Markdown to add, inserted as whole lines. May be empty only for replace (which then clears the target).
     pub content: String,
     /// Target this heading's section instead of the whole body. Matched exactly, then case-insensitively; nested headings work too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub heading: Option<String>,
     /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
     #[schemars(range(min = 1, max = 6))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
     /// With `heading`: whether the section includes its subsections (default true).
     #[serde(default = "default_true")]
     pub include_children: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -283,17 +321,20 @@ pub struct EditNoteResult {
     pub changed: bool,
     /// 1-based first line of the new content in the edited note (absent when the edit only removed text).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     /// 1-based last line of the new content.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// How many occurrences were replaced (vault_replace_in_note only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub replacements: Option<usize>,
 }
 
-impl EditNoteResult {
-    fn from_edit(edited: ops::EditedNote, with_replacements: bool) -> Self {
+impl From<ops::EditedNote> for EditNoteResult {
+    fn from(edited: ops::EditedNote) -> Self {
         EditNoteResult {
             path: edited.path,
             revision: edited.revision,
@@ -302,25 +343,8 @@ impl EditNoteResult {
             changed: edited.changed,
             start_line: edited.lines.map(|(first, _)| first),
             end_line: edited.lines.map(|(_, last)| last),
-            replacements: with_replacements.then_some(edited.replacements),
+            replacements: edited.replacements,
         }
-    }
-}
-
-impl From<ops::EditedNote> for EditNoteResult {
-    fn from(edited: ops::EditedNote) -> Self {
-        EditNoteResult::from_edit(edited, false)
-    }
-}
-
-/// `vault_replace_in_note`'s result: an edit result that always reports `replacements`.
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(transparent)]
-pub struct ReplaceInNoteResult(pub EditNoteResult);
-
-impl From<ops::EditedNote> for ReplaceInNoteResult {
-    fn from(edited: ops::EditedNote) -> Self {
-        ReplaceInNoteResult(EditNoteResult::from_edit(edited, true))
     }
 }
 
@@ -337,6 +361,8 @@ pub struct ReplaceInNoteParams {
     #[serde(default)]
     pub replace_all_occurrences: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -372,6 +398,8 @@ pub struct InsertAtAnchorParams {
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -383,6 +411,8 @@ pub struct ReplaceSpanParams {
     /// A short, case-sensitive part of the span's first line.
     pub start_anchor: String,
     /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to replace only the first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub end_anchor: Option<String>,
     /// Markdown that replaces the whole lines of the span (empty deletes them).
     pub content: String,
@@ -390,6 +420,8 @@ pub struct ReplaceSpanParams {
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -401,11 +433,15 @@ pub struct DeleteSpanParams {
     /// A short, case-sensitive part of the span's first line.
     pub start_anchor: String,
     /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to delete only the first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub end_anchor: Option<String>,
     /// When an anchor matches several lines, use the first instead of failing with `ambiguous_match`.
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -420,6 +456,8 @@ pub struct UpdatePropertiesParams {
     #[serde(default)]
     pub replace: bool,
     /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 

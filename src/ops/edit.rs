@@ -75,7 +75,8 @@ pub struct EditedNote {
     pub changed: bool,
     /// 1-based lines of the new content in the edited note.
     pub lines: Option<(usize, usize)>,
-    pub replacements: usize,
+    /// For text replacement: how many occurrences were replaced.
+    pub replacements: Option<usize>,
     /// For properties updates: the keys that changed and the properties afterwards.
     pub changed_keys: Vec<String>,
     pub properties: Option<Map<String, Value>>,
@@ -85,7 +86,7 @@ pub struct EditedNote {
 struct Outcome {
     text: String,
     lines: Option<(usize, usize)>,
-    replacements: usize,
+    replacements: Option<usize>,
     changed_keys: Vec<String>,
     properties: Option<Map<String, Value>>,
 }
@@ -95,7 +96,7 @@ impl From<Edited> for Outcome {
         Outcome {
             text: edited.text,
             lines: edited.lines,
-            replacements: edited.replacements,
+            replacements: None,
             changed_keys: Vec::new(),
             properties: None,
         }
@@ -154,7 +155,10 @@ impl Ops {
                     &request.new_text,
                     request.replace_all_occurrences,
                 )
-                .map(Outcome::from)
+                .map(|edited| Outcome {
+                    replacements: Some(edited.replacements),
+                    ..Outcome::from(edited)
+                })
                 .map_err(|error| edit_error(path, error))
             },
         )
@@ -228,7 +232,7 @@ impl Ops {
                 Ok(Outcome {
                     text: update.text,
                     lines: None,
-                    replacements: 0,
+                    replacements: None,
                     changed_keys: update.changed_keys,
                     properties: Some(update.properties),
                 })

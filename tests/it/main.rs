@@ -3,6 +3,7 @@
 
 mod config;
 mod edit_notes;
+mod http;
 mod markdown_oracle;
 mod tidy;
 mod vault_paths;
