@@ -133,6 +133,9 @@ pub fn parse_properties(yaml: &str) -> Result<Map<String, Value>, PropertiesErro
     options.strict_booleans = true;
     // A key written as `~` or `null` is still a key; a JSON object needs it as text.
     options.null_as_string = true;
+    // A `!!binary` value stays its base64 text: decoded bytes are rarely UTF-8, and refusing the whole
+    // block over one annotated value would block every edit of the note.
+    options.ignore_binary_tag_for_string = true;
     match serde_saphyr::from_str_with_options::<Value>(yaml, options) {
         Ok(Value::Object(map)) => Ok(map),
         // A document of only comments (or an explicit `null`) has no properties.

@@ -1,10 +1,14 @@
-//! The pure, Obsidian-flavoured model of a note's text: its properties block, headings and tags.
+//! The pure, Obsidian-flavoured model of a note's text: its properties block, headings and tags, and
+//! the edits that change a note without damaging its structure or properties.
 //! It owns parsing only: no I/O, no clock, no knowledge of the vault, the index or MCP, and it must
 //! never panic on any input, because every note in a vault is untrusted text.
 
 mod blocks;
+pub mod edit;
 pub mod frontmatter;
 pub mod headings;
+pub mod properties_edit;
+pub mod sections;
 pub mod tags;
 
 #[cfg(test)]

@@ -321,6 +321,200 @@ Returns `trashed_to` and the deleted `revision`. Errors: not_found, conflict, in
         })
         .await
     }
+
+    #[tool(
+        name = "vault_patch_note",
+        description = "Add or replace content relative to a heading, or at the top or bottom of a note, without touching anything else. \
+Use for structured additions (a log entry under \"## Log\", a new task under a section). \
+`operation`: append (after the section's last line, after its subsections), prepend (right under the heading line), replace (the section's content; the heading line stays), insert_before (just before the heading line). \
+Without `heading` the target is the whole body; the properties block is never touched. Content is inserted as whole lines. \
+Returns the new `revision` and the `start_line`/`end_line` of the new content. \
+Errors: heading_not_found, ambiguous_heading (pass heading_level), conflict (re-read and retry), not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        annotations(
+            title = "Patch note",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_patch_note(
+        &self,
+        Parameters(params): Parameters<PatchNoteParams>,
+    ) -> Result<Json<EditNoteResult>, String> {
+        let request = ops::PatchNote {
+            path: params.path,
+            operation: params.operation.into(),
+            content: params.content,
+            heading: params.heading,
+            heading_level: params.heading_level,
+            include_children: params.include_children,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_patch_note", move |ops, ctx| {
+            ops.patch_note(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_replace_in_note",
+        description = "Replace exact text in a note's body. Use for small corrections when you can quote the text to change. \
+`old_text` is case-sensitive, may span lines, and must occur exactly once unless `replace_all_occurrences` is true; the properties block is never searched. \
+Returns the new `revision`, `replacements` and the lines of the first and last replacement. \
+Errors: no_match, ambiguous_match (with the count and line numbers: quote more context), conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        annotations(
+            title = "Replace text in note",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_replace_in_note(
+        &self,
+        Parameters(params): Parameters<ReplaceInNoteParams>,
+    ) -> Result<Json<EditNoteResult>, String> {
+        let request = ops::ReplaceInNote {
+            path: params.path,
+            old_text: params.old_text,
+            new_text: params.new_text,
+            replace_all_occurrences: params.replace_all_occurrences,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_replace_in_note", move |ops, ctx| {
+            ops.replace_in_note(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_insert_at_anchor",
+        description = "Insert lines before or after the one body line that contains `anchor` (a short, case-sensitive substring). \
+Use to add next to a specific line (after a list item, before a closing line) when there is no heading to target. \
+More than one matching line is ambiguous_match unless `first_match` is true. \
+Returns the new `revision` and the `start_line`/`end_line` of the inserted lines. \
+Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        annotations(
+            title = "Insert at anchor",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_insert_at_anchor(
+        &self,
+        Parameters(params): Parameters<InsertAtAnchorParams>,
+    ) -> Result<Json<EditNoteResult>, String> {
+        let request = ops::InsertAtAnchor {
+            path: params.path,
+            anchor: params.anchor,
+            position: params.position.into(),
+            content: params.content,
+            first_match: params.first_match,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_insert_at_anchor", move |ops, ctx| {
+            ops.insert_at_anchor(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_replace_span",
+        description = "Replace whole body lines, from the line containing `start_anchor` through the line containing `end_anchor` (inclusive; searched from the start line on), with `content`. \
+Without `end_anchor` only the start line is replaced. Use to rewrite a paragraph, list or block you can delimit by its first and last lines. \
+Anchors are short, case-sensitive substrings of one line; several matches are ambiguous_match unless `first_match` is true. \
+Returns the new `revision` and the lines of the new content. \
+Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        annotations(
+            title = "Replace line span",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_replace_span(
+        &self,
+        Parameters(params): Parameters<ReplaceSpanParams>,
+    ) -> Result<Json<EditNoteResult>, String> {
+        let request = ops::EditSpan {
+            path: params.path,
+            start_anchor: params.start_anchor,
+            end_anchor: params.end_anchor,
+            content: Some(params.content),
+            first_match: params.first_match,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_replace_span", move |ops, ctx| {
+            ops.edit_span(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_delete_span",
+        description = "Delete whole body lines, from the line containing `start_anchor` through the line containing `end_anchor` (inclusive; searched from the start line on); without `end_anchor` only that line. \
+Use to remove a paragraph, list item or block. Anchors are short, case-sensitive substrings of one line; several matches are ambiguous_match unless `first_match` is true. \
+Returns the new `revision`. Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension.",
+        annotations(
+            title = "Delete line span",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_delete_span(
+        &self,
+        Parameters(params): Parameters<DeleteSpanParams>,
+    ) -> Result<Json<EditNoteResult>, String> {
+        let request = ops::EditSpan {
+            path: params.path,
+            start_anchor: params.start_anchor,
+            end_anchor: params.end_anchor,
+            content: None,
+            first_match: params.first_match,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_delete_span", move |ops, ctx| {
+            ops.edit_span(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_update_properties",
+        description = "Set, change or delete a note's properties (YAML frontmatter). Use instead of text edits for anything in the properties block. \
+`properties` is merged: each named key is set, a JSON null deletes it, and every other key keeps its exact text (comments, quoting, order); new keys go at the end; a note without properties gets a block. \
+`replace: true` makes `properties` the whole set and rewrites the block. \
+Returns the new `revision`, `changed_keys` and all `properties` afterwards. \
+Errors: invalid_properties (the existing block is not valid YAML or not a mapping, with line and column: repair it first), conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension.",
+        annotations(
+            title = "Update properties",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_update_properties(
+        &self,
+        Parameters(params): Parameters<UpdatePropertiesParams>,
+    ) -> Result<Json<UpdatePropertiesResult>, String> {
+        let request = ops::UpdateProperties {
+            path: params.path,
+            properties: params.properties,
+            replace: params.replace,
+            expected_revision: params.expected_revision,
+        };
+        self.run("vault_update_properties", move |ops, ctx| {
+            ops.update_properties(ctx, request)
+        })
+        .await
+    }
 }
 
 fn read_mode(params: &ReadNoteParams) -> Result<ops::ReadMode, OpsError> {

@@ -252,3 +252,240 @@ impl From<ops::DeletedNote> for DeleteNoteResult {
         }
     }
 }
+
+/// Where `vault_patch_note` puts its content.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchOperation {
+    /// After the target's last non-blank line (with a heading: after its last subsection).
+    Append,
+    /// At the top of the target (with a heading: right under the heading line).
+    Prepend,
+    /// Instead of the target's content (a heading line itself is kept).
+    Replace,
+    /// Just before the heading line (needs `heading`).
+    InsertBefore,
+}
+
+impl From<PatchOperation> for ops::PatchOperation {
+    fn from(operation: PatchOperation) -> Self {
+        match operation {
+            PatchOperation::Append => ops::PatchOperation::Append,
+            PatchOperation::Prepend => ops::PatchOperation::Prepend,
+            PatchOperation::Replace => ops::PatchOperation::Replace,
+            PatchOperation::InsertBefore => ops::PatchOperation::InsertBefore,
+        }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchNoteParams {
+    /// Vault-relative path of the note, e.g. "Projects/Plan.md".
+    pub path: String,
+    /// append, prepend, replace or insert_before.
+    pub operation: PatchOperation,
+    /// Markdown to add, inserted as whole lines. May be empty only for replace (which then clears the target).
+    pub content: String,
+    /// Target this heading's section instead of the whole body. Matched exactly, then case-insensitively; nested headings work too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub heading: Option<String>,
+    /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
+    #[schemars(range(min = 1, max = 6))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
+    pub heading_level: Option<u8>,
+    /// With `heading`: whether the section includes its subsections (default true).
+    #[serde(default = "default_true")]
+    pub include_children: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+/// The note after an edit.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EditNoteResult {
+    pub path: String,
+    /// The new revision; pass it as `expected_revision` to the next edit.
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    /// False when the note already had this content and nothing was written.
+    pub changed: bool,
+    /// 1-based first line of the new content in the edited note (absent when the edit only removed text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub start_line: Option<usize>,
+    /// 1-based last line of the new content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub end_line: Option<usize>,
+    /// How many occurrences were replaced (vault_replace_in_note only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub replacements: Option<usize>,
+}
+
+impl From<ops::EditedNote> for EditNoteResult {
+    fn from(edited: ops::EditedNote) -> Self {
+        EditNoteResult {
+            path: edited.path,
+            revision: edited.revision,
+            bytes: edited.bytes,
+            modified: edited.modified,
+            changed: edited.changed,
+            start_line: edited.lines.map(|(first, _)| first),
+            end_line: edited.lines.map(|(_, last)| last),
+            replacements: edited.replacements,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceInNoteParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// Exact text to find in the body (case-sensitive; may span lines). The properties block is never searched.
+    pub old_text: String,
+    /// Replacement text (may be empty to delete).
+    pub new_text: String,
+    /// Replace every occurrence; otherwise more than one occurrence is `ambiguous_match`.
+    #[serde(default)]
+    pub replace_all_occurrences: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+/// Before or after the anchor line.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AnchorPosition {
+    Before,
+    After,
+}
+
+impl From<AnchorPosition> for ops::AnchorPosition {
+    fn from(position: AnchorPosition) -> Self {
+        match position {
+            AnchorPosition::Before => ops::AnchorPosition::Before,
+            AnchorPosition::After => ops::AnchorPosition::After,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InsertAtAnchorParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// A short, case-sensitive part of exactly one body line, e.g. "## Tasks" or "Status:".
+    pub anchor: String,
+    /// Insert before or after the anchor line.
+    pub position: AnchorPosition,
+    /// Markdown to insert, as whole lines.
+    pub content: String,
+    /// When several lines contain the anchor, use the first instead of failing with `ambiguous_match`.
+    #[serde(default)]
+    pub first_match: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplaceSpanParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// A short, case-sensitive part of the span's first line.
+    pub start_anchor: String,
+    /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to replace only the first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub end_anchor: Option<String>,
+    /// Markdown that replaces the whole lines of the span (empty deletes them).
+    pub content: String,
+    /// When an anchor matches several lines, use the first instead of failing with `ambiguous_match`.
+    #[serde(default)]
+    pub first_match: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteSpanParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// A short, case-sensitive part of the span's first line.
+    pub start_anchor: String,
+    /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to delete only the first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub end_anchor: Option<String>,
+    /// When an anchor matches several lines, use the first instead of failing with `ambiguous_match`.
+    #[serde(default)]
+    pub first_match: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdatePropertiesParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// Properties to set; a JSON null deletes that key. Keys not named keep their exact text.
+    pub properties: Map<String, Value>,
+    /// Make `properties` the whole set, rewriting the block (keys not named are removed).
+    #[serde(default)]
+    pub replace: bool,
+    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UpdatePropertiesResult {
+    pub path: String,
+    /// The new revision; pass it as `expected_revision` to the next edit.
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    /// False when every property already had the requested value and nothing was written.
+    pub changed: bool,
+    /// Keys that were added, changed or removed.
+    pub changed_keys: Vec<String>,
+    /// All properties after the update.
+    pub properties: Map<String, Value>,
+}
+
+impl From<ops::EditedNote> for UpdatePropertiesResult {
+    fn from(edited: ops::EditedNote) -> Self {
+        UpdatePropertiesResult {
+            path: edited.path,
+            revision: edited.revision,
+            bytes: edited.bytes,
+            modified: edited.modified,
+            changed: edited.changed,
+            changed_keys: edited.changed_keys,
+            properties: edited.properties.unwrap_or_default(),
+        }
+    }
+}

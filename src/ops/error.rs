@@ -63,6 +63,24 @@ pub enum OpsError {
         heading: String,
         candidates: String,
     },
+    #[error("{what} was not found in '{path}'. {hint}")]
+    NoMatch {
+        path: String,
+        what: String,
+        hint: String,
+    },
+    #[error("{what} matches {count} places in '{path}' (lines {lines}). {hint}")]
+    AmbiguousMatch {
+        path: String,
+        what: String,
+        count: usize,
+        lines: String,
+        hint: String,
+    },
+    #[error(
+        "the properties of '{path}' cannot be changed safely: {reason}. Pass replace: true to rewrite the whole block, or edit the properties in Obsidian."
+    )]
+    PropertiesNotEditable { path: String, reason: String },
     #[error(
         "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
     )]
@@ -85,6 +103,9 @@ impl OpsError {
             OpsError::InvalidProperties { .. } => "invalid_properties",
             OpsError::HeadingNotFound { .. } => "heading_not_found",
             OpsError::AmbiguousHeading { .. } => "ambiguous_heading",
+            OpsError::NoMatch { .. } => "no_match",
+            OpsError::AmbiguousMatch { .. } => "ambiguous_match",
+            OpsError::PropertiesNotEditable { .. } => "invalid_properties",
             OpsError::Internal(_) => "internal",
         }
     }

@@ -6,6 +6,7 @@
 //! control added here covers every transport. Functions block on file I/O: call them off the async
 //! executor.
 
+mod edit;
 mod error;
 mod notes;
 
@@ -14,6 +15,9 @@ use std::time::SystemTime;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+pub use crate::markdown::edit::Position as AnchorPosition;
+pub use crate::markdown::sections::PatchOperation;
+pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
 pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,

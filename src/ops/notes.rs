@@ -371,11 +371,11 @@ impl Ops {
     }
 }
 
-fn parse_path(raw: &str) -> Result<VaultPath, OpsError> {
+pub(super) fn parse_path(raw: &str) -> Result<VaultPath, OpsError> {
     VaultPath::parse(raw).map_err(|e| OpsError::path(raw, e))
 }
 
-fn parse_revision(raw: Option<&str>) -> Result<Option<Revision>, OpsError> {
+pub(super) fn parse_revision(raw: Option<&str>) -> Result<Option<Revision>, OpsError> {
     raw.map(|raw| {
         Revision::parse(raw).ok_or_else(|| {
             OpsError::invalid_argument(format!(
@@ -422,7 +422,7 @@ fn parse_properties(path: &VaultPath, text: &str) -> Result<Map<String, Value>, 
     }
 }
 
-fn find_heading(
+pub(super) fn find_heading(
     path: &VaultPath,
     text: &str,
     wanted: &str,

@@ -2,7 +2,9 @@
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
 mod config;
+mod edit_notes;
 mod http;
 mod markdown_oracle;
 mod tidy;
 mod vault_paths;
+mod yaml_oracle;

@@ -1,0 +1,378 @@
+//! Note edits: patch by heading, replace text, insert at an anchor, replace or delete a line span, and
+//! update properties.
+//!
+//! Each is one read-modify-write under the note's lock: read, check `expected_revision`, compute the new
+//! text with the pure `markdown` edit model, and write it only if the file still has the revision that
+//! was read. Body edits are refused if they would change the properties block in any way.
+
+use serde_json::{Map, Value};
+
+use super::notes::{find_heading, is_note, parse_path, parse_revision};
+use super::{Context, Ops, OpsError, rfc3339};
+use crate::markdown::edit::{self, EditError, Edited, Position};
+use crate::markdown::frontmatter;
+use crate::markdown::properties_edit::{self, PropertiesEditError};
+use crate::markdown::sections::{self, PatchOperation};
+use crate::vault::{VaultPath, WriteMode};
+
+#[derive(Debug, Clone)]
+pub struct PatchNote {
+    pub path: String,
+    pub operation: PatchOperation,
+    pub content: String,
+    pub heading: Option<String>,
+    pub heading_level: Option<u8>,
+    pub include_children: bool,
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReplaceInNote {
+    pub path: String,
+    pub old_text: String,
+    pub new_text: String,
+    pub replace_all_occurrences: bool,
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InsertAtAnchor {
+    pub path: String,
+    pub anchor: String,
+    pub position: Position,
+    pub content: String,
+    pub first_match: bool,
+    pub expected_revision: Option<String>,
+}
+
+/// A line span from `start_anchor` through `end_anchor`; `content: None` deletes it.
+#[derive(Debug, Clone)]
+pub struct EditSpan {
+    pub path: String,
+    pub start_anchor: String,
+    pub end_anchor: Option<String>,
+    pub content: Option<String>,
+    pub first_match: bool,
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpdateProperties {
+    pub path: String,
+    pub properties: Map<String, Value>,
+    pub replace: bool,
+    pub expected_revision: Option<String>,
+}
+
+/// The note after an edit.
+#[derive(Debug, Clone)]
+pub struct EditedNote {
+    pub path: String,
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    /// False when the edit left the bytes as they were (nothing was written).
+    pub changed: bool,
+    /// 1-based lines of the new content in the edited note.
+    pub lines: Option<(usize, usize)>,
+    /// For text replacement: how many occurrences were replaced.
+    pub replacements: Option<usize>,
+    /// For properties updates: the keys that changed and the properties afterwards.
+    pub changed_keys: Vec<String>,
+    pub properties: Option<Map<String, Value>>,
+}
+
+/// What an edit computed from the current text.
+struct Outcome {
+    text: String,
+    lines: Option<(usize, usize)>,
+    replacements: Option<usize>,
+    changed_keys: Vec<String>,
+    properties: Option<Map<String, Value>>,
+}
+
+impl From<Edited> for Outcome {
+    fn from(edited: Edited) -> Self {
+        Outcome {
+            text: edited.text,
+            lines: edited.lines,
+            replacements: None,
+            changed_keys: Vec::new(),
+            properties: None,
+        }
+    }
+}
+
+impl Ops {
+    pub fn patch_note(&self, _ctx: &Context, request: PatchNote) -> Result<EditedNote, OpsError> {
+        if request.heading.is_none() && request.heading_level.is_some() {
+            return Err(OpsError::invalid_argument(
+                "heading_level only applies together with heading",
+            ));
+        }
+        if let Some(level) = request.heading_level
+            && !(1..=6).contains(&level)
+        {
+            return Err(OpsError::invalid_argument(format!(
+                "heading_level {level} is out of range; use 1 to 6"
+            )));
+        }
+        self.edit_body(
+            &request.path,
+            request.expected_revision.as_deref(),
+            |path, text| {
+                let splice = match &request.heading {
+                    Some(heading) => {
+                        let found = find_heading(path, text, heading, request.heading_level)?;
+                        sections::patch_section(
+                            text,
+                            &found,
+                            request.include_children,
+                            request.operation,
+                            &request.content,
+                        )
+                    }
+                    None => sections::patch_body(text, request.operation, &request.content),
+                }
+                .map_err(|error| edit_error(path, error))?;
+                apply(splice, text)
+            },
+        )
+    }
+
+    pub fn replace_in_note(
+        &self,
+        _ctx: &Context,
+        request: ReplaceInNote,
+    ) -> Result<EditedNote, OpsError> {
+        self.edit_body(
+            &request.path,
+            request.expected_revision.as_deref(),
+            |path, text| {
+                edit::replace_text(
+                    text,
+                    &request.old_text,
+                    &request.new_text,
+                    request.replace_all_occurrences,
+                )
+                .map(|edited| Outcome {
+                    replacements: Some(edited.replacements),
+                    ..Outcome::from(edited)
+                })
+                .map_err(|error| edit_error(path, error))
+            },
+        )
+    }
+
+    pub fn insert_at_anchor(
+        &self,
+        _ctx: &Context,
+        request: InsertAtAnchor,
+    ) -> Result<EditedNote, OpsError> {
+        self.edit_body(
+            &request.path,
+            request.expected_revision.as_deref(),
+            |path, text| {
+                let splice = edit::insert_at_anchor(
+                    text,
+                    &request.anchor,
+                    request.position,
+                    &request.content,
+                    request.first_match,
+                )
+                .map_err(|error| edit_error(path, error))?;
+                apply(splice, text)
+            },
+        )
+    }
+
+    pub fn edit_span(&self, _ctx: &Context, request: EditSpan) -> Result<EditedNote, OpsError> {
+        self.edit_body(
+            &request.path,
+            request.expected_revision.as_deref(),
+            |path, text| {
+                let splice = edit::replace_span(
+                    text,
+                    &request.start_anchor,
+                    request.end_anchor.as_deref(),
+                    request.content.as_deref().unwrap_or(""),
+                    request.first_match,
+                )
+                .map_err(|error| edit_error(path, error))?;
+                apply(splice, text)
+            },
+        )
+    }
+
+    pub fn update_properties(
+        &self,
+        _ctx: &Context,
+        request: UpdateProperties,
+    ) -> Result<EditedNote, OpsError> {
+        self.edit_note(
+            &request.path,
+            request.expected_revision.as_deref(),
+            |path, text| {
+                let update =
+                    properties_edit::update_properties(text, &request.properties, request.replace)
+                        .map_err(|error| match error {
+                            PropertiesEditError::Invalid(error) => OpsError::InvalidProperties {
+                                path: path.to_string(),
+                                line: error.line,
+                                column: error.column,
+                                message: error.message,
+                            },
+                            PropertiesEditError::NotEditable(reason) => {
+                                OpsError::PropertiesNotEditable {
+                                    path: path.to_string(),
+                                    reason,
+                                }
+                            }
+                        })?;
+                Ok(Outcome {
+                    text: update.text,
+                    lines: None,
+                    replacements: None,
+                    changed_keys: update.changed_keys,
+                    properties: Some(update.properties),
+                })
+            },
+        )
+    }
+
+    /// An edit of the body: like `edit_note`, but the properties block must come out byte-identical.
+    fn edit_body(
+        &self,
+        raw_path: &str,
+        expected_revision: Option<&str>,
+        compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
+    ) -> Result<EditedNote, OpsError> {
+        self.edit_note(raw_path, expected_revision, |path, text| {
+            let outcome = compute(path, text)?;
+            if properties_block(text) != properties_block(&outcome.text) {
+                return Err(OpsError::invalid_argument(format!(
+                    "this edit of '{path}' would create or change its properties block (a '---' line at the top of the note, or the closing '---' of the block); body edits never touch properties. Use vault_update_properties for properties, or change the content so it does not form a '---' block"
+                )));
+            }
+            Ok(outcome)
+        })
+    }
+
+    /// One read-modify-write of a note under its lock.
+    fn edit_note(
+        &self,
+        raw_path: &str,
+        expected_revision: Option<&str>,
+        compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
+    ) -> Result<EditedNote, OpsError> {
+        let path = parse_path(raw_path)?;
+        if !is_note(&path) {
+            return Err(OpsError::UnsupportedExtension {
+                path: path.to_string(),
+                allowed: "editing tools change markdown notes (.md) only; use vault_write_note for other files",
+            });
+        }
+        let expected = parse_revision(expected_revision)?;
+        let _lock = self.vault.lock(&path);
+        let resolved = self
+            .vault
+            .resolve(&path)
+            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+        let current = self
+            .vault
+            .read_resolved(&resolved)
+            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+        if let Some(expected) = &expected
+            && *expected != current.revision
+        {
+            return Err(OpsError::Conflict {
+                path: path.to_string(),
+                expected: expected.to_string(),
+                current: current.revision.to_string(),
+            });
+        }
+        let text = std::str::from_utf8(&current.bytes).map_err(|error| {
+            OpsError::invalid_argument(format!(
+                "'{path}' is not valid UTF-8 text (the first invalid byte is at offset {}); Quire edits notes as UTF-8. Convert the file to UTF-8 and retry.",
+                error.valid_up_to()
+            ))
+        })?;
+        let outcome = compute(&path, text)?;
+        let (revision, bytes, modified, changed) = if outcome.text == text {
+            (
+                current.revision.to_string(),
+                current.bytes.len() as u64,
+                current.modified,
+                false,
+            )
+        } else {
+            let written = self
+                .vault
+                .write(
+                    &resolved,
+                    outcome.text.as_bytes(),
+                    WriteMode::Replace {
+                        expected: &current.revision,
+                    },
+                )
+                .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
+            (
+                written.revision.to_string(),
+                written.bytes,
+                written.modified,
+                true,
+            )
+        };
+        Ok(EditedNote {
+            path: path.to_string(),
+            revision,
+            bytes,
+            modified: rfc3339(modified),
+            changed,
+            lines: outcome.lines,
+            replacements: outcome.replacements,
+            changed_keys: outcome.changed_keys,
+            properties: outcome.properties,
+        })
+    }
+}
+
+/// The properties block exactly as written (fences included), or `None`.
+fn properties_block(text: &str) -> Option<&str> {
+    let split = frontmatter::split(text);
+    split.yaml.and(text.get(..split.block_len))
+}
+
+fn apply(splice: edit::Splice, text: &str) -> Result<Outcome, OpsError> {
+    splice
+        .apply(text)
+        .map(Outcome::from)
+        .ok_or_else(|| OpsError::Internal("an edit fell outside the note".into()))
+}
+
+fn edit_error(path: &VaultPath, error: EditError) -> OpsError {
+    match error {
+        EditError::NoMatch { what, hint } => OpsError::NoMatch {
+            path: path.to_string(),
+            what,
+            hint,
+        },
+        EditError::AmbiguousMatch {
+            what,
+            count,
+            lines,
+            hint,
+        } => OpsError::AmbiguousMatch {
+            path: path.to_string(),
+            what,
+            count,
+            lines: lines
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            hint,
+        },
+        EditError::Invalid(message) => OpsError::InvalidArgument(message),
+    }
+}
