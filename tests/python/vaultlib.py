@@ -25,10 +25,26 @@ ERROR_CODES = (
     "too_large",
     "unsupported_extension",
     "invalid_argument",
+    "invalid_properties",
+    "no_match",
+    "ambiguous_match",
+    "heading_not_found",
+    "ambiguous_heading",
     "internal",
 )
 
-TOOL_NAMES = ("vault_read_note", "vault_write_note", "vault_list_notes", "vault_delete_note")
+TOOL_NAMES = (
+    "vault_read_note",
+    "vault_write_note",
+    "vault_list_notes",
+    "vault_delete_note",
+    "vault_patch_note",
+    "vault_replace_in_note",
+    "vault_insert_at_anchor",
+    "vault_replace_span",
+    "vault_delete_span",
+    "vault_update_properties",
+)
 
 ALPHA = """\
 ---
