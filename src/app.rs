@@ -9,30 +9,101 @@ use anyhow::Context as _;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Config, HttpConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::{Config, HttpConfig, Sandbox};
+use crate::health::Health;
 use crate::http::{Auth, HttpSettings};
 use crate::index::VaultWatcher;
 use crate::mcp::{Features, Shared};
 use crate::ops::Ops;
+use crate::systemd::{SandboxMode, SandboxPlan, ServiceNotifier};
 use crate::vault::Vault;
 
 /// Buffered vault changes per listener before a slow client is told to re-list.
 const CHANGE_BUFFER: usize = 1024;
 
-/// Serves MCP over HTTP when configured, else over stdio, until shutdown.
-pub async fn serve(config: Config) -> anyhow::Result<()> {
-    create_state_dir(&config)?;
+/// How long in-flight HTTP requests get to finish after SIGTERM.
+const DRAIN_BOUND: Duration = Duration::from_secs(10);
+
+/// How often components that the watchdog guards must show progress.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// What must happen before the async runtime exists: the state directory (landlock can only allow
+/// paths that exist), the socket systemd passed, and the sandbox itself, so every thread the
+/// runtime starts inherits it.
+pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>> {
+    create_state_dir(config)?;
+    let inherited = crate::systemd::inherited_listener()?;
+    let plan = sandbox_plan(config, inherited.is_none());
+    let report = crate::systemd::apply_sandbox(&plan)?;
+    tracing::info!(sandbox = %report, "sandbox");
+    Ok(inherited)
+}
+
+/// Everything Quire may touch, derived from the configuration.
+pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
+    let mut read_write = vec![config.state_dir.clone()];
+    let mut read_only: Vec<PathBuf> = Vec::new();
+    if config.read_only {
+        read_only.push(config.vault.clone());
+    } else {
+        read_write.push(config.vault.clone());
+    }
+    if let Some(index_dir) = config.index.parent() {
+        read_write.push(index_dir.to_path_buf());
+    }
+    read_only.extend(config.config_file.iter().cloned());
+    if let Some(credentials) = std::env::var_os("CREDENTIALS_DIRECTORY") {
+        read_only.push(PathBuf::from(credentials));
+    }
+    SandboxPlan {
+        mode: match config.sandbox {
+            Sandbox::Required => SandboxMode::Required,
+            Sandbox::BestEffort => SandboxMode::BestEffort,
+            Sandbox::Off => SandboxMode::Off,
+        },
+        read_write,
+        read_only,
+        bind_port: config
+            .http
+            .as_ref()
+            .filter(|_| binds_itself)
+            .map(|http| http.listen.port()),
+    }
+}
+
+/// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
+/// the client goes away or SIGTERM.
+pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> anyhow::Result<()> {
+    let notifier = ServiceNotifier;
+    let health = Arc::new(Health::default());
+    notifier.status("opening the vault");
     let vault = Vault::open(&config.vault, config.max_note_bytes)
         .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
     // Without a watcher Quire still serves; clients only miss change notifications.
-    let _watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
+    let watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
         Ok(watcher) => Some(watcher),
         Err(error) => {
             tracing::warn!(%error, "vault changes will not be reported to clients");
             None
         }
     };
+    if let Some(watcher) = &watcher {
+        let heartbeat = health.register("vault watcher");
+        let alive = watcher.liveness();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(HEARTBEAT);
+            loop {
+                ticker.tick().await;
+                if alive.load(std::sync::atomic::Ordering::Relaxed) {
+                    heartbeat.beat();
+                }
+            }
+        });
+    }
     let shared = Arc::new(Shared {
         ops: Arc::new(Ops::new(vault)),
         changes,
@@ -41,18 +112,40 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             disabled_tools: config.disabled_tools.clone(),
         },
     });
-    match &config.http {
-        Some(http) => serve_http(&config, http, shared).await,
+    let http = match (&config.http, &inherited) {
+        (Some(http), _) => Some(http.clone()),
+        // A socket from systemd means HTTP even without http.listen; auth stays on.
+        (None, Some(listener)) => Some(HttpConfig {
+            listen: listener.local_addr()?,
+            public_url: None,
+            allowed_hosts: Vec::new(),
+            auth: true,
+        }),
+        (None, None) => None,
+    };
+    match http {
+        Some(http) => serve_http(&config, &http, shared, inherited, notifier, health).await,
         None => {
             tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
+            notifier.ready();
+            notifier.status("serving MCP over stdio");
+            crate::systemd::spawn_watchdog(Arc::clone(&health));
             crate::mcp::serve_stdio(shared).await?;
             tracing::info!("stdio client disconnected; exiting");
+            notifier.stopping();
             Ok(())
         }
     }
 }
 
-async fn serve_http(config: &Config, http: &HttpConfig, shared: Arc<Shared>) -> anyhow::Result<()> {
+async fn serve_http(
+    config: &Config,
+    http: &HttpConfig,
+    shared: Arc<Shared>,
+    inherited: Option<std::net::TcpListener>,
+    notifier: ServiceNotifier,
+    health: Arc<Health>,
+) -> anyhow::Result<()> {
     let auth = if http.auth {
         let (token, created) = crate::http::load_or_create_owner_token(&config.state_dir)?;
         if created {
@@ -70,21 +163,43 @@ async fn serve_http(config: &Config, http: &HttpConfig, shared: Arc<Shared>) -> 
         auth,
         max_note_bytes: config.max_note_bytes,
     };
-    let listener = tokio::net::TcpListener::bind(settings.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    let listener = match inherited {
+        Some(listener) => {
+            tracing::info!(address = %settings.listen, "using the socket systemd passed");
+            tokio::net::TcpListener::from_std(listener)?
+        }
+        None => tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.listen))?,
+    };
     let cancel = CancellationToken::new();
     let router = crate::http::router(shared, &settings, cancel.clone());
     print_connection_help(config, &settings, listener.local_addr().ok());
+    notifier.ready();
+    notifier.status(&format!("serving MCP on {}", settings.base_url()));
+    crate::systemd::spawn_watchdog(health);
     let shutdown = cancel.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutting down");
+        notifier.stopping();
         shutdown.cancel();
     });
-    crate::http::serve(listener, router, cancel.cancelled_owned())
-        .await
-        .context("the HTTP server failed")?;
+    let drain_deadline = {
+        let cancel = cancel.clone();
+        async move {
+            cancel.cancelled().await;
+            tokio::time::sleep(DRAIN_BOUND).await;
+        }
+    };
+    tokio::select! {
+        served = crate::http::serve(listener, router, cancel.cancelled_owned()) => {
+            served.context("the HTTP server failed")?;
+        }
+        () = drain_deadline => {
+            tracing::warn!(bound_s = DRAIN_BOUND.as_secs(), "in-flight requests did not finish in time; stopping anyway");
+        }
+    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@ const MAX_NOTE_BYTES_CEILING: u64 = 1024 * 1024 * 1024;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
+    sandbox: Option<String>,
     #[serde(default)]
     vault: RawVault,
     #[serde(default)]
@@ -124,6 +125,15 @@ pub struct Config {
     pub http: Option<HttpConfig>,
     pub read_only: bool,
     pub disabled_tools: Vec<String>,
+    pub sandbox: Sandbox,
+}
+
+/// How strictly to confine the process with landlock (`sandbox = "..."`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandbox {
+    Required,
+    BestEffort,
+    Off,
 }
 
 #[derive(Debug, Clone)]
@@ -179,6 +189,10 @@ pub enum ConfigError {
     NoAuthWithoutHttp,
     #[error("http.public_url: {value:?} is not an http(s) URL such as https://notes.example.org")]
     PublicUrl { value: String },
+    #[error(
+        "sandbox: {value:?} is not a sandbox mode; use \"required\", \"best-effort\" or \"off\""
+    )]
+    SandboxMode { value: String },
     #[error("features.disabled_tools: unknown tool {name:?}; known tools are {known}")]
     UnknownTool { name: String, known: String },
 }
@@ -248,6 +262,16 @@ impl Config {
             });
         }
         let http = http_config(&raw.http, overrides)?;
+        let sandbox = match raw.sandbox.as_deref() {
+            None | Some("best-effort") => Sandbox::BestEffort,
+            Some("required") => Sandbox::Required,
+            Some("off") => Sandbox::Off,
+            Some(other) => {
+                return Err(ConfigError::SandboxMode {
+                    value: other.to_string(),
+                });
+            }
+        };
         for name in &raw.features.disabled_tools {
             if !known_tools.contains(name) {
                 return Err(ConfigError::UnknownTool {
@@ -259,6 +283,7 @@ impl Config {
         Ok(Config {
             http,
             read_only: raw.features.read_only,
+            sandbox,
             disabled_tools: raw.features.disabled_tools,
             config_file: overrides
                 .config

@@ -41,6 +41,7 @@ enum Command {
 
 const EXIT_RUNTIME: u8 = 1;
 const EXIT_CONFIG: u8 = 2;
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -70,6 +71,14 @@ fn main() -> ExitCode {
         }
         Command::Serve { .. } => {
             quire::telemetry::init();
+            let inherited = match quire::app::prepare(&config) {
+                Ok(inherited) => inherited,
+                Err(error) => {
+                    tracing::error!("{error:#}");
+                    eprintln!("quire: {error:#}");
+                    return ExitCode::from(EXIT_RUNTIME);
+                }
+            };
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()
@@ -80,9 +89,14 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            match runtime.block_on(quire::app::serve(config)) {
+            let outcome = runtime.block_on(quire::app::serve(config, inherited));
+            // In-flight blocking work (a write between its temp file and its rename) gets this
+            // long to finish; the runtime then stops regardless.
+            runtime.shutdown_timeout(SHUTDOWN_GRACE);
+            match outcome {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
+                    tracing::error!("{error:#}");
                     eprintln!("quire: {error:#}");
                     ExitCode::from(EXIT_RUNTIME)
                 }

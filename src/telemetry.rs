@@ -1,11 +1,15 @@
-//! Logging setup: human-readable lines on stderr.
+//! Logging setup: structured journald entries under systemd, readable lines on stderr otherwise.
 //!
 //! stdout belongs to the MCP stdio transport, so nothing here may ever write to it. The level comes
 //! from `QUIRE_LOG` (or `RUST_LOG`), `info` by default (rmcp's per-message chatter at `warn`).
+//! Events carry fields such as `tool`, `identity`, `path` and `outcome`; no event may carry a note
+//! body or a token.
 
 use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 pub fn init() {
     let filter = std::env::var("QUIRE_LOG")
@@ -13,10 +17,28 @@ pub fn init() {
         .and_then(|value| EnvFilter::try_new(value).ok())
         .or_else(|| EnvFilter::try_from_default_env().ok())
         .unwrap_or_else(|| EnvFilter::new("info,rmcp=warn"));
+    // systemd sets JOURNAL_STREAM when stderr is connected to the journal: log natively there,
+    // with each tracing field as its own journal field (TOOL=, PATH=, ...).
+    let journald = std::env::var_os("JOURNAL_STREAM")
+        .and_then(|_| tracing_journald::layer().ok())
+        .map(|layer| {
+            layer
+                .with_field_prefix(None)
+                .with_syslog_identifier("quire".into())
+        });
     // A second init (tests calling into app twice) is harmless; ignore the error it returns.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+    let _ = match journald {
+        Some(layer) => tracing_subscriber::registry()
+            .with(filter)
+            .with(layer)
+            .try_init(),
+        None => tracing_subscriber::registry()
+            .with(filter)
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(std::io::stderr)
+                    .with_ansi(std::io::stderr().is_terminal()),
+            )
+            .try_init(),
+    };
 }

@@ -5,6 +5,8 @@
 //! (`.obsidian/`, `.trash/`, Quire's own temp files) are never reported.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use notify::EventKind;
@@ -38,6 +40,7 @@ pub struct WatchError(#[from] notify::Error);
 /// Keeps the watch alive; dropping it stops the events.
 pub struct VaultWatcher {
     _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
+    alive: Arc<AtomicBool>,
 }
 
 impl VaultWatcher {
@@ -47,11 +50,18 @@ impl VaultWatcher {
         sender: broadcast::Sender<VaultChange>,
     ) -> Result<VaultWatcher, WatchError> {
         let root_for_events = root.to_path_buf();
+        let alive = Arc::new(AtomicBool::new(true));
+        let alive_in_handler = Arc::clone(&alive);
         let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
             let events = match result {
                 Ok(events) => events,
                 Err(errors) => {
                     for error in errors {
+                        // A lost watch (the vault folder itself gone, inotify torn down) means
+                        // changes are no longer seen; the watchdog then has the service restarted.
+                        if matches!(error.kind, notify::ErrorKind::WatchNotFound) {
+                            alive_in_handler.store(false, Ordering::Relaxed);
+                        }
                         tracing::warn!(%error, "the vault watcher reported an error");
                     }
                     return;
@@ -67,7 +77,13 @@ impl VaultWatcher {
         debouncer.watch(root, notify::RecursiveMode::Recursive)?;
         Ok(VaultWatcher {
             _debouncer: debouncer,
+            alive,
         })
+    }
+
+    /// False once the watch is known to be lost.
+    pub fn liveness(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.alive)
     }
 }
 

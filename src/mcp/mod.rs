@@ -588,6 +588,14 @@ impl ServerHandler for QuireServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
         let principal = principal_of(&context)?;
+        let logged_path = request
+            .arguments
+            .as_ref()
+            .and_then(|args| args.get("path").or_else(|| args.get("folder")))
+            .and_then(|value| value.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let identity = format!("{principal:?}");
         if !self.tool_router.has_route(&tool) {
             // A tool result rather than a protocol error, so a model reads the list and corrects
             // itself; tools removed by configuration are unknown in exactly the same way.
@@ -609,6 +617,17 @@ impl ServerHandler for QuireServer {
             .scope(principal, self.tool_router.call(tool_context))
             .await?;
         let response = rewrite_argument_error(&tool, response);
+        let outcome = match &response {
+            CallToolResponse::Complete(result) if result.is_error == Some(true) => result
+                .content
+                .first()
+                .and_then(|block| block.as_text())
+                .and_then(|text| text.text.split(':').next().map(str::to_string))
+                .unwrap_or_else(|| "error".into()),
+            _ => "ok".into(),
+        };
+        // Paths and codes only: never note bodies or tokens.
+        tracing::info!(tool = %tool, identity = %identity, path = %logged_path, outcome = %outcome, "tool call");
         if let CallToolResponse::Complete(result) = &response
             && result.is_error == Some(true)
         {

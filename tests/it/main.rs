@@ -5,6 +5,7 @@ mod config;
 mod edit_notes;
 mod http;
 mod markdown_oracle;
+mod sandbox;
 mod tidy;
 mod vault_paths;
 mod yaml_oracle;

@@ -1,0 +1,138 @@
+"""systemd integration without systemd: socket activation (through `systemd-socket-activate` and
+through a harness that hands the server fd 3), and the sd-notify protocol read from a datagram
+socket on NOTIFY_SOCKET: READY, STATUS, WATCHDOG pings, STOPPING on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import server_env
+
+
+class NotifyListener:
+    """The service manager's end of sd_notify: a datagram socket collecting messages."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.sock.settimeout(0.1)
+        self.messages: list[str] = []
+
+    def collect(self, seconds: float, until=None) -> list[str]:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                data = self.sock.recv(4096).decode()
+            except TimeoutError:
+                continue
+            except socket.timeout:
+                continue
+            self.messages.extend(line for line in data.split("\n") if line)
+            if until and until(self.messages):
+                break
+        return self.messages
+
+    def close(self):
+        self.sock.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def healthz(port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as response:
+        return response.status
+
+
+@pytest.fixture
+def notify(tmp_path: Path):
+    listener = NotifyListener(tmp_path / "notify.sock")
+    yield listener
+    listener.close()
+
+
+def stop(proc: subprocess.Popen) -> int:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
+@pytest.mark.skipif(shutil.which("systemd-socket-activate") is None, reason="systemd-socket-activate is not installed")
+def test_socket_activation_by_name_and_the_notify_protocol(quire_bin, vault, xdg_home, tmp_path, notify):
+    port = free_port()
+    env = server_env(xdg_home)
+    command = [
+        "systemd-socket-activate",
+        f"--listen=127.0.0.1:{port}",
+        "--fdname=http",
+        f"-ENOTIFY_SOCKET={notify.path}",
+        "-EWATCHDOG_USEC=400000",
+        *[f"-E{key}={value}" for key, value in env.items()],
+        str(quire_bin),
+        "serve",
+        "--vault",
+        str(vault),
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "err.log", "w"))
+    try:
+        time.sleep(0.5)
+        assert notify.collect(0.3) == [], "nothing runs until the first connection"
+        assert healthz(port) == 200, "the first request is answered on the inherited socket"
+        messages = notify.collect(5, until=lambda m: m.count("WATCHDOG=1") >= 3)
+        assert "READY=1" in messages
+        assert any(m.startswith("STATUS=serving MCP") for m in messages), messages
+        assert messages.index("READY=1") < messages.index("WATCHDOG=1")
+        assert messages.count("WATCHDOG=1") >= 3, "pings every half watchdog interval"
+        assert stop(proc) == 0
+        assert "STOPPING=1" in notify.collect(1, until=lambda m: "STOPPING=1" in m)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    log = (tmp_path / "err.log").read_text()
+    assert "using the socket systemd passed" in log, log
+
+
+def test_an_unnamed_socket_on_fd_3_is_used(quire_bin, vault, xdg_home, tmp_path, notify):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    env = {**server_env(xdg_home), "LISTEN_FDS": "1", "NOTIFY_SOCKET": str(notify.path)}
+
+    def hand_over_fd_3():
+        os.dup2(listener.fileno(), 3)
+        os.set_inheritable(3, True)
+
+    # LISTEN_PID must name the server process itself, which only a shell exec can arrange.
+    proc = subprocess.Popen(
+        ["sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"', str(quire_bin), "serve", "--vault", str(vault)],
+        env=env,
+        preexec_fn=hand_over_fd_3,
+        close_fds=False,  # close_fds would run after preexec_fn and close fd 3 again
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "err.log", "w"),
+    )
+    listener.close()
+    try:
+        assert "READY=1" in notify.collect(15, until=lambda m: "READY=1" in m)
+        assert healthz(port) == 200
+        assert stop(proc) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
