@@ -6,11 +6,11 @@
 //! manager.
 
 mod activation;
-mod notify;
+mod readiness;
 mod sandbox;
 
 pub use activation::{ActivationError, inherited_listener};
-pub use notify::{ServiceNotifier, spawn_watchdog};
+pub use readiness::{ServiceNotifier, spawn_watchdog};
 pub use sandbox::{SandboxError, SandboxMode, SandboxPlan, SandboxReport, apply_sandbox};
 
 /// True when systemd started this process (it sets `INVOCATION_ID` for every unit it runs).

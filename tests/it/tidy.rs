@@ -66,6 +66,16 @@ fn confined(needle: &str, homes: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `needle` as a whole path segment: `notify::` must not match `sd_notify::`.
+fn mentions(code: &str, needle: &str) -> bool {
+    code.match_indices(needle).any(|(at, _)| {
+        !code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
 #[test]
 fn each_framework_has_one_home() {
     let mut violations = Vec::new();
