@@ -60,7 +60,7 @@ fn confined(needle: &str, homes: &[&str]) -> Vec<String> {
         .filter(|path| {
             let rel = relative(path);
             !homes.iter().any(|home| rel.starts_with(home))
-                && production_code(path).contains(needle)
+                && mentions(&production_code(path), needle)
         })
         .map(|path| format!("{} uses {needle}", relative(path)))
         .collect()
