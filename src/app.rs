@@ -296,3 +296,75 @@ pub fn describe(config: &Config) -> String {
         },
     )
 }
+
+/// What `quire doctor` prints: which features are on and why. It applies the configured sandbox to
+/// its own process (last), so the sandbox line reports what the kernel really enforces.
+pub fn doctor(config: &Config) -> String {
+    let mut lines = vec![format!("quire {}", env!("CARGO_PKG_VERSION"))];
+    let notes = Vault::open(&config.vault, config.max_note_bytes)
+        .map(|vault| Ops::new(vault).overview(&crate::ops::Context::owner()));
+    lines.push(match notes {
+        Ok(Ok(overview)) => format!(
+            "vault:           {} ({} notes)",
+            config.vault.display(),
+            overview.note_count
+        ),
+        Ok(Err(error)) => format!(
+            "vault:           {} (cannot scan: {error})",
+            config.vault.display()
+        ),
+        Err(error) => format!(
+            "vault:           {} (cannot open: {error})",
+            config.vault.display()
+        ),
+    });
+    lines.push(format!("state directory: {}", config.state_dir.display()));
+    lines.push(format!("index:           {}", config.index.display()));
+    lines.push(format!(
+        "transport:       {}",
+        match &config.http {
+            Some(http) if http.auth =>
+                format!("Streamable HTTP on {} with bearer auth", http.listen),
+            Some(http) => format!("Streamable HTTP on {} without auth (loopback)", http.listen),
+            None => "stdio (HTTP when systemd passes a socket)".into(),
+        }
+    ));
+    let env_flag = |name: &str| std::env::var_os(name).is_some();
+    lines.push(format!(
+        "systemd:         {}; socket activation {}; watchdog {}; journald {}",
+        if crate::systemd::under_systemd() {
+            "running under systemd"
+        } else {
+            "not under systemd"
+        },
+        if env_flag("LISTEN_FDS") {
+            "offered"
+        } else {
+            "not offered"
+        },
+        std::env::var("WATCHDOG_USEC")
+            .map_or_else(|_| "off".to_string(), |usec| format!("every {usec} us")),
+        if env_flag("JOURNAL_STREAM") {
+            "in use"
+        } else {
+            "not in use (stderr)"
+        },
+    ));
+    lines.push(
+        "semantic search: off (no embedding model is configured; search is keyword-only)".into(),
+    );
+    let plan = sandbox_plan(config, config.http.is_some());
+    let sandbox = match crate::systemd::apply_sandbox(&plan) {
+        Ok(report) => report.to_string(),
+        Err(error) => error.to_string(),
+    };
+    lines.push(format!(
+        "sandbox:         {sandbox} (sandbox = \"{}\")",
+        match config.sandbox {
+            Sandbox::Required => "required",
+            Sandbox::BestEffort => "best-effort",
+            Sandbox::Off => "off",
+        }
+    ));
+    lines.join("\n") + "\n"
+}

@@ -37,6 +37,8 @@ enum Command {
     },
     /// Validate the configuration and print what Quire would use.
     CheckConfig,
+    /// Say which features are enabled and why: sandbox, systemd, journald, search.
+    Doctor,
 }
 
 const EXIT_RUNTIME: u8 = 1;
@@ -47,7 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig => (None, false),
+        Command::CheckConfig | Command::Doctor => (None, false),
     };
     let overrides = Overrides {
         config: cli.config,
@@ -67,6 +69,10 @@ fn main() -> ExitCode {
     match cli.command {
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
+            ExitCode::SUCCESS
+        }
+        Command::Doctor => {
+            print!("{}", quire::app::doctor(&config));
             ExitCode::SUCCESS
         }
         Command::Serve { .. } => {
