@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, HttpConfig};
 use crate::http::{Auth, HttpSettings};
-use crate::index::VaultWatcher;
+use crate::index::{Index, IndexOptions, VaultWatcher};
 use crate::mcp::{Features, Shared};
-use crate::ops::Ops;
+use crate::ops::{Context, Ops, SearchNotes};
 use crate::vault::Vault;
 
 /// Buffered vault changes per listener before a slow client is told to re-list.
@@ -22,9 +22,14 @@ const CHANGE_BUFFER: usize = 1024;
 /// Serves MCP over HTTP when configured, else over stdio, until shutdown.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     create_state_dir(&config)?;
-    let vault = Vault::open(&config.vault, config.max_note_bytes)
-        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
+    let vault = open_vault(&config)?;
+    // The reconcile runs in the background; tools wait for it, the MCP handshake does not.
+    let index = open_index(&config, &vault, IndexOptions::default())?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+    // The index listens before the watcher starts, so it misses no change.
+    index
+        .follow(changes.subscribe())
+        .context("cannot start following vault changes")?;
     // Without a watcher Quire still serves; clients only miss change notifications.
     let _watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
         Ok(watcher) => Some(watcher),
@@ -34,7 +39,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         }
     };
     let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault)),
+        ops: Arc::new(Ops::new(vault, index)),
         changes,
         features: Features {
             read_only: config.read_only,
@@ -135,6 +140,106 @@ fn print_connection_help(
         "\nTry it:\n  curl -s {url}{curl_auth} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'\n\nClaude Code:\n  claude mcp add --transport http quire {url}{header}\n\n"
     ));
     print!("{text}");
+}
+
+fn open_vault(config: &Config) -> anyhow::Result<Arc<Vault>> {
+    let vault = Vault::open(&config.vault, config.max_note_bytes)
+        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
+    Ok(Arc::new(vault))
+}
+
+fn open_index(config: &Config, vault: &Arc<Vault>, options: IndexOptions) -> anyhow::Result<Index> {
+    if let Some(parent) = config.index.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the index folder {}", parent.display()))?;
+    }
+    Index::open(&config.index, Arc::clone(vault), options)
+        .with_context(|| format!("cannot open the index at {}", config.index.display()))
+}
+
+/// `quire index [--rebuild]`: brings the index up to date with a progress bar on stderr and
+/// returns the summary to print.
+pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    create_state_dir(config)?;
+    let vault = open_vault(config)?;
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} notes ({elapsed}, eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message("indexing");
+    let progress_bar = bar.clone();
+    let options = IndexOptions {
+        rebuild,
+        progress: Some(Box::new(move |done, total| {
+            progress_bar.set_length(total as u64);
+            progress_bar.set_position(done as u64);
+        })),
+    };
+    let index = open_index(config, &vault, options)?;
+    let stats = index.wait_ready().context("the index could not be built")?;
+    bar.finish_and_clear();
+    Ok(format!(
+        "indexed {} notes in {:.2} s: {} read and parsed, {} unchanged, {} removed\n  index: {}\n",
+        stats.notes,
+        stats.elapsed.as_secs_f64(),
+        stats.parsed,
+        stats.unchanged,
+        stats.removed,
+        config.index.display()
+    ))
+}
+
+/// `quire search QUERY [--json]`: brings the index up to date, then runs one keyword search.
+pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::Result<String> {
+    create_state_dir(config)?;
+    let vault = open_vault(config)?;
+    let index = open_index(config, &vault, IndexOptions::default())?;
+    let ops = Ops::new(vault, index);
+    let found = ops.search(
+        &Context::owner(),
+        SearchNotes {
+            query: query.to_string(),
+            limit: Some(limit),
+            ..SearchNotes::default()
+        },
+    )?;
+    if json {
+        let results: Vec<serde_json::Value> = found
+            .results
+            .iter()
+            .map(|hit| {
+                serde_json::json!({
+                    "path": hit.path,
+                    "title": hit.title,
+                    "score": hit.score,
+                    "snippet": hit.snippet,
+                    "bytes": hit.bytes,
+                    "modified": hit.modified,
+                    "tags": hit.tags,
+                })
+            })
+            .collect();
+        let document = serde_json::json!({
+            "results": results,
+            "search_mode": found.search_mode,
+            "reranked": found.reranked,
+        });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&document)?));
+    }
+    if found.results.is_empty() {
+        return Ok(format!("no notes match {query:?}\n"));
+    }
+    let mut out = String::new();
+    for hit in &found.results {
+        out.push_str(&format!("{}  ({:.2})\n", hit.path, hit.score));
+        if !hit.snippet.is_empty() {
+            out.push_str(&format!("    {}\n", hit.snippet));
+        }
+    }
+    Ok(out)
 }
 
 /// The state directory holds derived data only; it is private to the service user.

@@ -37,6 +37,23 @@ enum Command {
     },
     /// Validate the configuration and print what Quire would use.
     CheckConfig,
+    /// Bring the search index up to date with the vault (only changed notes are read).
+    Index {
+        /// Delete the index and build it again from every note.
+        #[arg(long)]
+        rebuild: bool,
+    },
+    /// Keyword-search the vault and print the best matches.
+    Search {
+        /// The search text: words, "exact phrases", prefix*, -excluded, a OR b.
+        query: String,
+        /// Print the results as JSON (the shape vault_search returns).
+        #[arg(long)]
+        json: bool,
+        /// How many results to print (1-1000).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
 }
 
 const EXIT_RUNTIME: u8 = 1;
@@ -46,7 +63,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig => (None, false),
+        Command::CheckConfig | Command::Index { .. } | Command::Search { .. } => (None, false),
     };
     let overrides = Overrides {
         config: cli.config,
@@ -68,6 +85,14 @@ fn main() -> ExitCode {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
         }
+        Command::Index { rebuild } => {
+            quire::telemetry::init_quiet();
+            finish(quire::app::index(&config, rebuild))
+        }
+        Command::Search { query, json, limit } => {
+            quire::telemetry::init_quiet();
+            finish(quire::app::search(&config, &query, json, limit))
+        }
         Command::Serve { .. } => {
             quire::telemetry::init();
             let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -87,6 +112,20 @@ fn main() -> ExitCode {
                     ExitCode::from(EXIT_RUNTIME)
                 }
             }
+        }
+    }
+}
+
+/// Prints a command's output, or its error with the runtime-error exit code.
+fn finish(outcome: anyhow::Result<String>) -> ExitCode {
+    match outcome {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("quire: {error:#}");
+            ExitCode::from(EXIT_RUNTIME)
         }
     }
 }
