@@ -341,6 +341,12 @@ impl Index {
         self.read(|connection| read::note_paths(connection, filter))
     }
 
+    /// Every fact the index holds as sorted text lines, independent of row ids; for tests and
+    /// diagnostics that compare two indexes of the same vault.
+    pub fn dump(&self) -> Result<Vec<String>, IndexError> {
+        self.read(read::dump)
+    }
+
     /// A snippet of the note's body around the query's words, read from the vault now; empty when
     /// the note cannot be read.
     pub fn snippet(&self, path: &str, query: &MatchQuery) -> String {

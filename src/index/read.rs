@@ -551,3 +551,34 @@ pub fn note_paths(connection: &Connection, filter: &NoteFilter) -> rusqlite::Res
     let rows = statement.query_map(params_from_iter(conditions.params), |row| row.get(0))?;
     rows.collect()
 }
+
+/// Every fact the index holds, one sorted line each, with row ids replaced by paths: two indexes
+/// of the same vault dump the same lines however they were built.
+pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
+    connection.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.notes_terms USING fts5vocab(main, notes_fts, instance)",
+    )?;
+    let mut lines = Vec::new();
+    let queries = [
+        "SELECT 'note ' || path || ' size=' || size || ' mtime=' || mtime || ' hash=' || hash
+            || ' type=' || ifnull(type, '-') || ' created=' || created || ' tags=' || tags
+            || ' properties=' || properties FROM notes",
+        "SELECT 'tag ' || n.path || ' ' || t.lower || ' ' || t.tag FROM tags t JOIN notes n ON n.id = t.note_id",
+        "SELECT 'property ' || n.path || ' ' || p.key || ' ' || p.key_lower || ' = ' || ifnull(p.value, 'NULL')
+            || ' / ' || ifnull(p.value_lower, 'NULL') || ' / ' || ifnull(p.number, 'NULL')
+            FROM properties p JOIN notes n ON n.id = p.note_id",
+        "SELECT 'term ' || n.path || ' ' || v.col || ' ' || v.offset || ' ' || v.term
+            FROM temp.notes_terms v JOIN notes n ON n.id = v.doc",
+        "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
+            WHERE v.doc NOT IN (SELECT id FROM notes)",
+    ];
+    for sql in queries {
+        let mut statement = connection.prepare(sql)?;
+        let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+        for row in rows {
+            lines.push(row?);
+        }
+    }
+    lines.sort();
+    Ok(lines)
+}

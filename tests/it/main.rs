@@ -2,6 +2,9 @@
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
 mod config;
+mod index_consistency;
 mod markdown_oracle;
+mod search;
 mod tidy;
 mod vault_paths;
+mod watcher;
