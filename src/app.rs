@@ -73,6 +73,7 @@ async fn serve_http(config: &Config, http: &HttpConfig, shared: Arc<Shared>) -> 
         public_url: http.public_url.clone(),
         allowed_hosts: http.allowed_hosts.clone(),
         auth,
+        max_note_bytes: config.max_note_bytes,
     };
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await

@@ -29,6 +29,9 @@ pub struct HttpSettings {
     pub public_url: Option<Url>,
     pub allowed_hosts: Vec<String>,
     pub auth: Auth,
+    /// The note size cap; request bodies may be a little over twice it (JSON escaping), so a
+    /// note just over the cap reaches `ops` and gets a `too_large` tool error, not a bare 413.
+    pub max_note_bytes: u64,
 }
 
 impl HttpSettings {
@@ -87,12 +90,18 @@ pub async fn serve(
         .await
 }
 
+fn request_body_limit(max_note_bytes: u64) -> usize {
+    const ENVELOPE: u64 = 1024 * 1024;
+    usize::try_from(max_note_bytes.saturating_mul(2).saturating_add(ENVELOPE)).unwrap_or(usize::MAX)
+}
+
 /// The whole HTTP surface. `cancel` ends every MCP session (for shutdown).
 pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: CancellationToken) -> Router {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(settings.hosts())
         .with_allowed_origins(settings.origins())
         .enforce_origin_validation()
+        .with_max_request_body_bytes(request_body_limit(settings.max_note_bytes))
         .with_cancellation_token(cancel);
     let mcp_service = StreamableHttpService::new(
         move || Ok(QuireServer::new(Arc::clone(&shared))),

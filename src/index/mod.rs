@@ -196,6 +196,16 @@ impl Index {
         answer.recv().map_err(|_| IndexError::WriterStopped)?
     }
 
+    /// Makes the index agree with the disk below `folder` (the whole vault for `None`) right now,
+    /// reading only notes whose size or modification time differ. For listings that must show
+    /// files written a moment ago by someone else, before the watcher has reported them.
+    pub fn sync_folder(&self, folder: Option<&VaultPath>) -> Result<(), IndexError> {
+        match folder {
+            Some(folder) => self.refresh(vec![folder.to_string()]),
+            None => self.reconcile().map(|_| ()),
+        }
+    }
+
     /// Reconciles the whole vault again (size and time first, then hashes), as at startup.
     pub fn reconcile(&self) -> Result<ReconcileStats, IndexError> {
         let (reply, answer) = mpsc::channel();

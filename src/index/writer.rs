@@ -205,13 +205,15 @@ impl Writer {
             self.connection.execute_batch("PRAGMA optimize")?;
         }
         stats.elapsed = started.elapsed();
-        tracing::info!(
-            notes = stats.notes,
-            parsed = stats.parsed,
-            removed = stats.removed,
-            elapsed_ms = stats.elapsed.as_millis() as u64,
-            "the index is up to date"
-        );
+        if stats.parsed + stats.removed > 0 || progress.is_some() {
+            tracing::info!(
+                notes = stats.notes,
+                parsed = stats.parsed,
+                removed = stats.removed,
+                elapsed_ms = stats.elapsed.as_millis() as u64,
+                "the index is up to date"
+            );
+        }
         Ok(stats)
     }
 

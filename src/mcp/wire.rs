@@ -1,5 +1,8 @@
 //! MCP wire types: tool parameters and structured results, with their JSON schemas.
 //!
+//! Optional parameters are schema-typed as their plain type (not `["string", "null"]`) so clients
+//! that map tool schemas onto single-type dialects accept them; absent means "use the default".
+//!
 //! These are the only serialisable shapes of the tool surface; they convert to and from the plain
 //! data of `ops`. Field names follow DESIGN's contract and must not change without a reason.
 
@@ -21,15 +24,23 @@ pub struct ReadNoteParams {
     #[serde(default)]
     pub outline: bool,
     /// Return only this heading's section (heading line, body and subsections). Matched exactly, then case-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub heading: Option<String>,
     /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
     #[schemars(range(min = 1, max = 6))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
     /// First line to return, 1-based. Use with `limit` to page through long notes.
     #[schemars(range(min = 1))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub start_line: Option<u64>,
     /// Number of lines to return from `start_line`.
     #[schemars(range(min = 1))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
     pub limit: Option<u64>,
 }
 
@@ -54,18 +65,24 @@ pub struct ReadNoteResult {
     pub total_lines: usize,
     /// The note text (whole, the requested lines, or the heading's section).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub content: Option<String>,
     /// The properties as JSON (empty object when the note has none).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<OutlineEntry>")]
     pub outline: Option<Vec<OutlineEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// Present when more lines follow: pass it as `start_line` to continue.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
     pub next_start_line: Option<usize>,
 }
 
@@ -105,11 +122,15 @@ pub struct WriteNoteParams {
     /// The note's markdown text (after the properties block, if `properties` is given).
     pub body: String,
     /// Properties to write as the YAML frontmatter block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     /// Replace an existing note. Requires `expected_revision`.
     #[serde(default)]
     pub overwrite: bool,
     /// The revision you last read; the write fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
 }
 
@@ -140,13 +161,21 @@ impl From<ops::WrittenNote> for WriteNoteResult {
 #[serde(deny_unknown_fields)]
 pub struct ListNotesParams {
     /// Only notes in this folder and below, e.g. "Projects". Omit for the whole vault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub folder: Option<String>,
     /// Glob on the vault-relative path ("Daily/*.md", "**/Meeting*.md"); without '/' it matches file names at any depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub glob: Option<String>,
     /// Page size, 1-1000 (default 50).
     #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub cursor: Option<String>,
 }
 
@@ -166,6 +195,7 @@ pub struct ListNotesResult {
     pub notes: Vec<NoteSummary>,
     /// Present when more notes follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -194,6 +224,8 @@ pub struct DeleteNoteParams {
     /// Vault-relative path of the note to move to the trash.
     pub path: String,
     /// The revision you last read; the delete fails with `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub expected_revision: Option<String>,
     /// Also remove folders left empty by the delete.
     #[serde(default)]

@@ -293,11 +293,19 @@ impl Ops {
 
     /// Notes in path order, from the index (so the listing agrees with search), filtered by
     /// folder and glob, resuming after the cursor's path.
+    ///
+    /// A listing shows the disk as it is now, also for files written by someone else a moment
+    /// ago that the watcher has not reported yet: the folder is first re-checked by size and
+    /// modification time (only changed notes are read), as the scan-based listing did.
     pub fn list_notes(&self, _ctx: &Context, request: ListNotes) -> Result<NoteList, OpsError> {
         let folder = self.check_folder(request.folder.as_deref())?;
         let matcher = request.glob.as_deref().map(compile_glob).transpose()?;
         let limit = check_limit(request.limit)?;
         let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
+        let folder_path = folder.as_deref().map(parse_path).transpose()?;
+        self.index
+            .sync_folder(folder_path.as_ref())
+            .map_err(internal)?;
         let filter = NoteFilter {
             folder,
             ..NoteFilter::default()

@@ -160,3 +160,57 @@ fn systemd_state_directory_wins() {
     .expect("valid");
     assert_eq!(config.state_dir, setup.path("var/lib/quire"));
 }
+
+#[test]
+fn no_auth_only_on_loopback_and_only_with_http() {
+    let setup = Setup::new();
+    let load = |listen: Option<&str>, no_auth: bool| {
+        Config::load(
+            &Overrides {
+                vault: Some(setup.path("Notes")),
+                http_listen: listen.map(str::to_string),
+                no_auth,
+                ..Overrides::default()
+            },
+            &setup.env(),
+            &tools(),
+        )
+    };
+    assert!(load(Some("127.0.0.1:8787"), true).is_ok());
+    assert!(load(Some("[::1]:8787"), true).is_ok());
+    let error = load(Some("0.0.0.0:8787"), true)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        error.contains("--no-auth") && error.contains("0.0.0.0"),
+        "{error}"
+    );
+    let with_token = load(Some("0.0.0.0:8787"), false).expect("token auth may bind anywhere");
+    assert!(with_token.http.is_some_and(|http| http.auth));
+    assert!(
+        load(None, true).is_err(),
+        "--no-auth without HTTP is a mistake"
+    );
+    let error = load(Some("localhost"), false)
+        .expect_err("not an address")
+        .to_string();
+    assert!(error.contains("http.listen"), "{error}");
+}
+
+#[test]
+fn unknown_tool_names_fail_startup() {
+    check_error(
+        "[vault]\npath = \"Notes\"\n[features]\ndisabled_tools = [\"vault_delete_notes\"]\n",
+        &[
+            "features.disabled_tools",
+            "vault_delete_notes",
+            "vault_delete_note",
+        ],
+    );
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[features]\nread_only = true\ndisabled_tools = [\"vault_delete_note\"]\n")
+        .expect("valid");
+    assert!(config.read_only);
+    assert_eq!(config.disabled_tools, vec!["vault_delete_note".to_string()]);
+}

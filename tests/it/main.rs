@@ -2,6 +2,7 @@
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
 mod config;
+mod http;
 mod index_consistency;
 mod markdown_oracle;
 mod search;
