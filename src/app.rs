@@ -15,9 +15,9 @@ use std::time::Duration;
 use crate::config::{Config, HttpConfig, Sandbox};
 use crate::health::Health;
 use crate::http::{Auth, HttpSettings};
-use crate::index::VaultWatcher;
+use crate::index::{Index, IndexOptions, VaultWatcher};
 use crate::mcp::{Features, Shared};
-use crate::ops::Ops;
+use crate::ops::{Context, Ops, SearchNotes};
 use crate::systemd::{SandboxMode, SandboxPlan, ServiceNotifier};
 use crate::vault::Vault;
 
@@ -35,6 +35,10 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 /// runtime starts inherits it.
 pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>> {
     create_state_dir(config)?;
+    if let Some(index_dir) = config.index.parent() {
+        std::fs::create_dir_all(index_dir)
+            .with_context(|| format!("cannot create the index folder {}", index_dir.display()))?;
+    }
     let inherited = crate::systemd::inherited_listener()?;
     let plan = sandbox_plan(config, inherited.is_none());
     let report = crate::systemd::apply_sandbox(&plan)?;
@@ -80,9 +84,15 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
     let notifier = ServiceNotifier;
     let health = Arc::new(Health::default());
     notifier.status("opening the vault");
-    let vault = Vault::open(&config.vault, config.max_note_bytes)
-        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
+    let vault = open_vault(&config)?;
+    // The reconcile runs in the background; tools wait for it, the MCP handshake does not.
+    notifier.status("opening the index");
+    let index = open_index(&config, &vault, IndexOptions::default())?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+    // The index listens before the watcher starts, so it misses no change.
+    index
+        .follow(changes.subscribe())
+        .context("cannot start following vault changes")?;
     // Without a watcher Quire still serves; clients only miss change notifications.
     let watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
         Ok(watcher) => Some(watcher),
@@ -105,7 +115,7 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
         });
     }
     let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault)),
+        ops: Arc::new(Ops::new(vault, index)),
         changes,
         features: Features {
             read_only: config.read_only,
@@ -253,6 +263,106 @@ fn print_connection_help(
     print!("{text}");
 }
 
+fn open_vault(config: &Config) -> anyhow::Result<Arc<Vault>> {
+    let vault = Vault::open(&config.vault, config.max_note_bytes)
+        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
+    Ok(Arc::new(vault))
+}
+
+fn open_index(config: &Config, vault: &Arc<Vault>, options: IndexOptions) -> anyhow::Result<Index> {
+    if let Some(parent) = config.index.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the index folder {}", parent.display()))?;
+    }
+    Index::open(&config.index, Arc::clone(vault), options)
+        .with_context(|| format!("cannot open the index at {}", config.index.display()))
+}
+
+/// `quire index [--rebuild]`: brings the index up to date with a progress bar on stderr and
+/// returns the summary to print.
+pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    create_state_dir(config)?;
+    let vault = open_vault(config)?;
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} notes ({elapsed}, eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message("indexing");
+    let progress_bar = bar.clone();
+    let options = IndexOptions {
+        rebuild,
+        progress: Some(Box::new(move |done, total| {
+            progress_bar.set_length(total as u64);
+            progress_bar.set_position(done as u64);
+        })),
+    };
+    let index = open_index(config, &vault, options)?;
+    let stats = index.wait_ready().context("the index could not be built")?;
+    bar.finish_and_clear();
+    Ok(format!(
+        "indexed {} notes in {:.2} s: {} read and parsed, {} unchanged, {} removed\n  index: {}\n",
+        stats.notes,
+        stats.elapsed.as_secs_f64(),
+        stats.parsed,
+        stats.unchanged,
+        stats.removed,
+        config.index.display()
+    ))
+}
+
+/// `quire search QUERY [--json]`: brings the index up to date, then runs one keyword search.
+pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::Result<String> {
+    create_state_dir(config)?;
+    let vault = open_vault(config)?;
+    let index = open_index(config, &vault, IndexOptions::default())?;
+    let ops = Ops::new(vault, index);
+    let found = ops.search(
+        &Context::owner(),
+        SearchNotes {
+            query: query.to_string(),
+            limit: Some(limit),
+            ..SearchNotes::default()
+        },
+    )?;
+    if json {
+        let results: Vec<serde_json::Value> = found
+            .results
+            .iter()
+            .map(|hit| {
+                serde_json::json!({
+                    "path": hit.path,
+                    "title": hit.title,
+                    "score": hit.score,
+                    "snippet": hit.snippet,
+                    "bytes": hit.bytes,
+                    "modified": hit.modified,
+                    "tags": hit.tags,
+                })
+            })
+            .collect();
+        let document = serde_json::json!({
+            "results": results,
+            "search_mode": found.search_mode,
+            "reranked": found.reranked,
+        });
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&document)?));
+    }
+    if found.results.is_empty() {
+        return Ok(format!("no notes match {query:?}\n"));
+    }
+    let mut out = String::new();
+    for hit in &found.results {
+        out.push_str(&format!("{}  ({:.2})\n", hit.path, hit.score));
+        if !hit.snippet.is_empty() {
+            out.push_str(&format!("    {}\n", hit.snippet));
+        }
+    }
+    Ok(out)
+}
+
 /// The state directory holds derived data only; it is private to the service user.
 fn create_state_dir(config: &Config) -> anyhow::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -301,13 +411,18 @@ pub fn describe(config: &Config) -> String {
 /// its own process (last), so the sandbox line reports what the kernel really enforces.
 pub fn doctor(config: &Config) -> String {
     let mut lines = vec![format!("quire {}", env!("CARGO_PKG_VERSION"))];
-    let notes = Vault::open(&config.vault, config.max_note_bytes)
-        .map(|vault| Ops::new(vault).overview(&crate::ops::Context::owner()));
+    let notes = Vault::open(&config.vault, config.max_note_bytes).map(|vault| {
+        vault.scan(None).map(|files| {
+            files
+                .iter()
+                .filter(|file| file.path.extension().as_deref() == Some("md"))
+                .count()
+        })
+    });
     lines.push(match notes {
-        Ok(Ok(overview)) => format!(
-            "vault:           {} ({} notes)",
-            config.vault.display(),
-            overview.note_count
+        Ok(Ok(count)) => format!(
+            "vault:           {} ({count} notes)",
+            config.vault.display()
         ),
         Ok(Err(error)) => format!(
             "vault:           {} (cannot scan: {error})",
@@ -318,8 +433,23 @@ pub fn doctor(config: &Config) -> String {
             config.vault.display()
         ),
     });
+    lines.push(format!(
+        "index:           {} ({})",
+        config.index.display(),
+        std::fs::metadata(&config.index).map_or_else(
+            |_| "not built yet; `quire index` or `quire serve` builds it".to_string(),
+            |meta| format!("{} KiB", meta.len() / 1024)
+        )
+    ));
     lines.push(format!("state directory: {}", config.state_dir.display()));
-    lines.push(format!("index:           {}", config.index.display()));
+    lines.push(format!(
+        "index:           {} ({})",
+        config.index.display(),
+        std::fs::metadata(&config.index).map_or_else(
+            |_| "not built yet; `quire index` or `quire serve` builds it".to_string(),
+            |meta| format!("{} KiB", meta.len() / 1024)
+        )
+    ));
     lines.push(format!(
         "transport:       {}",
         match &config.http {

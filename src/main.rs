@@ -39,6 +39,23 @@ enum Command {
     CheckConfig,
     /// Say which features are enabled and why: sandbox, systemd, journald, search.
     Doctor,
+    /// Bring the search index up to date with the vault (only changed notes are read).
+    Index {
+        /// Delete the index and build it again from every note.
+        #[arg(long)]
+        rebuild: bool,
+    },
+    /// Keyword-search the vault and print the best matches.
+    Search {
+        /// The search text: words, "exact phrases", prefix*, -excluded, a OR b.
+        query: String,
+        /// Print the results as JSON (the shape vault_search returns).
+        #[arg(long)]
+        json: bool,
+        /// How many results to print (1-1000).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
 }
 
 const EXIT_RUNTIME: u8 = 1;
@@ -49,7 +66,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig | Command::Doctor => (None, false),
+        Command::CheckConfig | Command::Doctor | Command::Index { .. } | Command::Search { .. } => {
+            (None, false)
+        }
     };
     let overrides = Overrides {
         config: cli.config,
@@ -74,6 +93,14 @@ fn main() -> ExitCode {
         Command::Doctor => {
             print!("{}", quire::app::doctor(&config));
             ExitCode::SUCCESS
+        }
+        Command::Index { rebuild } => {
+            quire::telemetry::init_quiet();
+            finish(quire::app::index(&config, rebuild))
+        }
+        Command::Search { query, json, limit } => {
+            quire::telemetry::init_quiet();
+            finish(quire::app::search(&config, &query, json, limit))
         }
         Command::Serve { .. } => {
             quire::telemetry::init();
@@ -107,6 +134,20 @@ fn main() -> ExitCode {
                     ExitCode::from(EXIT_RUNTIME)
                 }
             }
+        }
+    }
+}
+
+/// Prints a command's output, or its error with the runtime-error exit code.
+fn finish(outcome: anyhow::Result<String>) -> ExitCode {
+    match outcome {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("quire: {error:#}");
+            ExitCode::from(EXIT_RUNTIME)
         }
     }
 }

@@ -12,11 +12,21 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 pub fn init() {
+    init_with_default("info,rmcp=warn");
+}
+
+/// For one-shot commands whose own output says what happened: warnings and errors only, unless
+/// `QUIRE_LOG` asks for more.
+pub fn init_quiet() {
+    init_with_default("warn");
+}
+
+fn init_with_default(default: &str) {
     let filter = std::env::var("QUIRE_LOG")
         .ok()
         .and_then(|value| EnvFilter::try_new(value).ok())
         .or_else(|| EnvFilter::try_from_default_env().ok())
-        .unwrap_or_else(|| EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|| EnvFilter::new(default));
     // systemd sets JOURNAL_STREAM when stderr is connected to the journal: log natively there,
     // with each tracing field as its own journal field (TOOL=, PATH=, ...).
     let journald = std::env::var_os("JOURNAL_STREAM")

@@ -1,8 +1,377 @@
-//! Derived state about the vault, kept current from the file system. Today: the watcher that turns
-//! file-system events into `VaultChange`s. The SQLite index will live here too.
+//! Derived state about the vault, kept current from the file system: the SQLite index (notes,
+//! full-text search, tags, properties) and the watcher that reports changes to it.
 //!
-//! Nothing here is a source of truth: it only observes the vault, and it never writes to it.
+//! Nothing here is a source of truth. The index only observes the vault and never writes to it;
+//! deleting `index.db` loses nothing, and an index with another schema version is rebuilt, never
+//! migrated. One writer thread owns the only writable connection (commands over a channel);
+//! queries run on pooled read-only connections from blocking threads, never on the async
+//! executor. Every query waits until the startup reconcile has finished, so the first answer
+//! already reflects the whole vault. This module may use `markdown` and `vault`, never `ops`/`mcp`.
 
+mod document;
+mod query_text;
+mod read;
+mod schema;
+mod snippet;
 mod watcher;
+mod writer;
 
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use tokio::sync::broadcast;
+
+pub use document::{number_in, parse_date_time};
+pub use query_text::MatchQuery;
+pub use read::{
+    Count, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue, RecentOrder, SearchHit,
+    SearchPage, SearchPosition, TagFilter, TimeRange,
+};
+pub use schema::SCHEMA_VERSION;
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
+pub use writer::ProgressFn;
+
+use crate::markdown::frontmatter;
+use crate::vault::{Vault, VaultPath};
+use writer::{Command, Writer};
+
+/// Read connections kept open between queries.
+const IDLE_READERS: usize = 4;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the index database failed: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot scan the vault: {0}")]
+    Scan(String),
+    #[error("the index writer has stopped")]
+    WriterStopped,
+    #[error("the initial index reconcile failed: {0}")]
+    ReconcileFailed(String),
+    #[error("cannot start the index writer thread: {0}")]
+    Thread(#[source] std::io::Error),
+}
+
+/// What a reconcile found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReconcileStats {
+    /// Notes in the vault.
+    pub notes: usize,
+    /// Notes read and parsed because they were new or their bytes changed.
+    pub parsed: usize,
+    /// Notes dropped from the index because they left the vault.
+    pub removed: usize,
+    /// Notes skipped because their size and modification time were unchanged.
+    pub unchanged: usize,
+    pub elapsed: Duration,
+}
+
+/// How to open the index.
+#[derive(Default)]
+pub struct IndexOptions {
+    /// Delete the database and index every note again.
+    pub rebuild: bool,
+    /// Told how far the startup reconcile has come.
+    pub progress: Option<ProgressFn>,
+}
+
+/// Whether the startup reconcile has finished; queries wait for it.
+pub(crate) struct Gate {
+    state: Mutex<Option<Result<ReconcileStats, String>>>,
+    opened: Condvar,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            state: Mutex::new(None),
+            opened: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Result<ReconcileStats, String>>> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn open(&self, outcome: Result<ReconcileStats, IndexError>) {
+        if let Err(error) = &outcome {
+            tracing::error!(%error, "the index could not be brought up to date");
+        }
+        *self.lock() = Some(outcome.map_err(|error| error.to_string()));
+        self.opened.notify_all();
+    }
+
+    fn wait(&self) -> Result<ReconcileStats, IndexError> {
+        let mut state = self.lock();
+        loop {
+            match &*state {
+                Some(Ok(stats)) => return Ok(stats.clone()),
+                Some(Err(message)) => return Err(IndexError::ReconcileFailed(message.clone())),
+                None => {
+                    state = self
+                        .opened
+                        .wait(state)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                }
+            }
+        }
+    }
+}
+
+/// A handle on the index; cheap to clone. The writer stops when the last handle is dropped.
+#[derive(Clone)]
+pub struct Index {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    db_path: PathBuf,
+    vault: Arc<Vault>,
+    commands: mpsc::Sender<Command>,
+    readers: Mutex<Vec<Connection>>,
+    gate: Arc<Gate>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Index")
+            .field("db_path", &self.shared.db_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Index {
+    /// Opens (or creates, or rebuilds) the index at `db_path` and starts reconciling it with the
+    /// vault in the background. Queries wait until that has finished; `wait_ready` reports it.
+    pub fn open(
+        db_path: &Path,
+        vault: Arc<Vault>,
+        options: IndexOptions,
+    ) -> Result<Index, IndexError> {
+        let (connection, _created) = schema::open_writer(db_path, vault.root(), options.rebuild)?;
+        let (commands, receiver) = mpsc::channel();
+        let gate = Arc::new(Gate::new());
+        let writer = Writer {
+            connection,
+            vault: Arc::clone(&vault),
+        };
+        let writer_gate = Arc::clone(&gate);
+        let progress = options.progress;
+        std::thread::Builder::new()
+            .name("quire-index-writer".into())
+            .spawn(move || writer.run(receiver, writer_gate, progress))
+            .map_err(IndexError::Thread)?;
+        Ok(Index {
+            shared: Arc::new(Shared {
+                db_path: db_path.to_path_buf(),
+                vault,
+                commands,
+                readers: Mutex::new(Vec::new()),
+                gate,
+            }),
+        })
+    }
+
+    /// Blocks until the startup reconcile has finished and reports what it did.
+    pub fn wait_ready(&self) -> Result<ReconcileStats, IndexError> {
+        self.shared.gate.wait()
+    }
+
+    /// Brings the given vault-relative paths (notes or folders, present or gone) in line with the
+    /// disk, and returns once the index reflects them.
+    pub fn refresh(&self, paths: Vec<String>) -> Result<(), IndexError> {
+        let (reply, answer) = mpsc::channel();
+        self.shared
+            .commands
+            .send(Command::Refresh {
+                paths,
+                reply: Some(reply),
+            })
+            .map_err(|_| IndexError::WriterStopped)?;
+        answer.recv().map_err(|_| IndexError::WriterStopped)?
+    }
+
+    /// Makes the index agree with the disk below `folder` (the whole vault for `None`) right now,
+    /// reading only notes whose size or modification time differ. For listings that must show
+    /// files written a moment ago by someone else, before the watcher has reported them.
+    pub fn sync_folder(&self, folder: Option<&VaultPath>) -> Result<(), IndexError> {
+        match folder {
+            Some(folder) => self.refresh(vec![folder.to_string()]),
+            None => self.reconcile().map(|_| ()),
+        }
+    }
+
+    /// Reconciles the whole vault again (size and time first, then hashes), as at startup.
+    pub fn reconcile(&self) -> Result<ReconcileStats, IndexError> {
+        let (reply, answer) = mpsc::channel();
+        self.shared
+            .commands
+            .send(Command::Reconcile { reply })
+            .map_err(|_| IndexError::WriterStopped)?;
+        answer.recv().map_err(|_| IndexError::WriterStopped)?
+    }
+
+    /// Applies vault changes from the watcher on a thread of its own, batching bursts, until the
+    /// channel closes. A listener that fell behind reconciles the whole vault instead.
+    pub fn follow(
+        &self,
+        mut changes: broadcast::Receiver<VaultChange>,
+    ) -> Result<std::thread::JoinHandle<()>, IndexError> {
+        let index = self.clone();
+        std::thread::Builder::new()
+            .name("quire-index-follow".into())
+            .spawn(move || {
+                loop {
+                    let mut lagged = false;
+                    let mut paths = Vec::new();
+                    match changes.blocking_recv() {
+                        Ok(change) => paths.push(change.path),
+                        Err(broadcast::error::RecvError::Lagged(_)) => lagged = true,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    }
+                    loop {
+                        match changes.try_recv() {
+                            Ok(change) => paths.push(change.path),
+                            Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+                            Err(_) => break,
+                        }
+                    }
+                    let outcome = if lagged {
+                        index.reconcile().map(|_| ())
+                    } else {
+                        index.refresh(paths)
+                    };
+                    match outcome {
+                        Ok(()) => {}
+                        Err(IndexError::WriterStopped) => return,
+                        Err(error) => tracing::error!(%error, "cannot apply vault changes"),
+                    }
+                }
+            })
+            .map_err(IndexError::Thread)
+    }
+
+    fn read<T>(
+        &self,
+        query: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, IndexError> {
+        self.wait_ready()?;
+        let pooled = self
+            .shared
+            .readers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
+        let connection = match pooled {
+            Some(connection) => connection,
+            None => schema::open_reader(&self.shared.db_path)?,
+        };
+        let outcome = query(&connection);
+        let mut readers = self
+            .shared
+            .readers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if readers.len() < IDLE_READERS {
+            readers.push(connection);
+        }
+        Ok(outcome?)
+    }
+
+    /// Ranked full-text search (see `read::search`).
+    pub fn search(
+        &self,
+        query: &MatchQuery,
+        filter: &NoteFilter,
+        start: Option<SearchPosition>,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<SearchPage, IndexError> {
+        self.read(|connection| read::search(connection, query, filter, start, limit, keep))
+    }
+
+    /// Notes matching `filter` in path order, after the path `after`.
+    pub fn list_by_path(
+        &self,
+        filter: &NoteFilter,
+        after: Option<&str>,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<Page<NoteRow, String>, IndexError> {
+        self.read(|connection| read::list_by_path(connection, filter, after, limit, keep))
+    }
+
+    /// Notes matching `filter`, newest first.
+    pub fn list_recent(
+        &self,
+        filter: &NoteFilter,
+        order: RecentOrder,
+        offset: usize,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<Page<NoteRow, usize>, IndexError> {
+        self.read(|connection| read::list_recent(connection, filter, order, offset, limit, keep))
+    }
+
+    pub fn tag_counts(
+        &self,
+        filter: &NoteFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page<Count, usize>, IndexError> {
+        self.read(|connection| read::tag_counts(connection, filter, offset, limit))
+    }
+
+    pub fn property_key_counts(
+        &self,
+        filter: &NoteFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page<Count, usize>, IndexError> {
+        self.read(|connection| read::property_key_counts(connection, filter, offset, limit))
+    }
+
+    pub fn property_value_counts(
+        &self,
+        key: &str,
+        filter: &NoteFilter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Page<Count, usize>, IndexError> {
+        self.read(|connection| read::property_value_counts(connection, key, filter, offset, limit))
+    }
+
+    /// Every indexed note path matching `filter`, in path order.
+    pub fn note_paths(&self, filter: &NoteFilter) -> Result<Vec<String>, IndexError> {
+        self.read(|connection| read::note_paths(connection, filter))
+    }
+
+    /// Every fact the index holds as sorted text lines, independent of row ids; for tests and
+    /// diagnostics that compare two indexes of the same vault.
+    pub fn dump(&self) -> Result<Vec<String>, IndexError> {
+        self.read(read::dump)
+    }
+
+    /// A snippet of the note's body around the query's words, read from the vault now; empty when
+    /// the note cannot be read.
+    pub fn snippet(&self, path: &str, query: &MatchQuery) -> String {
+        let Ok(path) = VaultPath::parse(path) else {
+            return String::new();
+        };
+        let Ok(file) = self.shared.vault.read(&path) else {
+            return String::new();
+        };
+        let text = String::from_utf8_lossy(&file.bytes);
+        snippet::snippet(frontmatter::split(&text).body, &query.highlight)
+    }
+}
+
+/// Parses any client query text into FTS5 expressions; never fails.
+pub fn parse_query(text: &str) -> MatchQuery {
+    query_text::parse(text)
+}

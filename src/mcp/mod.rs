@@ -515,6 +515,283 @@ Errors: invalid_properties (the existing block is not valid YAML or not a mappin
         })
         .await
     }
+    #[tool(
+        name = "vault_search",
+        description = "Full-text search of the vault's notes, ranked by relevance (BM25 over title, aliases, headings, properties and body). Use to find notes about a topic when you do not know their paths. \
+`query` takes words (every word must occur; when no note has them all, notes with any of them are returned and `matched_any_word` is true), \"exact phrases\", prefix*, -excluded words and `a OR b`; any text is safe. \
+Narrow with `filters` {folder, tags, properties, type, created, modified (each date filter: before/on/after, YYYY-MM-DD)}; an empty query lists the notes matching the filters, newest first. Obsidian's excluded files are left out. \
+Returns `results` [{path, title, score, snippet, bytes, modified, tags}], `search_mode` (\"keyword\"), `reranked`, and `next_cursor` when more follow. \
+Errors: invalid_argument (bad date, limit or cursor), not_found (folder), invalid_path.",
+        annotations(
+            title = "Search notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search(
+        &self,
+        Parameters(params): Parameters<SearchParams>,
+    ) -> Result<Json<SearchResult>, String> {
+        let filters = params.filters.unwrap_or_default();
+        let request = ops::SearchNotes {
+            query: params.query,
+            filters: ops::SearchFilters {
+                folder: filters.folder,
+                tags: filters.tags.unwrap_or_default(),
+                properties: filters.properties.unwrap_or_default(),
+                note_type: filters.note_type,
+                created: filters.created.map(Into::into),
+                modified: filters.modified.map(Into::into),
+            },
+            limit: params.limit,
+            cursor: params.cursor,
+            mode: match params.mode {
+                SearchModeParam::Auto => ops::SearchMode::Auto,
+                SearchModeParam::Keyword => ops::SearchMode::Keyword,
+                SearchModeParam::Semantic => ops::SearchMode::Semantic,
+                SearchModeParam::Hybrid => ops::SearchMode::Hybrid,
+            },
+        };
+        self.run("vault_search", move |ops, ctx| ops.search(ctx, request))
+            .await
+    }
+
+    #[tool(
+        name = "vault_grep",
+        description = "Find the lines of notes that contain a text or match a regular expression. Use for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. \
+Case is ignored unless `case_sensitive`; `regex: true` reads `pattern` as a Rust regular expression; `folder` limits the scope. Obsidian's excluded files are skipped. \
+Returns `hits` [{path, line (1-based), column, text}] in path order, `truncated` when more than `limit` lines matched, and `timed_out` with the hits found so far when the time budget (`timeout_ms`, default 3000) ran out. \
+Errors: invalid_argument (empty or invalid pattern), not_found (folder), invalid_path.",
+        annotations(
+            title = "Grep notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_grep(
+        &self,
+        Parameters(params): Parameters<GrepParams>,
+    ) -> Result<Json<GrepResult>, String> {
+        let request = ops::Grep {
+            pattern: params.pattern,
+            regex: params.regex,
+            case_sensitive: params.case_sensitive,
+            folder: params.folder,
+            limit: params.limit,
+            timeout_ms: params.timeout_ms,
+        };
+        self.run("vault_grep", move |ops, ctx| ops.grep(ctx, request))
+            .await
+    }
+
+    #[tool(
+        name = "vault_search_by_tag",
+        description = "List the notes that carry a tag (in properties or inline), sorted by path. Use when the user names a tag. \
+The tag ignores case and a leading '#'; nested tags match too (\"project\" finds \"project/active\") unless `exact`. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty tag, bad cursor), not_found (folder).",
+        annotations(
+            title = "Search by tag",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_tag(
+        &self,
+        Parameters(params): Parameters<SearchByTagParams>,
+    ) -> Result<Json<ListNotesResult>, String> {
+        let request = ops::SearchByTag {
+            tag: params.tag,
+            exact: params.exact,
+            folder: params.folder,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_search_by_tag", move |ops, ctx| {
+            ops.search_by_tag(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_list_tags",
+        description = "List the tags used in the vault with the number of notes carrying each, most used first. Use to learn the vault's vocabulary before searching by tag. \
+Spellings differing only in case are merged (shown in their most common spelling); nested tags are listed as written (\"project/active\"). \
+Returns `tags` [{tag, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "List tags",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_tags(
+        &self,
+        Parameters(params): Parameters<ListTagsParams>,
+    ) -> Result<Json<ListTagsResult>, String> {
+        let request = ops::CountList {
+            folder: params.folder,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_list_tags", move |ops, ctx| {
+            ops.list_tags(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_search_by_folder",
+        description = "List the notes in a folder (and its subfolders unless `recursive: false`), sorted by path. Use to browse one area of the vault. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_path, invalid_argument (bad cursor).",
+        annotations(
+            title = "Search by folder",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_folder(
+        &self,
+        Parameters(params): Parameters<SearchByFolderParams>,
+    ) -> Result<Json<ListNotesResult>, String> {
+        let request = ops::SearchByFolder {
+            folder: params.folder,
+            recursive: params.recursive,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_search_by_folder", move |ops, ctx| {
+            ops.search_by_folder(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_recent_notes",
+        description = "List the most recently modified (or, with `sort_by: \"created\"`, created) notes, newest first. Use to see what the user worked on lately. \
+Creation time is the `created` property when it holds a date, else the file's creation time. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "Recent notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_recent_notes(
+        &self,
+        Parameters(params): Parameters<RecentNotesParams>,
+    ) -> Result<Json<ListNotesResult>, String> {
+        let request = ops::RecentNotes {
+            folder: params.folder,
+            sort_by: match params.sort_by {
+                RecentSortParam::Modified => ops::RecentSort::Modified,
+                RecentSortParam::Created => ops::RecentSort::Created,
+            },
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_recent_notes", move |ops, ctx| {
+            ops.recent_notes(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_list_property_keys",
+        description = "List the property (frontmatter) keys used in the vault with the number of notes having each, most used first. Use to discover how notes are structured before filtering by property. \
+Keys differing only in case are merged. Returns `keys` [{key, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "List property keys",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_property_keys(
+        &self,
+        Parameters(params): Parameters<ListPropertyKeysParams>,
+    ) -> Result<Json<ListPropertyKeysResult>, String> {
+        let request = ops::CountList {
+            folder: params.folder,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_list_property_keys", move |ops, ctx| {
+            ops.list_property_keys(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_list_property_values",
+        description = "List the values one property takes across the vault with the number of notes having each, most used first. Use before vault_search_by_property to see which values exist. \
+List values are counted one by one; values differing only in case are merged. Returns `values` [{value, count}] and `next_cursor` when more follow. \
+Errors: invalid_argument (empty key, bad cursor), not_found (folder).",
+        annotations(
+            title = "List property values",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_property_values(
+        &self,
+        Parameters(params): Parameters<ListPropertyValuesParams>,
+    ) -> Result<Json<ListPropertyValuesResult>, String> {
+        let request = ops::ListPropertyValues {
+            key: params.key,
+            folder: params.folder,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_list_property_values", move |ops, ctx| {
+            ops.list_property_values(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_search_by_property",
+        description = "List the notes whose property `key` has `value`, sorted by path. Use for structured questions (status: done, type: meeting, rating: 5). \
+The key ignores case; text values ignore case; a number also matches the same number written as text; a list property matches when any item equals the value; \
+a list `value` requires every item; a null or omitted `value` finds notes that have the key at all. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty key, object value, bad cursor), not_found (folder).",
+        annotations(
+            title = "Search by property",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_property(
+        &self,
+        Parameters(params): Parameters<SearchByPropertyParams>,
+    ) -> Result<Json<ListNotesResult>, String> {
+        let request = ops::SearchByProperty {
+            key: params.key,
+            value: params.value,
+            folder: params.folder,
+            limit: params.limit,
+            cursor: params.cursor,
+        };
+        self.run("vault_search_by_property", move |ops, ctx| {
+            ops.search_by_property(ctx, request)
+        })
+        .await
+    }
 }
 
 fn read_mode(params: &ReadNoteParams) -> Result<ops::ReadMode, OpsError> {

@@ -489,3 +489,488 @@ impl From<ops::EditedNote> for UpdatePropertiesResult {
         }
     }
 }
+
+// Search tools (issue 5): keyword search, grep, tags, folders, recency and properties.
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchModeParam {
+    /// The best mode available (keyword search on this server).
+    #[default]
+    Auto,
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DateFilterParams {
+    /// Strictly before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM), UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub before: Option<String>,
+    /// On this day (YYYY-MM-DD), UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on: Option<String>,
+    /// Strictly after this date (the whole day excluded) or date-time, UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub after: Option<String>,
+}
+
+impl From<DateFilterParams> for ops::DateFilter {
+    fn from(params: DateFilterParams) -> Self {
+        ops::DateFilter {
+            before: params.before,
+            on: params.on,
+            after: params.after,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchFiltersParams {
+    /// Only notes in this folder and below, e.g. "Projects".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Notes must have every one of these tags (any case, '#' optional; nested tags match too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub tags: Option<Vec<String>>,
+    /// Property key -> value the note must have (text ignores case; a number also matches equal numbers; a list needs every value; null needs only the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
+    pub properties: Option<Map<String, Value>>,
+    /// The note's `type` property, ignoring case.
+    #[serde(rename = "type")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub note_type: Option<String>,
+    /// Bounds on the `created` property (else the file's creation time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateFilterParams")]
+    pub created: Option<DateFilterParams>,
+    /// Bounds on the file's modification time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateFilterParams")]
+    pub modified: Option<DateFilterParams>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// What to look for: words (all must occur; if no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b. Any text is accepted. Empty text lists the notes matching the filters, newest first.
+    #[serde(default)]
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "SearchFiltersParams")]
+    pub filters: Option<SearchFiltersParams>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page (with the same query and filters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+    /// Search mode; without an embedding model every mode runs keyword search, as `search_mode` reports.
+    #[serde(default)]
+    pub mode: SearchModeParam,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchHit {
+    pub path: String,
+    /// The note's name (file name without .md).
+    pub title: String,
+    /// Relevance (BM25; higher is better; 0 when there was no query text).
+    pub score: f64,
+    /// A short excerpt of the body with the matched words in **bold**.
+    pub snippet: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub results: Vec<SearchHit>,
+    /// How the results were found: "keyword" (BM25 full-text search).
+    pub search_mode: String,
+    /// Whether a reranker reordered the results.
+    pub reranked: bool,
+    /// True when no note contained every word, so the results contain any of them.
+    pub matched_any_word: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+    /// Present when the requested mode could not be honoured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub notice: Option<String>,
+}
+
+impl From<ops::SearchResults> for SearchResult {
+    fn from(found: ops::SearchResults) -> Self {
+        SearchResult {
+            results: found
+                .results
+                .into_iter()
+                .map(|hit| SearchHit {
+                    path: hit.path,
+                    title: hit.title,
+                    score: hit.score,
+                    snippet: hit.snippet,
+                    bytes: hit.bytes,
+                    modified: hit.modified,
+                    tags: hit.tags,
+                })
+                .collect(),
+            search_mode: found.search_mode.to_string(),
+            reranked: found.reranked,
+            matched_any_word: found.matched_any_word,
+            next_cursor: found.next_cursor,
+            notice: found.notice,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepParams {
+    /// The text to find in note lines (or a regular expression with `regex: true`).
+    pub pattern: String,
+    /// Treat `pattern` as a regular expression (Rust regex syntax, linear time).
+    #[serde(default)]
+    pub regex: bool,
+    /// Match case exactly (default: ignore case).
+    #[serde(default)]
+    pub case_sensitive: bool,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Most hits to return, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// Time budget in milliseconds (default 3000, at most 30000); when it runs out the hits so far are returned with `timed_out: true`.
+    #[schemars(range(min = 1, max = 30000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepHit {
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// 0-based character offset of the match within the line.
+    pub column: usize,
+    /// The line's text (long lines are cut around the match, marked with …).
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepResult {
+    pub hits: Vec<GrepHit>,
+    /// More lines matched than `limit`.
+    pub truncated: bool,
+    /// The time budget ran out before every note was searched.
+    pub timed_out: bool,
+}
+
+impl From<ops::GrepResult> for GrepResult {
+    fn from(result: ops::GrepResult) -> Self {
+        GrepResult {
+            hits: result
+                .hits
+                .into_iter()
+                .map(|hit| GrepHit {
+                    path: hit.path,
+                    line: hit.line,
+                    column: hit.column,
+                    text: hit.text,
+                })
+                .collect(),
+            truncated: result.truncated,
+            timed_out: result.timed_out,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByTagParams {
+    /// The tag, any case, '#' optional, e.g. "project" or "#project/active".
+    pub tag: String,
+    /// Only this exact tag; by default nested tags match too ("project" finds "project/active").
+    #[serde(default)]
+    pub exact: bool,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTagsParams {
+    /// Only count notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TagCount {
+    /// The tag without '#', in its most common spelling (case variants are merged).
+    pub tag: String,
+    /// Number of notes with the tag.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListTagsResult {
+    pub tags: Vec<TagCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListTagsResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListTagsResult {
+            tags: list
+                .items
+                .into_iter()
+                .map(|item| TagCount {
+                    tag: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByFolderParams {
+    /// The folder, e.g. "Projects/Quire Launch".
+    pub folder: String,
+    /// Include notes in subfolders (default true).
+    #[serde(default = "default_true")]
+    pub recursive: bool,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RecentSortParam {
+    /// By the file's modification time.
+    #[default]
+    Modified,
+    /// By the `created` property (else the file's creation time).
+    Created,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecentNotesParams {
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// "modified" (default) or "created"; newest first.
+    #[serde(default)]
+    pub sort_by: RecentSortParam,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPropertyKeysParams {
+    /// Only count notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PropertyKeyCount {
+    /// The key in its most common spelling (case variants are merged).
+    pub key: String,
+    /// Number of notes with the key.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListPropertyKeysResult {
+    pub keys: Vec<PropertyKeyCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListPropertyKeysResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListPropertyKeysResult {
+            keys: list
+                .items
+                .into_iter()
+                .map(|item| PropertyKeyCount {
+                    key: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPropertyValuesParams {
+    /// The property key, ignoring case, e.g. "status".
+    pub key: String,
+    /// Only count notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PropertyValueCount {
+    /// The value as text (list values are counted one by one; case variants are merged).
+    pub value: String,
+    /// Number of notes with the value.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListPropertyValuesResult {
+    pub values: Vec<PropertyValueCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListPropertyValuesResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListPropertyValuesResult {
+            values: list
+                .items
+                .into_iter()
+                .map(|item| PropertyValueCount {
+                    value: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByPropertyParams {
+    /// The property key, ignoring case, e.g. "status".
+    pub key: String,
+    /// The value to find: text (ignoring case), a number (also matches equal numbers written as text), true/false, a list (every value must be present), or null/omitted for any value.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[schemars(with = "PropertyValueSchema")]
+    pub value: Value,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+/// The schema of a property value a client may search for (the field itself stays a JSON value).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used.
+enum PropertyValueSchema {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+    List(Vec<PropertyScalarSchema>),
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used.
+enum PropertyScalarSchema {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+}

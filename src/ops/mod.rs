@@ -9,6 +9,7 @@
 mod edit;
 mod error;
 mod notes;
+mod search;
 
 use std::time::SystemTime;
 
@@ -23,9 +24,17 @@ pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,
     ReadNote, WriteNote, WrittenNote,
 };
+pub use search::{
+    CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
+    ListPropertyValues, RecentNotes, RecentSort, SearchByFolder, SearchByProperty, SearchByTag,
+    SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
+};
+
+use std::sync::Arc;
 
 use crate::acl::Principal;
-use crate::vault::Vault;
+use crate::index::Index;
+use crate::vault::{Vault, VaultPath};
 
 /// Who is asking.
 #[derive(Debug, Clone)]
@@ -41,10 +50,11 @@ impl Context {
     }
 }
 
-/// The operations on one vault.
+/// The operations on one vault and its index.
 #[derive(Debug)]
 pub struct Ops {
-    vault: Vault,
+    vault: Arc<Vault>,
+    index: Index,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -61,12 +71,25 @@ pub struct VaultOverview {
 const RECENT_NOTES: usize = 10;
 
 impl Ops {
-    pub fn new(vault: Vault) -> Ops {
-        Ops { vault }
+    /// Operations on `vault`, answering searches from `index` (which must index the same vault).
+    pub fn new(vault: Arc<Vault>, index: Index) -> Ops {
+        Ops { vault, index }
     }
 
     pub fn vault(&self) -> &Vault {
         &self.vault
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Brings the index in line with a file this request just wrote or removed, so the caller's
+    /// next search sees it (read your writes). The write itself has succeeded either way.
+    fn reindex(&self, path: &VaultPath) {
+        if let Err(error) = self.index.refresh(vec![path.to_string()]) {
+            tracing::error!(%error, path = %path, "the index could not take in a write");
+        }
     }
 
     pub fn overview(&self, _ctx: &Context) -> Result<VaultOverview, OpsError> {

@@ -7,8 +7,10 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
+use super::search::{internal, summary};
 use super::{Context, Ops, OpsError, rfc3339};
-use crate::markdown::{frontmatter, headings, tags};
+use crate::index::{NoteFilter, NoteRow};
+use crate::markdown::{frontmatter, headings};
 use crate::vault::{Revision, VaultPath, WriteMode};
 
 /// File types a client may write or delete; everything else in a vault is left alone.
@@ -279,6 +281,7 @@ impl Ops {
                 .write(&resolved, content.as_bytes(), WriteMode::CreateNew)
                 .map_err(|e| OpsError::from_vault(e, None))?
         };
+        self.reindex(&path);
         Ok(WrittenNote {
             path: path.to_string(),
             revision: outcome.revision.to_string(),
@@ -288,51 +291,35 @@ impl Ops {
         })
     }
 
+    /// Notes in path order, from the index (so the listing agrees with search), filtered by
+    /// folder and glob, resuming after the cursor's path.
+    ///
+    /// A listing shows the disk as it is now, also for files written by someone else a moment
+    /// ago that the watcher has not reported yet: the folder is first re-checked by size and
+    /// modification time (only changed notes are read), as the scan-based listing did.
     pub fn list_notes(&self, _ctx: &Context, request: ListNotes) -> Result<NoteList, OpsError> {
-        let folder = match request.folder.as_deref() {
-            Some(raw) => VaultPath::parse_folder(raw).map_err(|e| OpsError::path(raw, e))?,
-            None => None,
-        };
+        let folder = self.check_folder(request.folder.as_deref())?;
         let matcher = request.glob.as_deref().map(compile_glob).transpose()?;
         let limit = check_limit(request.limit)?;
         let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
-        let files = self.vault.scan(folder.as_ref()).map_err(|e| match e {
-            crate::vault::VaultError::NotFound { path } => OpsError::NotFound {
-                what: format!("the folder '{path}' does not exist"),
-                hint: "Omit folder to list the whole vault, or check the spelling.",
-            },
-            other => OpsError::from_vault(other, None),
-        })?;
-        let mut matching = files
-            .into_iter()
-            .filter(|file| is_note(&file.path))
-            .filter(|file| {
-                after
-                    .as_ref()
-                    .is_none_or(|after| file.path.as_str() > after.as_str())
-            })
-            .filter(|file| matcher.as_ref().is_none_or(|m| m.matches(&file.path)));
-        let mut notes = Vec::new();
-        for file in matching.by_ref().take(limit) {
-            let tags = std::fs::read(&file.fs_path)
-                .ok()
-                .filter(|bytes| bytes.len() as u64 <= self.vault.max_file_bytes())
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .map(|text| tags::note_tags(&text))
-                .unwrap_or_default();
-            notes.push(NoteSummary {
-                title: file.path.stem().to_string(),
-                path: file.path.to_string(),
-                bytes: file.bytes,
-                modified: rfc3339(file.modified),
-                tags,
-            });
-        }
-        let next_cursor = match (matching.next(), notes.last()) {
-            (Some(_), Some(last)) => Some(encode_cursor(&last.path)),
-            _ => None,
+        let folder_path = folder.as_deref().map(parse_path).transpose()?;
+        self.index
+            .sync_folder(folder_path.as_ref())
+            .map_err(internal)?;
+        let filter = NoteFilter {
+            folder,
+            ..NoteFilter::default()
         };
-        Ok(NoteList { notes, next_cursor })
+        let page = self
+            .index
+            .list_by_path(&filter, after.as_deref(), limit, &|row: &NoteRow| {
+                matcher.as_ref().is_none_or(|m| m.matches(&row.path))
+            })
+            .map_err(internal)?;
+        Ok(NoteList {
+            notes: page.rows.into_iter().map(summary).collect(),
+            next_cursor: page.next.as_deref().map(encode_cursor),
+        })
     }
 
     pub fn delete_note(
@@ -362,6 +349,7 @@ impl Ops {
         } else {
             Vec::new()
         };
+        self.reindex(&path);
         Ok(DeletedNote {
             path: path.to_string(),
             trashed_to,
@@ -396,7 +384,7 @@ fn check_writable(path: &VaultPath) -> Result<(), OpsError> {
     }
 }
 
-fn check_limit(limit: Option<u32>) -> Result<usize, OpsError> {
+pub(super) fn check_limit(limit: Option<u32>) -> Result<usize, OpsError> {
     match limit.unwrap_or(DEFAULT_LIMIT) {
         0 => Err(OpsError::invalid_argument(
             "limit must be at least 1; omit it for the default of 50",
@@ -496,11 +484,12 @@ struct NoteGlob {
 }
 
 impl NoteGlob {
-    fn matches(&self, path: &VaultPath) -> bool {
+    fn matches(&self, path: &str) -> bool {
         if self.name_only {
-            self.matcher.is_match(path.file_name())
+            self.matcher
+                .is_match(path.rsplit('/').next().unwrap_or(path))
         } else {
-            self.matcher.is_match(path.as_str())
+            self.matcher.is_match(path)
         }
     }
 }
@@ -509,11 +498,11 @@ impl NoteGlob {
 // pages never make a listing skip or repeat a note.
 const CURSOR_PREFIX: &str = "after:";
 
-fn encode_cursor(path: &str) -> String {
+pub(super) fn encode_cursor(path: &str) -> String {
     hex::encode(format!("{CURSOR_PREFIX}{path}"))
 }
 
-fn decode_cursor(raw: &str) -> Result<String, OpsError> {
+pub(super) fn decode_cursor(raw: &str) -> Result<String, OpsError> {
     hex::decode(raw)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())

@@ -10,6 +10,7 @@ mod path;
 mod resolve;
 mod revision;
 mod scan;
+mod settings;
 mod trash;
 mod write;
 
@@ -22,6 +23,7 @@ pub use path::{PathError, VaultPath};
 pub use resolve::Resolved;
 pub use revision::Revision;
 pub use scan::ScannedFile;
+pub use settings::ExcludedFiles;
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
@@ -230,6 +232,11 @@ impl Vault {
             Some(parent) => trash::prune_empty_folders(&self.root, parent),
             None => Vec::new(),
         }
+    }
+
+    /// Obsidian's excluded files, read now from `.obsidian/app.json`.
+    pub fn excluded_files(&self) -> ExcludedFiles {
+        ExcludedFiles::read(&self.root)
     }
 
     /// Every visible file under `folder` (or the whole vault), sorted by path.

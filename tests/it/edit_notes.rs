@@ -19,9 +19,17 @@ struct Fixture {
 
 fn fixture(text: &str) -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().to_path_buf();
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).expect("mkdir");
     std::fs::write(root.join(NOTE), text).expect("write note");
-    let ops = Ops::new(Vault::open(&root, 1 << 20).expect("open vault"));
+    let vault = std::sync::Arc::new(Vault::open(&root, 1 << 20).expect("open vault"));
+    let index = quire::index::Index::open(
+        &dir.path().join("index.db"),
+        std::sync::Arc::clone(&vault),
+        quire::index::IndexOptions::default(),
+    )
+    .expect("open index");
+    let ops = Ops::new(vault, index);
     Fixture {
         _dir: dir,
         root,

@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use quire::http::{Auth, HttpSettings, router};
+use quire::index::{Index, IndexOptions};
 use quire::mcp::{Features, Shared};
 use quire::ops::Ops;
 use quire::vault::Vault;
@@ -18,11 +19,20 @@ const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","param
 
 fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("a.md"), "# A\n").expect("write");
-    let vault = Vault::open(dir.path(), 1 << 20).expect("vault");
+    let root = dir.path().join("vault");
+    std::fs::create_dir(&root).expect("mkdir");
+    std::fs::write(root.join("a.md"), "# A\n").expect("write");
+    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
+    // The index lives beside the vault, never inside it.
+    let index = Index::open(
+        &dir.path().join("index.db"),
+        Arc::clone(&vault),
+        IndexOptions::default(),
+    )
+    .expect("index");
     let (changes, _) = tokio::sync::broadcast::channel(16);
     let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault)),
+        ops: Arc::new(Ops::new(vault, index)),
         changes,
         features: Features::default(),
     });

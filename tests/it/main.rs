@@ -4,8 +4,11 @@
 mod config;
 mod edit_notes;
 mod http;
+mod index_consistency;
 mod markdown_oracle;
 mod sandbox;
+mod search;
 mod tidy;
 mod vault_paths;
+mod watcher;
 mod yaml_oracle;

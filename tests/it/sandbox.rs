@@ -52,7 +52,15 @@ fn child(dir: &Path) {
     std::fs::write(vault.join("inside.md"), "inside\n").expect("write");
     std::fs::write(elsewhere.join("outside.md"), "outside\n").expect("write");
     // Opened before the sandbox, as a component configured with a path the plan leaves out.
-    let stray = Ops::new(Vault::open(&elsewhere, 1 << 20).expect("vault"));
+    let stray_vault = std::sync::Arc::new(Vault::open(&elsewhere, 1 << 20).expect("vault"));
+    let stray_index = quire::index::Index::open(
+        &state.join("stray-index.db"),
+        std::sync::Arc::clone(&stray_vault),
+        quire::index::IndexOptions::default(),
+    )
+    .expect("index");
+    stray_index.wait_ready().expect("reconcile");
+    let stray = Ops::new(stray_vault, stray_index);
 
     let report = apply_sandbox(&SandboxPlan {
         mode: SandboxMode::BestEffort,

@@ -115,6 +115,17 @@ fn dependencies_point_downward() {
             ],
         ),
         (
+            "src/index/",
+            &[
+                "crate::ops",
+                "crate::mcp",
+                "crate::http",
+                "crate::app",
+                "crate::config",
+                "rmcp",
+            ],
+        ),
+        (
             "src/ops/",
             &["crate::mcp", "crate::app", "crate::config", "rmcp"],
         ),

@@ -1,0 +1,239 @@
+//! What the index stores about one note, derived from its text by the pure `markdown` model.
+//!
+//! Parsing never fails: a note whose properties block is not valid YAML is indexed with no
+//! properties (its body is still searchable), and text that is not UTF-8 is read lossily.
+
+use serde_json::{Map, Value};
+
+use crate::markdown::{frontmatter, headings, tags};
+
+/// One row of the properties table: a key with one value (lists are unpacked into one row each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyRow {
+    pub key: String,
+    /// The value as text (`None` for null or an empty list); nested objects as JSON.
+    pub text: Option<String>,
+    /// The value as a number, when it is one or is text that reads as one.
+    pub number: Option<f64>,
+}
+
+/// Everything the index keeps about a note's content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedNote {
+    /// File name, `title` property and aliases: the most heavily weighted search column.
+    pub title_text: String,
+    pub headings_text: String,
+    /// Property values as text, searchable with a middle weight.
+    pub properties_text: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub properties: Map<String, Value>,
+    pub property_rows: Vec<PropertyRow>,
+    pub note_type: Option<String>,
+    /// Unix seconds from the `created` property, when it holds a date.
+    pub created: Option<i64>,
+}
+
+pub fn parse(stem: &str, text: &str) -> ParsedNote {
+    let split = frontmatter::split(text);
+    let properties = split
+        .yaml
+        .and_then(|yaml| frontmatter::parse_properties(yaml).ok())
+        .unwrap_or_default();
+    let mut title_text = stem.to_string();
+    for key in ["title", "aliases", "alias"] {
+        if let Some(value) = property(&properties, key) {
+            for text in texts(value) {
+                title_text.push('\n');
+                title_text.push_str(&text);
+            }
+        }
+    }
+    let headings_text = headings::headings(text)
+        .into_iter()
+        .map(|heading| heading.text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut property_rows = Vec::new();
+    let mut properties_text = String::new();
+    for (key, value) in &properties {
+        unpack(key, value, &mut property_rows);
+        for text in texts(value) {
+            properties_text.push_str(&text);
+            properties_text.push('\n');
+        }
+    }
+    let note_type = property(&properties, "type")
+        .and_then(|value| texts(value).into_iter().next())
+        .filter(|text| !text.is_empty());
+    let created = property(&properties, "created")
+        .and_then(Value::as_str)
+        .and_then(parse_date_time);
+    ParsedNote {
+        title_text,
+        headings_text,
+        properties_text,
+        body: split.body.to_string(),
+        tags: tags::note_tags(text),
+        properties,
+        property_rows,
+        note_type,
+        created,
+    }
+}
+
+/// The first property whose key equals `key` ignoring ASCII case, as Obsidian reads its own keys.
+fn property<'a>(properties: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    properties
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(key))
+        .map(|(_, value)| value)
+}
+
+/// Scalar values of a property (list items included) as text.
+fn texts(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items.iter().filter_map(scalar_text).collect(),
+        other => scalar_text(other).into_iter().collect(),
+    }
+}
+
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        _ => None,
+    }
+}
+
+fn unpack(key: &str, value: &Value, rows: &mut Vec<PropertyRow>) {
+    let row = |text: Option<String>, number: Option<f64>| PropertyRow {
+        key: key.to_string(),
+        text,
+        number,
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => rows.push(row(None, None)),
+        Value::Array(items) => {
+            for item in items {
+                match item {
+                    Value::Array(_) => rows.push(row(Some(item.to_string()), None)),
+                    other => unpack(key, other, rows),
+                }
+            }
+        }
+        Value::Null => rows.push(row(None, None)),
+        Value::String(text) => rows.push(row(Some(text.clone()), number_in(text))),
+        Value::Number(number) => rows.push(row(Some(number.to_string()), number.as_f64())),
+        Value::Bool(flag) => rows.push(row(Some(flag.to_string()), None)),
+        Value::Object(_) => rows.push(row(Some(value.to_string()), None)),
+    }
+}
+
+/// The number a text holds, when all of it is one (so "3" and "3.0" match 3).
+pub fn number_in(text: &str) -> Option<f64> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() || trimmed.starts_with('+') {
+        return None;
+    }
+    trimmed
+        .parse::<f64>()
+        .ok()
+        .filter(|number| number.is_finite())
+}
+
+/// Unix seconds of `YYYY-MM-DD`, optionally followed by `T` or a space and `HH:MM[:SS]` (the forms
+/// Obsidian's date and date-time properties write), read as UTC. Anything after the seconds (a
+/// fraction or an offset) is ignored.
+pub fn parse_date_time(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())
+            .flatten()
+    };
+    if text.get(4..5)? != "-" || text.get(7..8)? != "-" {
+        return None;
+    }
+    let year = i32::try_from(number(0..4)?).ok()?;
+    let month = u8::try_from(number(5..7)?).ok()?;
+    let day = u8::try_from(number(8..10)?).ok()?;
+    let date =
+        time::Date::from_calendar_date(year, time::Month::try_from(month).ok()?, day).ok()?;
+    let mut seconds = date.midnight().assume_utc().unix_timestamp();
+    if text.len() > 10 {
+        let separator = text.get(10..11)?;
+        if separator != "T" && separator != " " {
+            return None;
+        }
+        let hours = number(11..13)?;
+        let minutes = if text.get(13..14)? == ":" {
+            number(14..16)?
+        } else {
+            return None;
+        };
+        let secs = if text.get(16..17) == Some(":") {
+            number(17..19)?
+        } else {
+            0
+        };
+        if hours > 23 || minutes > 59 || secs > 60 {
+            return None;
+        }
+        seconds += hours * 3600 + minutes * 60 + secs;
+    }
+    Some(seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotes_title_aliases_type_created_and_unpacks_lists() {
+        let text = "---\ntitle: The Plan\naliases: [Plan A, Plan B]\ntype: project\ncreated: 2025-03-04\nrating: 3\nitems:\n  - '7'\n  - x\nempty: []\n---\n# Goals\nBody #tag here.\n";
+        let note = parse("plan", text);
+        assert_eq!(note.title_text, "plan\nThe Plan\nPlan A\nPlan B");
+        assert_eq!(note.headings_text, "Goals");
+        assert_eq!(note.note_type.as_deref(), Some("project"));
+        assert_eq!(note.created, Some(1_741_046_400));
+        assert_eq!(note.tags, vec!["tag".to_string()]);
+        assert_eq!(note.body, "# Goals\nBody #tag here.\n");
+        let items: Vec<_> = note
+            .property_rows
+            .iter()
+            .filter(|row| row.key == "items")
+            .map(|row| (row.text.clone(), row.number))
+            .collect();
+        assert_eq!(
+            items,
+            vec![(Some("7".into()), Some(7.0)), (Some("x".into()), None)]
+        );
+        assert!(
+            note.property_rows
+                .iter()
+                .any(|row| row.key == "empty" && row.text.is_none())
+        );
+    }
+
+    #[test]
+    fn broken_yaml_still_indexes_the_body() {
+        let note = parse("n", "---\nkey: [unclosed\n---\nhello\n");
+        assert!(note.properties.is_empty());
+        assert_eq!(note.body, "hello\n");
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date_time("1970-01-02"), Some(86_400));
+        assert_eq!(parse_date_time("1970-01-01T01:02"), Some(3_720));
+        assert_eq!(parse_date_time("1970-01-01 00:00:05"), Some(5));
+        assert_eq!(parse_date_time("2025-02-30"), None);
+        assert_eq!(parse_date_time("yesterday"), None);
+        assert_eq!(parse_date_time("2025-1-1"), None);
+        assert_eq!(parse_date_time("é"), None);
+    }
+}

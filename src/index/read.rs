@@ -1,0 +1,584 @@
+//! Read queries over the index: ranked full-text search, filtered note lists, and the tag and
+//! property aggregates. Each runs on one read connection, off the async executor.
+//!
+//! Filters become SQL with bound parameters only; client text never becomes SQL or FTS syntax.
+//! Paths a caller wants hidden (Obsidian's excluded files) are dropped here while paging, so a
+//! page is never short because of them and cursors stay exact.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, Row, params_from_iter};
+
+use super::query_text::MatchQuery;
+use super::writer::subtree_range;
+
+/// One note as lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteRow {
+    pub path: String,
+    /// File name without `.md`.
+    pub name: String,
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+    /// Creation time in Unix seconds: the `created` property, else the file's birth time.
+    pub created: i64,
+    pub tags: Vec<String>,
+}
+
+/// A half-open time range in Unix seconds: `from <= t < until`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeRange {
+    pub from: Option<i64>,
+    pub until: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagFilter {
+    /// Without `#`; compared ignoring case.
+    pub tag: String,
+    /// Only this tag, not its nested tags (`project` without `project/a`).
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyFilter {
+    /// Compared ignoring case.
+    pub key: String,
+    /// `None` matches any note that has the key. Text is compared ignoring case; a number also
+    /// matches numeric values equal to it.
+    pub value: Option<PropertyValue>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PropertyValue {
+    pub text: String,
+    pub number: Option<f64>,
+}
+
+/// Conditions every listed note must meet.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NoteFilter {
+    /// Vault-relative folder; `None` or `""` is the whole vault.
+    pub folder: Option<String>,
+    /// With `folder`: only notes directly inside it, not in subfolders.
+    pub direct_only: bool,
+    pub tags: Vec<TagFilter>,
+    pub properties: Vec<PropertyFilter>,
+    /// Compared ignoring case with the `type` property.
+    pub note_type: Option<String>,
+    pub created: TimeRange,
+    pub modified: TimeRange,
+}
+
+/// A page of rows, and where the next page starts.
+#[derive(Debug, Clone)]
+pub struct Page<R, C> {
+    pub rows: Vec<R>,
+    pub next: Option<C>,
+}
+
+/// Where a search page starts: a row offset, and whether the query fell back to matching any word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchPosition {
+    pub offset: usize,
+    pub any_word: bool,
+}
+
+/// A page of search hits.
+#[derive(Debug, Clone)]
+pub struct SearchPage {
+    pub hits: Vec<SearchHit>,
+    pub next: Option<SearchPosition>,
+    /// True when no note had every word, so the hits match any of them.
+    pub any_word: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub note: NoteRow,
+    /// Higher is better (the negated BM25 rank); 0 when there was no query text.
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecentOrder {
+    Modified,
+    Created,
+}
+
+/// A tag, property key or property value with the number of notes that have it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Count {
+    /// The most common spelling among case variants.
+    pub value: String,
+    pub notes: u64,
+}
+
+const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
+
+fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
+    let tags: String = row.get(5)?;
+    Ok(NoteRow {
+        path: row.get(0)?,
+        name: row.get(1)?,
+        size: row.get::<_, i64>(2)?.max(0) as u64,
+        mtime_ns: row.get(3)?,
+        created: row.get(4)?,
+        tags: serde_json::from_str(&tags).unwrap_or_default(),
+    })
+}
+
+/// SQL conditions and their parameters, in order.
+#[derive(Default)]
+struct Conditions {
+    sql: Vec<String>,
+    params: Vec<SqlValue>,
+}
+
+impl Conditions {
+    fn push(&mut self, sql: &str, params: impl IntoIterator<Item = SqlValue>) {
+        self.sql.push(sql.to_string());
+        self.params.extend(params);
+    }
+
+    fn from_filter(filter: &NoteFilter) -> Conditions {
+        let mut conditions = Conditions::default();
+        let folder = filter.folder.as_deref().unwrap_or("");
+        if !folder.is_empty() {
+            let (low, high) = subtree_range(folder);
+            conditions.push(
+                "n.path > ? AND n.path < ?",
+                [SqlValue::Text(low), SqlValue::Text(high)],
+            );
+        }
+        if filter.direct_only {
+            let skip = if folder.is_empty() {
+                1
+            } else {
+                folder.chars().count() as i64 + 2
+            };
+            conditions.push(
+                "instr(substr(n.path, ?), '/') = 0",
+                [SqlValue::Integer(skip)],
+            );
+        }
+        for tag in &filter.tags {
+            let lower = tag.tag.to_lowercase();
+            if tag.exact {
+                conditions.push(
+                    "n.id IN (SELECT note_id FROM tags WHERE lower = ?)",
+                    [SqlValue::Text(lower)],
+                );
+            } else {
+                let (low, high) = subtree_range(&lower);
+                conditions.push(
+                    "n.id IN (SELECT note_id FROM tags WHERE lower = ? OR (lower > ? AND lower < ?))",
+                    [
+                        SqlValue::Text(lower),
+                        SqlValue::Text(low),
+                        SqlValue::Text(high),
+                    ],
+                );
+            }
+        }
+        for property in &filter.properties {
+            let key = SqlValue::Text(property.key.to_lowercase());
+            match &property.value {
+                None => conditions.push(
+                    "n.id IN (SELECT note_id FROM properties WHERE key_lower = ?)",
+                    [key],
+                ),
+                Some(PropertyValue {
+                    text,
+                    number: Some(number),
+                }) => conditions.push(
+                    "n.id IN (SELECT note_id FROM properties WHERE key_lower = ? AND (value_lower = ? OR number = ?))",
+                    [key, SqlValue::Text(text.to_lowercase()), SqlValue::Real(*number)],
+                ),
+                Some(PropertyValue { text, number: None }) => conditions.push(
+                    "n.id IN (SELECT note_id FROM properties WHERE key_lower = ? AND value_lower = ?)",
+                    [key, SqlValue::Text(text.to_lowercase())],
+                ),
+            }
+        }
+        if let Some(note_type) = &filter.note_type {
+            conditions.push(
+                "lower(n.type) = ?",
+                [SqlValue::Text(note_type.to_lowercase())],
+            );
+        }
+        if let Some(from) = filter.created.from {
+            conditions.push("n.created >= ?", [SqlValue::Integer(from)]);
+        }
+        if let Some(until) = filter.created.until {
+            conditions.push("n.created < ?", [SqlValue::Integer(until)]);
+        }
+        if let Some(from) = filter.modified.from {
+            conditions.push(
+                "n.mtime >= ?",
+                [SqlValue::Integer(from.saturating_mul(1_000_000_000))],
+            );
+        }
+        if let Some(until) = filter.modified.until {
+            conditions.push(
+                "n.mtime < ?",
+                [SqlValue::Integer(until.saturating_mul(1_000_000_000))],
+            );
+        }
+        conditions
+    }
+
+    /// ` AND a AND b`, or nothing.
+    fn and_clause(&self) -> String {
+        self.sql.iter().map(|c| format!(" AND {c}")).collect()
+    }
+
+    /// ` WHERE a AND b`, or nothing.
+    fn where_clause(&self) -> String {
+        if self.sql.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.sql.join(" AND "))
+        }
+    }
+}
+
+/// Collects up to `limit` kept rows starting at row `offset` of an ordered query, fetching in
+/// batches; returns the offset of the first kept row that did not fit.
+fn page_by_offset<R>(
+    offset: usize,
+    limit: usize,
+    mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
+    keep: &dyn Fn(&R) -> bool,
+) -> rusqlite::Result<Page<R, usize>> {
+    let batch = (limit + 1).max(32);
+    let mut rows = Vec::new();
+    let mut at = offset;
+    loop {
+        let fetched = fetch(at, batch)?;
+        let count = fetched.len();
+        for row in fetched {
+            at += 1;
+            if keep(&row) {
+                if rows.len() == limit {
+                    return Ok(Page {
+                        rows,
+                        next: Some(at - 1),
+                    });
+                }
+                rows.push(row);
+            }
+        }
+        if count < batch {
+            return Ok(Page { rows, next: None });
+        }
+    }
+}
+
+/// Like `page_by_offset` for queries ordered by path, resuming after a path (a keyset cursor, so
+/// notes created or deleted between pages never cause a skip or a repeat).
+fn page_by_path(
+    after: Option<&str>,
+    limit: usize,
+    mut fetch: impl FnMut(Option<&str>, usize) -> rusqlite::Result<Vec<NoteRow>>,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Page<NoteRow, String>> {
+    let batch = (limit + 1).max(32);
+    let mut rows: Vec<NoteRow> = Vec::new();
+    let mut cursor = after.map(str::to_string);
+    loop {
+        let fetched = fetch(cursor.as_deref(), batch)?;
+        let count = fetched.len();
+        for row in fetched {
+            cursor = Some(row.path.clone());
+            if keep(&row) {
+                if rows.len() == limit {
+                    let next = rows.last().map(|last| last.path.clone());
+                    return Ok(Page { rows, next });
+                }
+                rows.push(row);
+            }
+        }
+        if count < batch {
+            return Ok(Page { rows, next: None });
+        }
+    }
+}
+
+/// Notes matching `filter`, ordered by path, after `after`.
+pub fn list_by_path(
+    connection: &Connection,
+    filter: &NoteFilter,
+    after: Option<&str>,
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Page<NoteRow, String>> {
+    let conditions = Conditions::from_filter(filter);
+    let sql_first = format!(
+        "SELECT {NOTE_COLUMNS} FROM notes n WHERE 1{} ORDER BY n.path LIMIT ?",
+        conditions.and_clause()
+    );
+    let sql_after = format!(
+        "SELECT {NOTE_COLUMNS} FROM notes n WHERE n.path > ?{} ORDER BY n.path LIMIT ?",
+        conditions.and_clause()
+    );
+    page_by_path(
+        after,
+        limit,
+        |after, batch| {
+            let mut params = Vec::new();
+            let sql = match after {
+                Some(after) => {
+                    params.push(SqlValue::Text(after.to_string()));
+                    &sql_after
+                }
+                None => &sql_first,
+            };
+            params.extend(conditions.params.iter().cloned());
+            params.push(SqlValue::Integer(batch as i64));
+            let mut statement = connection.prepare_cached(sql)?;
+            let rows = statement.query_map(params_from_iter(params), note_row)?;
+            rows.collect()
+        },
+        keep,
+    )
+}
+
+/// Notes matching `filter`, newest first by modification or creation time.
+pub fn list_recent(
+    connection: &Connection,
+    filter: &NoteFilter,
+    order: RecentOrder,
+    offset: usize,
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Page<NoteRow, usize>> {
+    let conditions = Conditions::from_filter(filter);
+    let column = match order {
+        RecentOrder::Modified => "n.mtime",
+        RecentOrder::Created => "n.created",
+    };
+    let sql = format!(
+        "SELECT {NOTE_COLUMNS} FROM notes n{} ORDER BY {column} DESC, n.path LIMIT ? OFFSET ?",
+        conditions.where_clause()
+    );
+    page_by_offset(
+        offset,
+        limit,
+        |at, batch| {
+            let mut params = conditions.params.clone();
+            params.push(SqlValue::Integer(batch as i64));
+            params.push(SqlValue::Integer(at as i64));
+            let mut statement = connection.prepare_cached(&sql)?;
+            let rows = statement.query_map(params_from_iter(params), note_row)?;
+            rows.collect()
+        },
+        keep,
+    )
+}
+
+/// Ranked full-text search. `start` is `None` for the first page, which decides whether the query
+/// needs every word (the default) or, when that finds nothing, any word.
+pub fn search(
+    connection: &Connection,
+    query: &MatchQuery,
+    filter: &NoteFilter,
+    start: Option<SearchPosition>,
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<SearchPage> {
+    let Some(all) = &query.all else {
+        // No words to rank by: the notes that pass the filters, most recently modified first.
+        let offset = start.map_or(0, |start| start.offset);
+        let page = list_recent(
+            connection,
+            filter,
+            RecentOrder::Modified,
+            offset,
+            limit,
+            keep,
+        )?;
+        return Ok(SearchPage {
+            hits: page
+                .rows
+                .into_iter()
+                .map(|note| SearchHit { note, score: 0.0 })
+                .collect(),
+            next: page.next.map(|offset| SearchPosition {
+                offset,
+                any_word: false,
+            }),
+            any_word: false,
+        });
+    };
+    let conditions = Conditions::from_filter(filter);
+    let sql = format!(
+        "SELECT {NOTE_COLUMNS}, notes_fts.rank FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
+         WHERE notes_fts MATCH ?{} ORDER BY notes_fts.rank LIMIT ? OFFSET ?",
+        conditions.and_clause()
+    );
+    let run = |expression: &str, offset: usize, any_word: bool| {
+        let page = page_by_offset(
+            offset,
+            limit,
+            |at, batch| {
+                let mut params = vec![SqlValue::Text(expression.to_string())];
+                params.extend(conditions.params.iter().cloned());
+                params.push(SqlValue::Integer(batch as i64));
+                params.push(SqlValue::Integer(at as i64));
+                let mut statement = connection.prepare_cached(&sql)?;
+                let rows = statement.query_map(params_from_iter(params), |row| {
+                    Ok(SearchHit {
+                        note: note_row(row)?,
+                        score: -row.get::<_, f64>(6)?,
+                    })
+                })?;
+                rows.collect()
+            },
+            &|hit: &SearchHit| keep(&hit.note),
+        )?;
+        Ok::<_, rusqlite::Error>(SearchPage {
+            hits: page.rows,
+            next: page.next.map(|offset| SearchPosition { offset, any_word }),
+            any_word,
+        })
+    };
+    match (start, &query.any) {
+        (Some(start), Some(any)) if start.any_word => run(any, start.offset, true),
+        (Some(start), _) => run(all, start.offset, false),
+        (None, any) => {
+            let page = run(all, 0, false)?;
+            match any {
+                Some(any) if page.hits.is_empty() => run(any, 0, true),
+                _ => Ok(page),
+            }
+        }
+    }
+}
+
+/// Counts of notes per tag (case variants merged), most used first.
+pub fn tag_counts(
+    connection: &Connection,
+    filter: &NoteFilter,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    let conditions = Conditions::from_filter(filter);
+    let sql = format!(
+        "SELECT (SELECT tag FROM tags s WHERE s.lower = c.lower GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 1), c.n
+         FROM (SELECT t.lower AS lower, count(*) AS n FROM tags t JOIN notes n ON n.id = t.note_id{}
+               GROUP BY t.lower ORDER BY n DESC, t.lower LIMIT ? OFFSET ?) c",
+        conditions.where_clause()
+    );
+    counts(connection, &sql, conditions.params, offset, limit)
+}
+
+/// Counts of notes per property key (case variants merged), most used first.
+pub fn property_key_counts(
+    connection: &Connection,
+    filter: &NoteFilter,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    let conditions = Conditions::from_filter(filter);
+    let sql = format!(
+        "SELECT (SELECT key FROM properties s WHERE s.key_lower = c.k GROUP BY key ORDER BY count(*) DESC, key LIMIT 1), c.n
+         FROM (SELECT p.key_lower AS k, count(DISTINCT p.note_id) AS n FROM properties p JOIN notes n ON n.id = p.note_id{}
+               GROUP BY p.key_lower ORDER BY n DESC, p.key_lower LIMIT ? OFFSET ?) c",
+        conditions.where_clause()
+    );
+    counts(connection, &sql, conditions.params, offset, limit)
+}
+
+/// Counts of notes per value of one property (list values unpacked, case variants merged).
+pub fn property_value_counts(
+    connection: &Connection,
+    key: &str,
+    filter: &NoteFilter,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    let mut conditions = Conditions::default();
+    conditions.push("p.key_lower = ?", [SqlValue::Text(key.to_lowercase())]);
+    conditions.push("p.value IS NOT NULL", []);
+    let filtered = Conditions::from_filter(filter);
+    conditions.sql.extend(filtered.sql);
+    conditions.params.extend(filtered.params);
+    let sql = format!(
+        "SELECT (SELECT value FROM properties s WHERE s.key_lower = c.k AND s.value_lower = c.v GROUP BY value ORDER BY count(*) DESC, value LIMIT 1), c.n
+         FROM (SELECT p.key_lower AS k, p.value_lower AS v, count(DISTINCT p.note_id) AS n FROM properties p JOIN notes n ON n.id = p.note_id{}
+               GROUP BY p.value_lower ORDER BY n DESC, p.value_lower LIMIT ? OFFSET ?) c",
+        conditions.where_clause()
+    );
+    counts(connection, &sql, conditions.params, offset, limit)
+}
+
+fn counts(
+    connection: &Connection,
+    sql: &str,
+    params: Vec<SqlValue>,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    page_by_offset(
+        offset,
+        limit,
+        |at, batch| {
+            let mut params = params.clone();
+            params.push(SqlValue::Integer(batch as i64));
+            params.push(SqlValue::Integer(at as i64));
+            let mut statement = connection.prepare_cached(sql)?;
+            let rows = statement.query_map(params_from_iter(params), |row| {
+                Ok(Count {
+                    value: row.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                    notes: row.get::<_, i64>(1)?.max(0) as u64,
+                })
+            })?;
+            rows.collect()
+        },
+        &|_| true,
+    )
+}
+
+/// Every indexed note path matching `filter`, in path order.
+pub fn note_paths(connection: &Connection, filter: &NoteFilter) -> rusqlite::Result<Vec<String>> {
+    let conditions = Conditions::from_filter(filter);
+    let sql = format!(
+        "SELECT n.path FROM notes n{} ORDER BY n.path",
+        conditions.where_clause()
+    );
+    let mut statement = connection.prepare(&sql)?;
+    let rows = statement.query_map(params_from_iter(conditions.params), |row| row.get(0))?;
+    rows.collect()
+}
+
+/// Every fact the index holds, one sorted line each, with row ids replaced by paths: two indexes
+/// of the same vault dump the same lines however they were built.
+pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
+    connection.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.notes_terms USING fts5vocab(main, notes_fts, instance)",
+    )?;
+    let mut lines = Vec::new();
+    let queries = [
+        "SELECT 'note ' || path || ' size=' || size || ' mtime=' || mtime || ' hash=' || hash
+            || ' type=' || ifnull(type, '-') || ' created=' || created || ' tags=' || tags
+            || ' properties=' || properties FROM notes",
+        "SELECT 'tag ' || n.path || ' ' || t.lower || ' ' || t.tag FROM tags t JOIN notes n ON n.id = t.note_id",
+        "SELECT 'property ' || n.path || ' ' || p.key || ' ' || p.key_lower || ' = ' || ifnull(p.value, 'NULL')
+            || ' / ' || ifnull(p.value_lower, 'NULL') || ' / ' || ifnull(p.number, 'NULL')
+            FROM properties p JOIN notes n ON n.id = p.note_id",
+        "SELECT 'term ' || n.path || ' ' || v.col || ' ' || v.offset || ' ' || v.term
+            FROM temp.notes_terms v JOIN notes n ON n.id = v.doc",
+        "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
+            WHERE v.doc NOT IN (SELECT id FROM notes)",
+    ];
+    for sql in queries {
+        let mut statement = connection.prepare(sql)?;
+        let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+        for row in rows {
+            lines.push(row?);
+        }
+    }
+    lines.sort();
+    Ok(lines)
+}

@@ -1,0 +1,148 @@
+//! The index database's schema and how a connection to it is opened.
+//!
+//! The schema carries a version in `PRAGMA user_version`. An index with another version, one built
+//! for another vault, or one SQLite cannot open is deleted and rebuilt from the vault: the index is
+//! derived data and is never migrated.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+/// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE notes(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    type TEXT,
+    created INTEGER NOT NULL
+);
+CREATE INDEX notes_mtime ON notes(mtime);
+CREATE INDEX notes_created ON notes(created);
+CREATE TABLE tags(
+    lower TEXT NOT NULL,
+    note_id INTEGER NOT NULL,
+    tag TEXT NOT NULL,
+    PRIMARY KEY(lower, note_id)
+) WITHOUT ROWID;
+CREATE INDEX tags_note ON tags(note_id);
+CREATE TABLE properties(
+    note_id INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    value TEXT,
+    value_lower TEXT,
+    number REAL
+);
+CREATE INDEX properties_key ON properties(key_lower, value_lower);
+CREATE INDEX properties_number ON properties(key_lower, number);
+CREATE INDEX properties_note ON properties(note_id);
+CREATE VIRTUAL TABLE notes_fts USING fts5(
+    title, headings, properties, body,
+    content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 2.0, 1.0)');
+";
+
+/// Opens the writer's connection, creating or recreating the database as needed. Returns the
+/// connection and whether the database was (re)created empty.
+pub fn open_writer(
+    db_path: &Path,
+    vault_root: &Path,
+    rebuild: bool,
+) -> Result<(Connection, bool), rusqlite::Error> {
+    if rebuild {
+        remove_database(db_path);
+    } else {
+        match open_existing(db_path, vault_root) {
+            Ok(Some(connection)) => return Ok((connection, false)),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::warn!(%error, "the index cannot be opened; rebuilding it from the vault");
+            }
+        }
+        remove_database(db_path);
+    }
+    let connection = Connection::open(db_path)?;
+    configure(&connection)?;
+    connection.execute_batch(SCHEMA)?;
+    connection.execute(
+        "INSERT INTO meta(key, value) VALUES('vault', ?1)",
+        [vault_root.to_string_lossy()],
+    )?;
+    connection.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    Ok((connection, true))
+}
+
+/// The existing database when it has this schema version and belongs to this vault.
+fn open_existing(db_path: &Path, vault_root: &Path) -> Result<Option<Connection>, rusqlite::Error> {
+    if !db_path.exists() {
+        return Ok(None);
+    }
+    let connection = Connection::open(db_path)?;
+    configure(&connection)?;
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version != SCHEMA_VERSION {
+        tracing::info!(
+            found = version,
+            expected = SCHEMA_VERSION,
+            "the index has another schema version; rebuilding it"
+        );
+        return Ok(None);
+    }
+    let vault: Option<String> = connection
+        .query_row("SELECT value FROM meta WHERE key = 'vault'", [], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    if vault.as_deref() != Some(&*vault_root.to_string_lossy()) {
+        tracing::info!("the index was built for another vault; rebuilding it");
+        return Ok(None);
+    }
+    Ok(Some(connection))
+}
+
+/// A read-only connection for queries.
+pub fn open_reader(db_path: &Path) -> Result<Connection, rusqlite::Error> {
+    let connection = Connection::open_with_flags(
+        db_path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    connection.busy_timeout(Duration::from_secs(5))?;
+    connection.pragma_update(None, "cache_size", -4000)?;
+    Ok(connection)
+}
+
+fn configure(connection: &Connection) -> Result<(), rusqlite::Error> {
+    connection.busy_timeout(Duration::from_secs(5))?;
+    let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(mode, "the index could not switch to WAL mode");
+    }
+    // The index is derived: losing the last transactions in a power cut only means a re-scan.
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "cache_size", -8000)?;
+    Ok(())
+}
+
+fn remove_database(db_path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db_path.as_os_str().to_owned();
+        name.push(suffix);
+        match std::fs::remove_file(&name) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => tracing::warn!(%error, "cannot remove an old index file"),
+        }
+    }
+}

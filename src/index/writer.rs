@@ -1,0 +1,554 @@
+//! The single writer: one thread owns the only writable connection and applies every change.
+//!
+//! Commands arrive over a channel. At startup the writer reconciles the index with the vault
+//! (files whose size and modification time are unchanged are not even read; the rest are read,
+//! hashed, and parsed only when their hash changed, on every core); afterwards it refreshes the
+//! paths that ops and the watcher report. A refresh always re-reads the disk, so the index
+//! converges on what the vault holds no matter in which order reports arrive.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant, SystemTime};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::document::{self, ParsedNote};
+use super::{Gate, IndexError, ReconcileStats};
+use crate::vault::{Revision, Vault, VaultPath};
+
+/// Reports reconcile progress: (notes done, notes to do).
+pub type ProgressFn = Box<dyn Fn(usize, usize) + Send>;
+
+pub(super) enum Command {
+    Refresh {
+        paths: Vec<String>,
+        reply: Option<mpsc::Sender<Result<(), IndexError>>>,
+    },
+    Reconcile {
+        reply: mpsc::Sender<Result<ReconcileStats, IndexError>>,
+    },
+}
+
+/// Notes written per transaction during a reconcile, so the WAL stays bounded.
+const BATCH: usize = 2000;
+/// After a reconcile that parsed this many notes, the full-text index is merged into one segment.
+const OPTIMIZE_AFTER: usize = 1000;
+
+pub(super) struct Writer {
+    pub connection: Connection,
+    pub vault: Arc<Vault>,
+}
+
+/// What the index holds about a note, to decide whether it changed.
+struct Known {
+    size: i64,
+    mtime: i64,
+    hash: String,
+}
+
+/// A note read from disk, ready to be written.
+enum Loaded {
+    /// The bytes are the same as indexed; only size and time are refreshed.
+    Same {
+        path: String,
+        size: i64,
+        mtime: i64,
+    },
+    Note(Box<NoteRecord>),
+    /// The file vanished or cannot be read as a note.
+    Gone {
+        path: String,
+    },
+}
+
+struct NoteRecord {
+    path: String,
+    name: String,
+    size: i64,
+    mtime: i64,
+    hash: String,
+    created: i64,
+    parsed: ParsedNote,
+}
+
+impl Writer {
+    /// Runs the initial reconcile, opens the gate, then serves commands until every sender is gone.
+    pub fn run(
+        mut self,
+        commands: mpsc::Receiver<Command>,
+        gate: Arc<Gate>,
+        progress: Option<ProgressFn>,
+    ) {
+        let outcome = self.reconcile(progress.as_deref());
+        gate.open(outcome);
+        for command in commands {
+            match command {
+                Command::Refresh { paths, reply } => {
+                    let outcome = self.refresh(&paths);
+                    if let Err(error) = &outcome {
+                        tracing::error!(%error, "cannot update the index");
+                    }
+                    if let Some(reply) = reply {
+                        let _ = reply.send(outcome);
+                    }
+                }
+                Command::Reconcile { reply } => {
+                    let _ = reply.send(self.reconcile(None));
+                }
+            }
+        }
+    }
+
+    fn reconcile(
+        &mut self,
+        progress: Option<&(dyn Fn(usize, usize) + Send)>,
+    ) -> Result<ReconcileStats, IndexError> {
+        let started = Instant::now();
+        let scanned: Vec<_> = self
+            .vault
+            .scan(None)
+            .map_err(|error| IndexError::Scan(error.to_string()))?
+            .into_iter()
+            .filter(|file| is_note(&file.path))
+            .collect();
+        let known = self.known_notes()?;
+        let mut todo = Vec::new();
+        let mut seen = HashSet::with_capacity(scanned.len());
+        for file in &scanned {
+            seen.insert(file.path.as_str());
+            let unchanged = known.get(file.path.as_str()).is_some_and(|known| {
+                known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
+            });
+            if !unchanged {
+                todo.push(file);
+            }
+        }
+        let gone: Vec<&String> = known
+            .keys()
+            .filter(|path| !seen.contains(path.as_str()))
+            .collect();
+        let total = todo.len();
+        let mut stats = ReconcileStats {
+            notes: scanned.len(),
+            parsed: 0,
+            removed: gone.len(),
+            unchanged: scanned.len() - total,
+            elapsed: Duration::ZERO,
+        };
+        {
+            let transaction = self.connection.transaction()?;
+            for path in &gone {
+                remove_exact(&transaction, path)?;
+            }
+            transaction.commit()?;
+        }
+        if let Some(progress) = progress {
+            progress(0, total);
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8)
+            .min(total.max(1));
+        let next = AtomicUsize::new(0);
+        let vault = Arc::clone(&self.vault);
+        let connection = &mut self.connection;
+        let parsed = std::thread::scope(|scope| -> Result<usize, IndexError> {
+            let (sender, receiver) = mpsc::sync_channel::<Loaded>(256);
+            for _ in 0..workers {
+                let sender = sender.clone();
+                let (todo, known, next, vault) = (&todo, &known, &next, &vault);
+                scope.spawn(move || {
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = todo.get(at) else { return };
+                        let known = known.get(file.path.as_str());
+                        let loaded = load(vault, &file.path, &file.fs_path, known);
+                        if sender.send(loaded).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut done = 0;
+            let mut parsed = 0;
+            let mut transaction = connection.transaction()?;
+            for loaded in receiver {
+                if matches!(loaded, Loaded::Note(_)) {
+                    parsed += 1;
+                }
+                apply(&transaction, loaded)?;
+                done += 1;
+                if done % BATCH == 0 {
+                    transaction.commit()?;
+                    transaction = connection.transaction()?;
+                }
+                if let Some(progress) = progress
+                    && (done % 64 == 0 || done == total)
+                {
+                    progress(done, total);
+                }
+            }
+            transaction.commit()?;
+            Ok(parsed)
+        })?;
+        stats.parsed = parsed;
+        if parsed >= OPTIMIZE_AFTER {
+            self.connection
+                .execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
+        }
+        if parsed + stats.removed > 0 {
+            self.connection
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            self.connection.execute_batch("PRAGMA optimize")?;
+        }
+        stats.elapsed = started.elapsed();
+        if stats.parsed + stats.removed > 0 || progress.is_some() {
+            tracing::info!(
+                notes = stats.notes,
+                parsed = stats.parsed,
+                removed = stats.removed,
+                elapsed_ms = stats.elapsed.as_millis() as u64,
+                "the index is up to date"
+            );
+        }
+        Ok(stats)
+    }
+
+    fn known_notes(&self) -> Result<HashMap<String, Known>, IndexError> {
+        let mut statement = self
+            .connection
+            .prepare("SELECT path, size, mtime, hash FROM notes")?;
+        let rows = statement.query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                Known {
+                    size: row.get(1)?,
+                    mtime: row.get(2)?,
+                    hash: row.get(3)?,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
+    fn refresh(&mut self, paths: &[String]) -> Result<(), IndexError> {
+        let transaction = self.connection.transaction()?;
+        let mut done = HashSet::new();
+        for raw in paths {
+            if done.insert(raw.as_str()) {
+                refresh_path(&transaction, &self.vault, raw)?;
+            }
+        }
+        transaction.commit()?;
+        Ok(())
+    }
+}
+
+fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Result<(), IndexError> {
+    // Hidden or unaddressable names are never indexed, so there is nothing to refresh.
+    let Ok(path) = VaultPath::parse(raw) else {
+        return Ok(());
+    };
+    let resolved = match vault.resolve(&path) {
+        Ok(resolved) if resolved.exists => resolved,
+        _ => return remove_subtree(transaction, path.as_str()),
+    };
+    let Ok(metadata) = std::fs::metadata(&resolved.fs_path) else {
+        return remove_subtree(transaction, path.as_str());
+    };
+    if metadata.is_dir() {
+        remove_exact(transaction, path.as_str())?;
+        if resolved.is_symlink {
+            // Scans never descend a symlinked folder, so neither does the index.
+            return remove_subtree(transaction, path.as_str());
+        }
+        return refresh_folder(transaction, vault, &path);
+    }
+    if !is_note(&path) {
+        return remove_exact(transaction, path.as_str());
+    }
+    let known = known_note(transaction, path.as_str())?;
+    apply(
+        transaction,
+        load(vault, &path, &resolved.fs_path, known.as_ref()),
+    )
+}
+
+/// Re-indexes every note below `folder` that is new or changed, and drops the ones that vanished.
+fn refresh_folder(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    folder: &VaultPath,
+) -> Result<(), IndexError> {
+    let files = match vault.scan(Some(folder)) {
+        Ok(files) => files,
+        Err(_) => return remove_subtree(transaction, folder.as_str()),
+    };
+    let (low, high) = subtree_range(folder.as_str());
+    let mut indexed: HashMap<String, Known> = HashMap::new();
+    {
+        let mut statement = transaction.prepare_cached(
+            "SELECT path, size, mtime, hash FROM notes WHERE path > ?1 AND path < ?2",
+        )?;
+        let rows = statement.query_map(params![low, high], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                Known {
+                    size: row.get(1)?,
+                    mtime: row.get(2)?,
+                    hash: row.get(3)?,
+                },
+            ))
+        })?;
+        for row in rows {
+            let (path, known) = row?;
+            indexed.insert(path, known);
+        }
+    }
+    for file in files.iter().filter(|file| is_note(&file.path)) {
+        let known = indexed.remove(file.path.as_str());
+        let unchanged = known.as_ref().is_some_and(|known| {
+            known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
+        });
+        if !unchanged {
+            apply(
+                transaction,
+                load(vault, &file.path, &file.fs_path, known.as_ref()),
+            )?;
+        }
+    }
+    for path in indexed.keys() {
+        remove_exact(transaction, path)?;
+    }
+    Ok(())
+}
+
+fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>, IndexError> {
+    let mut statement =
+        transaction.prepare_cached("SELECT size, mtime, hash FROM notes WHERE path = ?1")?;
+    Ok(statement
+        .query_row([path], |row| {
+            Ok(Known {
+                size: row.get(0)?,
+                mtime: row.get(1)?,
+                hash: row.get(2)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.
+fn load(vault: &Vault, path: &VaultPath, fs_path: &Path, known: Option<&Known>) -> Loaded {
+    let gone = || Loaded::Gone {
+        path: path.to_string(),
+    };
+    let Ok(mut file) = std::fs::File::open(fs_path) else {
+        return gone();
+    };
+    let Ok(metadata) = file.metadata() else {
+        return gone();
+    };
+    if !metadata.is_file() {
+        return gone();
+    }
+    let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+    let size = metadata.len() as i64;
+    let mtime = nanos(modified);
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+        return gone();
+    }
+    let hash = Revision::of(&bytes).to_string();
+    if known.is_some_and(|known| known.hash == hash) {
+        return Loaded::Same {
+            path: path.to_string(),
+            size: bytes.len() as i64,
+            mtime,
+        };
+    }
+    // Notes over the size cap are listed but their text is not indexed, as tools cannot read them.
+    let text = if bytes.len() as u64 > vault.max_file_bytes() {
+        String::new()
+    } else {
+        String::from_utf8(bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+    };
+    let parsed = document::parse(path.stem(), &text);
+    let created = parsed
+        .created
+        .or_else(|| metadata.created().ok().map(seconds))
+        .unwrap_or_else(|| seconds(modified));
+    Loaded::Note(Box::new(NoteRecord {
+        path: path.to_string(),
+        name: path.stem().to_string(),
+        size,
+        mtime,
+        hash,
+        created,
+        parsed,
+    }))
+}
+
+fn apply(transaction: &Transaction<'_>, loaded: Loaded) -> Result<(), IndexError> {
+    match loaded {
+        Loaded::Same { path, size, mtime } => {
+            transaction
+                .prepare_cached("UPDATE notes SET size = ?2, mtime = ?3 WHERE path = ?1")?
+                .execute(params![path, size, mtime])?;
+            Ok(())
+        }
+        Loaded::Note(record) => upsert(transaction, &record),
+        Loaded::Gone { path } => remove_exact(transaction, &path),
+    }
+}
+
+fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), IndexError> {
+    let parsed = &record.parsed;
+    let properties = serde_json::Value::Object(parsed.properties.clone()).to_string();
+    let tags = serde_json::to_string(&parsed.tags).unwrap_or_else(|_| "[]".into());
+    let existing: Option<i64> = transaction
+        .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
+        .query_row([&record.path], |row| row.get(0))
+        .optional()?;
+    let id = match existing {
+        Some(id) => {
+            remove_content(transaction, id)?;
+            transaction
+                .prepare_cached(
+                    "UPDATE notes SET name = ?2, size = ?3, mtime = ?4, hash = ?5, properties = ?6,
+                     tags = ?7, type = ?8, created = ?9 WHERE id = ?1",
+                )?
+                .execute(params![
+                    id,
+                    record.name,
+                    record.size,
+                    record.mtime,
+                    record.hash,
+                    properties,
+                    tags,
+                    parsed.note_type,
+                    record.created
+                ])?;
+            id
+        }
+        None => {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO notes(path, name, size, mtime, hash, properties, tags, type, created)
+                     VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )?
+                .execute(params![
+                    record.path,
+                    record.name,
+                    record.size,
+                    record.mtime,
+                    record.hash,
+                    properties,
+                    tags,
+                    parsed.note_type,
+                    record.created
+                ])?;
+            transaction.last_insert_rowid()
+        }
+    };
+    transaction
+        .prepare_cached(
+            "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            id,
+            parsed.title_text,
+            parsed.headings_text,
+            parsed.properties_text,
+            parsed.body
+        ])?;
+    let mut insert_tag = transaction
+        .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
+    for tag in &parsed.tags {
+        insert_tag.execute(params![tag.to_lowercase(), id, tag])?;
+    }
+    let mut insert_property = transaction.prepare_cached(
+        "INSERT INTO properties(note_id, key, key_lower, value, value_lower, number)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for row in &parsed.property_rows {
+        insert_property.execute(params![
+            id,
+            row.key,
+            row.key.to_lowercase(),
+            row.text,
+            row.text.as_ref().map(|text| text.to_lowercase()),
+            row.number
+        ])?;
+    }
+    Ok(())
+}
+
+fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexError> {
+    transaction
+        .prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
+        .execute([id])?;
+    transaction
+        .prepare_cached("DELETE FROM tags WHERE note_id = ?1")?
+        .execute([id])?;
+    transaction
+        .prepare_cached("DELETE FROM properties WHERE note_id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexError> {
+    let id: Option<i64> = transaction
+        .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
+        .query_row([path], |row| row.get(0))
+        .optional()?;
+    if let Some(id) = id {
+        remove_content(transaction, id)?;
+        transaction
+            .prepare_cached("DELETE FROM notes WHERE id = ?1")?
+            .execute([id])?;
+    }
+    Ok(())
+}
+
+/// Removes `path` and every note below it (a deleted or renamed folder).
+fn remove_subtree(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexError> {
+    remove_exact(transaction, path)?;
+    let (low, high) = subtree_range(path);
+    let paths: Vec<String> = transaction
+        .prepare_cached("SELECT path FROM notes WHERE path > ?1 AND path < ?2")?
+        .query_map(params![low, high], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    for path in paths {
+        remove_exact(transaction, &path)?;
+    }
+    Ok(())
+}
+
+/// The exclusive bounds of the paths below `folder`: `folder/` < path < `folder0` (`0` follows
+/// `/` in every collation SQLite's BINARY compare uses), which an index range scan can serve.
+pub(super) fn subtree_range(folder: &str) -> (String, String) {
+    (format!("{folder}/"), format!("{folder}0"))
+}
+
+pub(super) fn is_note(path: &VaultPath) -> bool {
+    path.extension().as_deref() == Some("md")
+}
+
+fn nanos(time: SystemTime) -> i64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX)
+        })
+}
+
+fn seconds(time: SystemTime) -> i64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        })
+}

@@ -1,0 +1,799 @@
+//! Search operations over the index: ranked keyword search, grep, and the tag, folder, property
+//! and recency listings.
+//!
+//! Inputs are validated here (limits, cursors, dates, tags) and turned into the index's filters;
+//! client text never reaches SQL or FTS syntax. Obsidian's excluded files are left out of search
+//! results (keyword search, grep, tag and property searches) but stay listable by folder and in
+//! `vault_list_notes`. Every function blocks: call it off the async executor.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use regex::{Regex, RegexBuilder};
+use serde_json::{Map, Value};
+
+use super::notes::{NoteList, NoteSummary, check_limit, decode_cursor, encode_cursor};
+use super::{Context, Ops, OpsError, rfc3339};
+use crate::index::{
+    self, Count, IndexError, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder,
+    SearchPosition, TagFilter, TimeRange,
+};
+use crate::vault::{VaultError, VaultPath};
+
+/// How long a grep may run unless the caller says otherwise.
+pub const DEFAULT_GREP_BUDGET: Duration = Duration::from_secs(3);
+const MAX_GREP_BUDGET: Duration = Duration::from_secs(30);
+/// Longest line text a grep hit returns; longer lines are cut around the match.
+const GREP_LINE_CHARS: usize = 300;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    #[default]
+    Auto,
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+/// `before`/`on`/`after` bounds on a date; all given bounds must hold.
+#[derive(Debug, Clone, Default)]
+pub struct DateFilter {
+    pub before: Option<String>,
+    pub on: Option<String>,
+    pub after: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchFilters {
+    pub folder: Option<String>,
+    pub tags: Vec<String>,
+    /// Key -> value; a list value requires every listed value, `null` only requires the key.
+    pub properties: Map<String, Value>,
+    pub note_type: Option<String>,
+    pub created: Option<DateFilter>,
+    pub modified: Option<DateFilter>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchNotes {
+    pub query: String,
+    pub filters: SearchFilters,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+    pub mode: SearchMode,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    pub path: String,
+    pub title: String,
+    pub score: f64,
+    pub snippet: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchResults {
+    pub results: Vec<SearchResult>,
+    /// Always `keyword` until semantic search exists.
+    pub search_mode: &'static str,
+    pub reranked: bool,
+    /// True when no note had every word and the results match any of them instead.
+    pub matched_any_word: bool,
+    pub next_cursor: Option<String>,
+    /// Said when the requested mode could not be honoured.
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Grep {
+    pub pattern: String,
+    pub regex: bool,
+    pub case_sensitive: bool,
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepHit {
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// 0-based character offset of the match in the line.
+    pub column: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct GrepResult {
+    pub hits: Vec<GrepHit>,
+    pub truncated: bool,
+    pub timed_out: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchByTag {
+    pub tag: String,
+    pub exact: bool,
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchByFolder {
+    pub folder: String,
+    pub recursive: bool,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecentSort {
+    #[default]
+    Modified,
+    Created,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RecentNotes {
+    pub folder: Option<String>,
+    pub sort_by: RecentSort,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+/// A listing of counted values (tags, property keys or values).
+#[derive(Debug, Clone, Default)]
+pub struct CountList {
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Counted {
+    pub value: String,
+    /// Notes that have it.
+    pub count: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct CountedList {
+    pub items: Vec<Counted>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListPropertyValues {
+    pub key: String,
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchByProperty {
+    pub key: String,
+    pub value: Value,
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+impl Ops {
+    pub fn search(&self, _ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let filter = self.search_filter(&request.filters)?;
+        let start = request
+            .cursor
+            .as_deref()
+            .map(decode_search_cursor)
+            .transpose()?;
+        let query = index::parse_query(&request.query);
+        let excluded = self.vault.excluded_files();
+        let page = self
+            .index
+            .search(&query, &filter, start, limit, &|row: &NoteRow| {
+                !excluded.excludes(&row.path)
+            })
+            .map_err(internal)?;
+        let results = page
+            .hits
+            .into_iter()
+            .map(|hit| SearchResult {
+                snippet: self.index.snippet(&hit.note.path, &query),
+                score: hit.score,
+                path: hit.note.path,
+                title: hit.note.name,
+                bytes: hit.note.size,
+                modified: rfc3339_nanos(hit.note.mtime_ns),
+                tags: hit.note.tags,
+            })
+            .collect();
+        let notice = match request.mode {
+            SearchMode::Semantic | SearchMode::Hybrid => Some(
+                "semantic search is not available on this server; these are keyword (BM25) results"
+                    .to_string(),
+            ),
+            SearchMode::Auto | SearchMode::Keyword => None,
+        };
+        Ok(SearchResults {
+            results,
+            search_mode: "keyword",
+            reranked: false,
+            matched_any_word: page.any_word,
+            next_cursor: page.next.map(encode_search_cursor),
+            notice,
+        })
+    }
+
+    pub fn grep(&self, _ctx: &Context, request: Grep) -> Result<GrepResult, OpsError> {
+        let started = Instant::now();
+        let limit = check_limit(request.limit)?;
+        let budget = match request.timeout_ms {
+            None => DEFAULT_GREP_BUDGET,
+            Some(0) => {
+                return Err(OpsError::invalid_argument(
+                    "timeout_ms must be at least 1; omit it for the default of 3000",
+                ));
+            }
+            Some(ms) => Duration::from_millis(ms).min(MAX_GREP_BUDGET),
+        };
+        let regex = compile_grep(&request)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(request.folder.as_deref())?,
+            ..NoteFilter::default()
+        };
+        let excluded = self.vault.excluded_files();
+        let paths = self.index.note_paths(&filter).map_err(internal)?;
+        let mut hits = Vec::new();
+        let mut truncated = false;
+        let mut timed_out = false;
+        'notes: for raw in paths {
+            if started.elapsed() >= budget {
+                timed_out = true;
+                break;
+            }
+            if excluded.excludes(&raw) {
+                continue;
+            }
+            let Ok(path) = VaultPath::parse(&raw) else {
+                continue;
+            };
+            let Ok(file) = self.vault.read(&path) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&file.bytes);
+            if !regex.is_match(&text) {
+                continue;
+            }
+            for (number, line) in text.lines().enumerate() {
+                if let Some(found) = regex.find(line) {
+                    if hits.len() == limit {
+                        truncated = true;
+                        break 'notes;
+                    }
+                    hits.push(GrepHit {
+                        path: raw.clone(),
+                        line: number + 1,
+                        column: line[..found.start()].chars().count(),
+                        text: clip_line(line, found.start(), found.end()),
+                    });
+                }
+                if number % 256 == 255 && started.elapsed() >= budget {
+                    timed_out = true;
+                    break 'notes;
+                }
+            }
+        }
+        Ok(GrepResult {
+            hits,
+            truncated,
+            timed_out,
+        })
+    }
+
+    pub fn search_by_tag(
+        &self,
+        _ctx: &Context,
+        request: SearchByTag,
+    ) -> Result<NoteList, OpsError> {
+        let tag = parse_tag(&request.tag)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(request.folder.as_deref())?,
+            tags: vec![TagFilter {
+                tag,
+                exact: request.exact,
+            }],
+            ..NoteFilter::default()
+        };
+        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), true)
+    }
+
+    pub fn search_by_folder(
+        &self,
+        _ctx: &Context,
+        request: SearchByFolder,
+    ) -> Result<NoteList, OpsError> {
+        let folder = self.check_folder(Some(&request.folder))?;
+        let filter = NoteFilter {
+            folder,
+            direct_only: !request.recursive,
+            ..NoteFilter::default()
+        };
+        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), false)
+    }
+
+    pub fn recent_notes(&self, _ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(request.folder.as_deref())?,
+            ..NoteFilter::default()
+        };
+        let offset = request
+            .cursor
+            .as_deref()
+            .map(decode_offset_cursor)
+            .transpose()?
+            .unwrap_or(0);
+        let order = match request.sort_by {
+            RecentSort::Modified => RecentOrder::Modified,
+            RecentSort::Created => RecentOrder::Created,
+        };
+        let excluded = self.vault.excluded_files();
+        let page = self
+            .index
+            .list_recent(&filter, order, offset, limit, &|row: &NoteRow| {
+                !excluded.excludes(&row.path)
+            })
+            .map_err(internal)?;
+        Ok(NoteList {
+            notes: page.rows.into_iter().map(summary).collect(),
+            next_cursor: page.next.map(encode_offset_cursor),
+        })
+    }
+
+    pub fn list_tags(&self, _ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
+        let (filter, offset, limit) = self.count_request(&request)?;
+        let page = self
+            .index
+            .tag_counts(&filter, offset, limit)
+            .map_err(internal)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    pub fn list_property_keys(
+        &self,
+        _ctx: &Context,
+        request: CountList,
+    ) -> Result<CountedList, OpsError> {
+        let (filter, offset, limit) = self.count_request(&request)?;
+        let page = self
+            .index
+            .property_key_counts(&filter, offset, limit)
+            .map_err(internal)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    pub fn list_property_values(
+        &self,
+        _ctx: &Context,
+        request: ListPropertyValues,
+    ) -> Result<CountedList, OpsError> {
+        let key = parse_key(&request.key)?;
+        let (filter, offset, limit) = self.count_request(&CountList {
+            folder: request.folder,
+            limit: request.limit,
+            cursor: request.cursor,
+        })?;
+        let page = self
+            .index
+            .property_value_counts(&key, &filter, offset, limit)
+            .map_err(internal)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    pub fn search_by_property(
+        &self,
+        _ctx: &Context,
+        request: SearchByProperty,
+    ) -> Result<NoteList, OpsError> {
+        let key = parse_key(&request.key)?;
+        let mut properties = Vec::new();
+        push_property_filters(&key, &request.value, &mut properties)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(request.folder.as_deref())?,
+            properties,
+            ..NoteFilter::default()
+        };
+        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), true)
+    }
+
+    /// A page of notes in path order; `hide_excluded` leaves out Obsidian's excluded files.
+    fn list_by_path(
+        &self,
+        filter: &NoteFilter,
+        limit: Option<u32>,
+        cursor: Option<&str>,
+        hide_excluded: bool,
+    ) -> Result<NoteList, OpsError> {
+        let limit = check_limit(limit)?;
+        let after = cursor.map(decode_cursor).transpose()?;
+        let excluded = hide_excluded.then(|| self.vault.excluded_files());
+        let page = self
+            .index
+            .list_by_path(filter, after.as_deref(), limit, &|row: &NoteRow| {
+                excluded
+                    .as_ref()
+                    .is_none_or(|excluded| !excluded.excludes(&row.path))
+            })
+            .map_err(internal)?;
+        Ok(NoteList {
+            notes: page.rows.into_iter().map(summary).collect(),
+            next_cursor: page.next.as_deref().map(encode_cursor),
+        })
+    }
+
+    fn count_request(&self, request: &CountList) -> Result<(NoteFilter, usize, usize), OpsError> {
+        let limit = check_limit(request.limit)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(request.folder.as_deref())?,
+            ..NoteFilter::default()
+        };
+        let offset = request
+            .cursor
+            .as_deref()
+            .map(decode_offset_cursor)
+            .transpose()?
+            .unwrap_or(0);
+        Ok((filter, offset, limit))
+    }
+
+    fn search_filter(&self, filters: &SearchFilters) -> Result<NoteFilter, OpsError> {
+        let mut properties = Vec::new();
+        for (key, value) in &filters.properties {
+            let key = parse_key(key)?;
+            push_property_filters(&key, value, &mut properties)?;
+        }
+        Ok(NoteFilter {
+            folder: self.check_folder(filters.folder.as_deref())?,
+            direct_only: false,
+            tags: filters
+                .tags
+                .iter()
+                .map(|tag| parse_tag(tag).map(|tag| TagFilter { tag, exact: false }))
+                .collect::<Result<_, _>>()?,
+            properties,
+            note_type: filters
+                .note_type
+                .as_ref()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
+            created: date_range("created", filters.created.as_ref())?,
+            modified: date_range("modified", filters.modified.as_ref())?,
+        })
+    }
+
+    /// Parses an optional folder and checks it exists, so a misspelt folder is `not_found` rather
+    /// than an empty result. Returns its vault-relative form (`None` for the whole vault).
+    pub(super) fn check_folder(&self, raw: Option<&str>) -> Result<Option<String>, OpsError> {
+        let Some(raw) = raw else { return Ok(None) };
+        let Some(folder) = VaultPath::parse_folder(raw).map_err(|e| OpsError::path(raw, e))? else {
+            return Ok(None);
+        };
+        let resolved = self
+            .vault
+            .resolve(&folder)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let not_found = || OpsError::NotFound {
+            what: format!("the folder '{folder}' does not exist"),
+            hint: "Omit folder to cover the whole vault, or check the spelling with vault_list_notes.",
+        };
+        if !resolved.exists {
+            return Err(not_found());
+        }
+        match std::fs::metadata(&resolved.fs_path) {
+            Ok(metadata) if metadata.is_dir() => Ok(Some(folder.to_string())),
+            Ok(_) => Err(OpsError::from_vault(
+                VaultError::NotAFolder {
+                    path: folder.to_string(),
+                },
+                None,
+            )),
+            Err(_) => Err(not_found()),
+        }
+    }
+}
+
+pub(super) fn summary(row: NoteRow) -> NoteSummary {
+    NoteSummary {
+        modified: rfc3339_nanos(row.mtime_ns),
+        path: row.path,
+        title: row.name,
+        bytes: row.size,
+        tags: row.tags,
+    }
+}
+
+pub(super) fn internal(error: IndexError) -> OpsError {
+    OpsError::Internal(Box::new(error))
+}
+
+fn rfc3339_nanos(nanos: i64) -> String {
+    rfc3339(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos.max(0) as u64))
+}
+
+fn counted(rows: Vec<Count>, next: Option<usize>) -> CountedList {
+    CountedList {
+        items: rows
+            .into_iter()
+            .map(|count| Counted {
+                value: count.value,
+                count: count.notes,
+            })
+            .collect(),
+        next_cursor: next.map(encode_offset_cursor),
+    }
+}
+
+/// A tag as clients type it: any case, with or without `#`.
+fn parse_tag(raw: &str) -> Result<String, OpsError> {
+    let trimmed = raw.trim();
+    let tag = trimmed
+        .strip_prefix('#')
+        .unwrap_or(trimmed)
+        .trim_end_matches('/');
+    if tag.is_empty() {
+        return Err(OpsError::invalid_argument(format!(
+            "tag {raw:?} is empty; give a tag name such as 'project' or '#project/active'"
+        )));
+    }
+    Ok(tag.to_string())
+}
+
+fn parse_key(raw: &str) -> Result<String, OpsError> {
+    let key = raw.trim();
+    if key.is_empty() {
+        return Err(OpsError::invalid_argument(
+            "the property key is empty; call vault_list_property_keys to see the keys in use",
+        ));
+    }
+    Ok(key.to_string())
+}
+
+/// One filter per wanted value: a list asks for every value in it, `null` only for the key.
+fn push_property_filters(
+    key: &str,
+    value: &Value,
+    out: &mut Vec<PropertyFilter>,
+) -> Result<(), OpsError> {
+    let wanted = |text: String, number: Option<f64>| PropertyFilter {
+        key: key.to_string(),
+        value: Some(PropertyValue { text, number }),
+    };
+    match value {
+        Value::Null => out.push(PropertyFilter {
+            key: key.to_string(),
+            value: None,
+        }),
+        Value::String(text) => out.push(wanted(text.clone(), index::number_in(text))),
+        Value::Number(number) => out.push(wanted(number.to_string(), number.as_f64())),
+        Value::Bool(flag) => out.push(wanted(flag.to_string(), None)),
+        Value::Array(items) => {
+            for item in items {
+                if item.is_array() {
+                    return Err(OpsError::invalid_argument(format!(
+                        "the value for property {key:?} nests a list in a list; give a value or a flat list of values"
+                    )));
+                }
+                push_property_filters(key, item, out)?;
+            }
+        }
+        Value::Object(_) => {
+            return Err(OpsError::invalid_argument(format!(
+                "the value for property {key:?} is an object; give text, a number, true/false, a list of those, or null for any value"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `before`/`on`/`after` as a half-open range of Unix seconds (UTC). Dates are `YYYY-MM-DD`;
+/// date-times (`YYYY-MM-DDTHH:MM[:SS]`) bound `before`/`after` at that instant.
+fn date_range(field: &str, filter: Option<&DateFilter>) -> Result<TimeRange, OpsError> {
+    let mut range = TimeRange::default();
+    let Some(filter) = filter else {
+        return Ok(range);
+    };
+    let parse = |which: &str, raw: &str| -> Result<(i64, bool), OpsError> {
+        let raw = raw.trim();
+        index::parse_date_time(raw)
+            .map(|seconds| (seconds, raw.len() == 10))
+            .ok_or_else(|| {
+                OpsError::invalid_argument(format!(
+                    "{field}.{which} {raw:?} is not a date; use YYYY-MM-DD (or YYYY-MM-DDTHH:MM), e.g. \"2025-03-01\""
+                ))
+            })
+    };
+    const DAY: i64 = 86_400;
+    let mut tighten_from = |from: i64| range.from = Some(range.from.map_or(from, |f| f.max(from)));
+    if let Some(raw) = &filter.after {
+        let (at, whole_day) = parse("after", raw)?;
+        tighten_from(if whole_day { at + DAY } else { at + 1 });
+    }
+    if let Some(raw) = &filter.on {
+        let (at, _) = parse("on", raw)?;
+        let day = at - at.rem_euclid(DAY);
+        tighten_from(day);
+        range.until = Some(range.until.map_or(day + DAY, |u| u.min(day + DAY)));
+    }
+    if let Some(raw) = &filter.before {
+        let (at, _) = parse("before", raw)?;
+        range.until = Some(range.until.map_or(at, |u| u.min(at)));
+    }
+    Ok(range)
+}
+
+fn compile_grep(request: &Grep) -> Result<Regex, OpsError> {
+    if request.pattern.is_empty() {
+        return Err(OpsError::invalid_argument(
+            "pattern is empty; give the text (or, with regex: true, the regular expression) to find",
+        ));
+    }
+    let source = if request.regex {
+        request.pattern.clone()
+    } else {
+        regex::escape(&request.pattern)
+    };
+    RegexBuilder::new(&source)
+        .case_insensitive(!request.case_sensitive)
+        .size_limit(4 << 20)
+        .dfa_size_limit(8 << 20)
+        .build()
+        .map_err(|error| {
+            OpsError::invalid_argument(format!(
+                "pattern {:?} is not a valid regular expression ({}); fix it, or pass regex: false to search for the literal text",
+                request.pattern,
+                error.to_string().lines().last().unwrap_or("invalid syntax").trim()
+            ))
+        })
+}
+
+/// The line, or a window of it around the match when it is very long.
+fn clip_line(line: &str, start: usize, end: usize) -> String {
+    let line = line.trim_end_matches('\r');
+    if line.chars().count() <= GREP_LINE_CHARS {
+        return line.to_string();
+    }
+    let before: Vec<(usize, char)> = line[..start.min(line.len())].char_indices().collect();
+    let from = before
+        .len()
+        .checked_sub(GREP_LINE_CHARS / 3)
+        .and_then(|at| before.get(at))
+        .map_or(0, |(at, _)| *at);
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut last = from;
+    for (taken, (at, character)) in line[from..].char_indices().enumerate() {
+        if taken >= GREP_LINE_CHARS && from + at >= end {
+            break;
+        }
+        out.push(character);
+        last = from + at + character.len_utf8();
+    }
+    if last < line.len() {
+        out.push('…');
+    }
+    out
+}
+
+// Cursors: ranked and counted lists resume at a row offset; search cursors also remember whether
+// the first page fell back to matching any word, so later pages run the same query.
+const OFFSET_PREFIX: &str = "offset:";
+const SEARCH_PREFIX: &str = "search:";
+
+fn encode_offset_cursor(offset: usize) -> String {
+    hex::encode(format!("{OFFSET_PREFIX}{offset}"))
+}
+
+fn decode_offset_cursor(raw: &str) -> Result<usize, OpsError> {
+    decode_text(raw)
+        .and_then(|text| text.strip_prefix(OFFSET_PREFIX)?.parse().ok())
+        .ok_or_else(|| bad_cursor(raw))
+}
+
+fn encode_search_cursor(position: SearchPosition) -> String {
+    hex::encode(format!(
+        "{SEARCH_PREFIX}{}:{}",
+        position.offset,
+        u8::from(position.any_word)
+    ))
+}
+
+fn decode_search_cursor(raw: &str) -> Result<SearchPosition, OpsError> {
+    decode_text(raw)
+        .and_then(|text| {
+            let rest = text.strip_prefix(SEARCH_PREFIX)?;
+            let (offset, any) = rest.split_once(':')?;
+            Some(SearchPosition {
+                offset: offset.parse().ok()?,
+                any_word: any == "1",
+            })
+        })
+        .ok_or_else(|| bad_cursor(raw))
+}
+
+fn decode_text(raw: &str) -> Option<String> {
+    hex::decode(raw)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+}
+
+fn bad_cursor(raw: &str) -> OpsError {
+    OpsError::invalid_argument(format!(
+        "cursor {raw:?} is not one this tool issued; pass next_cursor from the previous page unchanged (with the same other arguments), or omit cursor to start from the beginning"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_ranges() {
+        let range = |filter: DateFilter| date_range("modified", Some(&filter));
+        let on = range(DateFilter {
+            on: Some("1970-01-02".into()),
+            ..DateFilter::default()
+        })
+        .expect("valid");
+        assert_eq!((on.from, on.until), (Some(86_400), Some(172_800)));
+        let after = range(DateFilter {
+            after: Some("1970-01-02".into()),
+            before: Some("1970-01-05".into()),
+            ..DateFilter::default()
+        })
+        .expect("valid");
+        assert_eq!((after.from, after.until), (Some(172_800), Some(345_600)));
+        assert!(
+            range(DateFilter {
+                before: Some("last week".into()),
+                ..DateFilter::default()
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn long_lines_are_clipped_around_the_match() {
+        let line = format!("{}needle{}", "a".repeat(1000), "b".repeat(1000));
+        let start = line.find("needle").expect("present");
+        let clipped = clip_line(&line, start, start + 6);
+        assert!(clipped.contains("needle"));
+        assert!(clipped.starts_with('…') && clipped.ends_with('…'));
+        assert!(clipped.chars().count() <= GREP_LINE_CHARS + 2);
+    }
+
+    #[test]
+    fn cursors_round_trip_and_foreign_ones_are_refused() {
+        let position = SearchPosition {
+            offset: 40,
+            any_word: true,
+        };
+        assert_eq!(
+            decode_search_cursor(&encode_search_cursor(position)).expect("ours"),
+            position
+        );
+        assert_eq!(
+            decode_offset_cursor(&encode_offset_cursor(7)).expect("ours"),
+            7
+        );
+        assert!(decode_offset_cursor("zz").is_err());
+        assert!(decode_search_cursor(&encode_offset_cursor(7)).is_err());
+    }
+}

@@ -1,0 +1,181 @@
+//! The index's central invariant, as a property test: after any sequence of creates, edits,
+//! renames and deletes, made through `ops` or directly on disk (reported to the index as the
+//! watcher reports them), the index holds exactly what a fresh rebuild of the vault holds.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use quire::index::{Index, IndexOptions};
+use quire::ops::{self, Context, Ops};
+use quire::vault::Vault;
+
+#[derive(Debug, Clone)]
+enum Action {
+    WriteThroughOps { path: String, text: String },
+    DeleteThroughOps { path: String },
+    WriteOnDisk { path: String, text: String },
+    DeleteOnDisk { path: String },
+    RenameOnDisk { from: String, to: String },
+    RenameFolderOnDisk { from: String, to: String },
+}
+
+fn folder() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just("A/".to_string()),
+        Just("A/B/".to_string()),
+        Just("C/".to_string()),
+        Just("Café/".to_string()),
+    ]
+}
+
+fn path() -> impl Strategy<Value = String> {
+    let name = prop_oneof![
+        Just("x.md"),
+        Just("y.md"),
+        Just("Note One.md"),
+        Just("café.md"),
+        Just("data.txt"),
+    ];
+    (folder(), name).prop_map(|(folder, name)| format!("{folder}{name}"))
+}
+
+fn text() -> impl Strategy<Value = String> {
+    let fragment = prop_oneof![
+        Just("---\ntags: [Alpha, beta/gamma]\nstatus: Done\nrating: 3\n---\n".to_string()),
+        Just("---\ntype: meeting\ncreated: 2025-01-02\naliases: zeta\n---\n".to_string()),
+        Just("---\nbroken: [yaml\n---\n".to_string()),
+        Just("# Heading one\n".to_string()),
+        Just("## Sub heading\n".to_string()),
+        Just("Some words about gardens and tomatoes.\n".to_string()),
+        Just("#inline #Alpha text\n".to_string()),
+        Just("```\n#not-a-tag in code\n```\n".to_string()),
+        Just("Ünïcödé 日本語 🎉\n".to_string()),
+        "[a-z ]{0,20}\n",
+    ];
+    prop::collection::vec(fragment, 0..5).prop_map(|parts| parts.concat())
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        3 => (path(), text()).prop_map(|(path, text)| Action::WriteThroughOps { path, text }),
+        1 => path().prop_map(|path| Action::DeleteThroughOps { path }),
+        3 => (path(), text()).prop_map(|(path, text)| Action::WriteOnDisk { path, text }),
+        1 => path().prop_map(|path| Action::DeleteOnDisk { path }),
+        2 => (path(), path()).prop_map(|(from, to)| Action::RenameOnDisk { from, to }),
+        1 => (folder(), folder()).prop_map(|(from, to)| Action::RenameFolderOnDisk {
+            from: from.trim_end_matches('/').to_string(),
+            to: to.trim_end_matches('/').to_string(),
+        }),
+    ]
+}
+
+fn open(db: &Path, vault: &Arc<Vault>, rebuild: bool) -> Index {
+    let index = Index::open(
+        db,
+        Arc::clone(vault),
+        IndexOptions {
+            rebuild,
+            progress: None,
+        },
+    )
+    .expect("open index");
+    index.wait_ready().expect("reconcile");
+    index
+}
+
+fn apply(ops: &Ops, root: &Path, action: &Action) {
+    let ctx = Context::owner();
+    let disk = |path: &str| root.join(path);
+    // Failures (writing over an existing note without a revision, deleting what is not there,
+    // renaming onto a non-empty folder) are part of the sequence; the index must stay right.
+    let reported: Vec<String> = match action {
+        Action::WriteThroughOps { path, text } => {
+            let revision = ops
+                .read_note(
+                    &ctx,
+                    ops::ReadNote {
+                        path: path.clone(),
+                        mode: ops::ReadMode::PropertiesOnly,
+                    },
+                )
+                .ok()
+                .map(|read| read.revision);
+            let _ = ops.write_note(
+                &ctx,
+                ops::WriteNote {
+                    path: path.clone(),
+                    body: text.clone(),
+                    properties: None,
+                    overwrite: revision.is_some(),
+                    expected_revision: revision,
+                },
+            );
+            Vec::new()
+        }
+        Action::DeleteThroughOps { path } => {
+            let _ = ops.delete_note(
+                &ctx,
+                ops::DeleteNote {
+                    path: path.clone(),
+                    expected_revision: None,
+                    prune_empty_folders: false,
+                },
+            );
+            Vec::new()
+        }
+        Action::WriteOnDisk { path, text } => {
+            if let Some(parent) = disk(path).parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::write(disk(path), text);
+            vec![path.clone()]
+        }
+        Action::DeleteOnDisk { path } => {
+            let _ = std::fs::remove_file(disk(path));
+            vec![path.clone()]
+        }
+        Action::RenameOnDisk { from, to } => {
+            if let Some(parent) = disk(to).parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::rename(disk(from), disk(to));
+            vec![from.clone(), to.clone()]
+        }
+        Action::RenameFolderOnDisk { from, to } => {
+            if from.is_empty() || to.is_empty() || to.starts_with(from.as_str()) {
+                return;
+            }
+            if let Some(parent) = disk(to).parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::rename(disk(from), disk(to));
+            vec![from.clone(), to.clone()]
+        }
+    };
+    if !reported.is_empty() {
+        ops.index().refresh(reported).expect("refresh");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn the_index_always_equals_a_fresh_rebuild(actions in prop::collection::vec(action(), 1..24)) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("vault");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
+        let root = vault.root().to_path_buf();
+        let index = open(&dir.path().join("live.db"), &vault, false);
+        let ops = Ops::new(Arc::clone(&vault), index.clone());
+        for action in &actions {
+            apply(&ops, &root, action);
+        }
+        let live = index.dump().expect("dump");
+        let fresh = open(&dir.path().join("fresh.db"), &vault, true).dump().expect("dump");
+        prop_assert_eq!(live, fresh);
+    }
+}

@@ -1,0 +1,967 @@
+//! The search tools through `ops` against a vault written in code: keyword search over any input,
+//! filters, paging, tags, properties, Obsidian's excluded files, grep and its time budget, and the
+//! index's startup reconcile.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quire::index::{Index, IndexOptions};
+use quire::ops::{self, Context, Ops, OpsError};
+use quire::vault::Vault;
+use serde_json::{Map, Value, json};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    root: PathBuf,
+    ops: Ops,
+}
+
+const NOTES: &[(&str, &str)] = &[
+    (
+        "Projects/Garden.md",
+        "---\ntags: [Project/Active]\ntype: project\nstatus: Active\nrating: 5\ncreated: 2025-03-04\naliases: [Backyard]\n---\n# Garden plan\nPlant tomatoes and basil near the fence. #outdoor\n",
+    ),
+    (
+        "Projects/Launch.md",
+        "---\ntags: project\nstatus: done\nrating: \"5\"\n---\n# Launch\nThe sync client ships in May. NEAR AND OR words.\n日本語のテキスト\n",
+    ),
+    (
+        "Daily/2025-03-05.md",
+        "Met Sam at the café. #project/active #Outdoor\n",
+    ),
+    ("Archive/Old garden.md", "garden tomatoes archived\n"),
+    (
+        "Notes/emoji.md",
+        "Party 🎉 time with (parentheses), \"quotes\" and - dashes.\n",
+    ),
+    (
+        ".obsidian/app.json",
+        "{\"userIgnoreFilters\": [\"Archive/\"]}",
+    ),
+];
+
+fn fixture() -> Fixture {
+    let mut files: Vec<(String, String)> = NOTES
+        .iter()
+        .map(|(path, text)| (path.to_string(), text.to_string()))
+        .collect();
+    for number in 0..30 {
+        files.push((
+            format!("Notes/Bulk/n{number:02}.md"),
+            format!("bulk common word {number}\n"),
+        ));
+    }
+    fixture_with(&files)
+}
+
+fn fixture_with(files: &[(String, String)]) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    for (path, text) in files {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let ops = open_ops(&dir, &root, false);
+    Fixture { dir, root, ops }
+}
+
+fn open_ops(dir: &tempfile::TempDir, root: &std::path::Path, rebuild: bool) -> Ops {
+    let vault = Arc::new(Vault::open(root, 1 << 20).expect("open vault"));
+    let index = Index::open(
+        &dir.path().join("index.db"),
+        Arc::clone(&vault),
+        IndexOptions {
+            rebuild,
+            progress: None,
+        },
+    )
+    .expect("open index");
+    index.wait_ready().expect("reconcile");
+    Ops::new(vault, index)
+}
+
+fn ctx() -> Context {
+    Context::owner()
+}
+
+fn search(fixture: &Fixture, query: &str) -> ops::SearchResults {
+    fixture
+        .ops
+        .search(
+            &ctx(),
+            ops::SearchNotes {
+                query: query.into(),
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect("search succeeds")
+}
+
+fn paths_of(results: &ops::SearchResults) -> Vec<&str> {
+    results.results.iter().map(|r| r.path.as_str()).collect()
+}
+
+fn filtered(fixture: &Fixture, query: &str, filters: ops::SearchFilters) -> BTreeSet<String> {
+    fixture
+        .ops
+        .search(
+            &ctx(),
+            ops::SearchNotes {
+                query: query.into(),
+                filters,
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect("search succeeds")
+        .results
+        .into_iter()
+        .map(|r| r.path)
+        .collect()
+}
+
+fn set(paths: &[&str]) -> BTreeSet<String> {
+    paths.iter().map(|p| p.to_string()).collect()
+}
+
+/// Text people and models type into search boxes, including everything FTS5 would choke on.
+const WEIRD_QUERIES: &[&str] = &[
+    "",
+    " ",
+    "\t\n\r",
+    "\"",
+    "\"\"",
+    "\"unterminated phrase",
+    "\"a\" \"b",
+    "*",
+    "**",
+    "a*",
+    "*a",
+    "bulk*",
+    "NEAR",
+    "NEAR(a b)",
+    "NEAR(\"sync\" client, 3)",
+    "NEAR/3",
+    "AND",
+    "OR",
+    "NOT",
+    "NOT NOT",
+    "a AND",
+    "AND a",
+    "garden OR",
+    "OR garden",
+    "a OR OR b",
+    "(",
+    ")",
+    "((garden)",
+    "(garden OR (tomatoes)) AND -basil",
+    "-",
+    "--",
+    "-garden",
+    "- garden",
+    "garden -",
+    "-\"sync client\"",
+    "tomatoes -basil",
+    "🎉",
+    "🎉 party",
+    "日本語",
+    "日本語のテキスト",
+    "col:val",
+    "title:garden",
+    "body : x",
+    "^garden",
+    "garden^",
+    "{title body}: garden",
+    "a + b",
+    "'single quotes'",
+    "\\",
+    "\\\"",
+    "a\u{0}b",
+    "%",
+    "_",
+    "@",
+    "#project",
+    "..",
+    "é",
+    "\u{feff}",
+    "\u{200b}garden",
+    "a:b:c",
+    "[a]",
+    "rank MATCH 'x'",
+    "'); DROP TABLE notes; --",
+];
+
+#[test]
+fn any_query_text_is_an_answer_never_an_error() {
+    let fixture = fixture();
+    let long_word = "x".repeat(10_000);
+    let many_words = "word ".repeat(500);
+    let queries = WEIRD_QUERIES
+        .iter()
+        .copied()
+        .chain([long_word.as_str(), many_words.as_str()]);
+    for query in queries {
+        for limit in [1, 50] {
+            let outcome = fixture.ops.search(
+                &ctx(),
+                ops::SearchNotes {
+                    query: query.into(),
+                    limit: Some(limit),
+                    ..ops::SearchNotes::default()
+                },
+            );
+            let found = match outcome {
+                Ok(found) => found,
+                Err(error) => panic!("{query:?} failed: {error}"),
+            };
+            assert_eq!(found.search_mode, "keyword");
+            if let Some(cursor) = found.next_cursor {
+                let next = fixture.ops.search(
+                    &ctx(),
+                    ops::SearchNotes {
+                        query: query.into(),
+                        limit: Some(limit),
+                        cursor: Some(cursor),
+                        ..ops::SearchNotes::default()
+                    },
+                );
+                assert!(next.is_ok(), "{query:?} page 2 failed");
+            }
+        }
+        if !query.is_empty() {
+            for regex in [false, true] {
+                match fixture.ops.grep(
+                    &ctx(),
+                    ops::Grep {
+                        pattern: query.into(),
+                        regex,
+                        ..ops::Grep::default()
+                    },
+                ) {
+                    Ok(_) => {}
+                    Err(error) => assert_eq!(error.code(), "invalid_argument", "{query:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ranks_phrases_prefixes_aliases_accents_and_exclusions() {
+    let fixture = fixture();
+    let found = search(&fixture, "tomatoes basil");
+    assert_eq!(paths_of(&found), ["Projects/Garden.md"]);
+    assert!(found.results[0].snippet.contains("**tomatoes**"));
+    assert!(found.results[0].score > 0.0);
+    assert_eq!(found.results[0].title, "Garden");
+    assert_eq!(found.results[0].tags, ["Project/Active", "outdoor"]);
+    assert!(!found.matched_any_word);
+
+    assert_eq!(
+        paths_of(&search(&fixture, "\"sync client\"")),
+        ["Projects/Launch.md"]
+    );
+    assert!(paths_of(&search(&fixture, "\"client sync\"")).is_empty());
+    assert_eq!(
+        paths_of(&search(&fixture, "tomat*")),
+        ["Projects/Garden.md"]
+    );
+    assert_eq!(
+        paths_of(&search(&fixture, "backyard")),
+        ["Projects/Garden.md"]
+    );
+    assert_eq!(paths_of(&search(&fixture, "CAFE")), ["Daily/2025-03-05.md"]);
+    assert_eq!(
+        paths_of(&search(&fixture, "日本語のテキスト")),
+        ["Projects/Launch.md"]
+    );
+    assert!(paths_of(&search(&fixture, "garden -basil")).is_empty());
+    assert_eq!(
+        paths_of(&search(&fixture, "tomatoes OR café")).len(),
+        2,
+        "OR joins alternatives"
+    );
+
+    // No note has both words: notes with either are returned, and the response says so.
+    let fallback = search(&fixture, "tomatoes zzzzunknown");
+    assert_eq!(paths_of(&fallback), ["Projects/Garden.md"]);
+    assert!(fallback.matched_any_word);
+
+    // Title matches outrank body matches.
+    let ranked = search(&fixture, "garden");
+    assert_eq!(paths_of(&ranked)[0], "Projects/Garden.md");
+}
+
+#[test]
+fn filters_narrow_results() {
+    let fixture = fixture();
+    let all_three = set(&[
+        "Daily/2025-03-05.md",
+        "Projects/Garden.md",
+        "Projects/Launch.md",
+    ]);
+    let tags = |tags: &[&str]| ops::SearchFilters {
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+        ..ops::SearchFilters::default()
+    };
+    assert_eq!(filtered(&fixture, "", tags(&["project"])), all_three);
+    assert_eq!(
+        filtered(&fixture, "", tags(&["#PROJECT/active"])),
+        set(&["Daily/2025-03-05.md", "Projects/Garden.md"])
+    );
+    assert_eq!(
+        filtered(&fixture, "", tags(&["project/active", "outdoor"])),
+        set(&["Daily/2025-03-05.md", "Projects/Garden.md"])
+    );
+    assert_eq!(
+        filtered(
+            &fixture,
+            "",
+            ops::SearchFilters {
+                folder: Some("Projects".into()),
+                ..tags(&["project"])
+            }
+        ),
+        set(&["Projects/Garden.md", "Projects/Launch.md"])
+    );
+    assert_eq!(
+        filtered(
+            &fixture,
+            "",
+            ops::SearchFilters {
+                note_type: Some("PROJECT".into()),
+                ..ops::SearchFilters::default()
+            }
+        ),
+        set(&["Projects/Garden.md"])
+    );
+    let properties = |value: Value| {
+        let mut map = Map::new();
+        map.insert("rating".into(), value);
+        ops::SearchFilters {
+            properties: map,
+            ..ops::SearchFilters::default()
+        }
+    };
+    let rated = set(&["Projects/Garden.md", "Projects/Launch.md"]);
+    assert_eq!(filtered(&fixture, "", properties(json!(5))), rated);
+    assert_eq!(filtered(&fixture, "", properties(json!("5.0"))), rated);
+    assert_eq!(filtered(&fixture, "", properties(json!(null))), rated);
+    assert!(filtered(&fixture, "", properties(json!(4))).is_empty());
+    assert_eq!(
+        filtered(&fixture, "client", properties(json!(5))),
+        set(&["Projects/Launch.md"])
+    );
+    let created = |filter: ops::DateFilter| ops::SearchFilters {
+        created: Some(filter),
+        ..ops::SearchFilters::default()
+    };
+    assert_eq!(
+        filtered(
+            &fixture,
+            "",
+            created(ops::DateFilter {
+                on: Some("2025-03-04".into()),
+                ..ops::DateFilter::default()
+            })
+        ),
+        set(&["Projects/Garden.md"])
+    );
+    let modified = |filter: ops::DateFilter| ops::SearchFilters {
+        modified: Some(filter),
+        ..ops::SearchFilters::default()
+    };
+    assert!(
+        filtered(
+            &fixture,
+            "",
+            modified(ops::DateFilter {
+                before: Some("2000-01-01".into()),
+                ..ops::DateFilter::default()
+            })
+        )
+        .is_empty()
+    );
+    assert!(
+        filtered(
+            &fixture,
+            "bulk",
+            modified(ops::DateFilter {
+                after: Some("2000-01-01".into()),
+                ..ops::DateFilter::default()
+            })
+        )
+        .contains("Notes/Bulk/n00.md")
+    );
+
+    let error = fixture
+        .ops
+        .search(
+            &ctx(),
+            ops::SearchNotes {
+                filters: ops::SearchFilters {
+                    folder: Some("Nowhere".into()),
+                    ..ops::SearchFilters::default()
+                },
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect_err("missing folder");
+    assert_eq!(error.code(), "not_found");
+    let error = fixture
+        .ops
+        .search(
+            &ctx(),
+            ops::SearchNotes {
+                filters: modified(ops::DateFilter {
+                    on: Some("yesterday".into()),
+                    ..ops::DateFilter::default()
+                }),
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect_err("bad date");
+    assert_eq!(error.code(), "invalid_argument");
+}
+
+#[test]
+fn every_listing_pages_without_skips_or_repeats() {
+    let fixture = fixture();
+    let expected: BTreeSet<String> = (0..30).map(|n| format!("Notes/Bulk/n{n:02}.md")).collect();
+
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = fixture
+            .ops
+            .search(
+                &ctx(),
+                ops::SearchNotes {
+                    query: "bulk".into(),
+                    limit: Some(7),
+                    cursor: cursor.take(),
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .expect("page");
+        assert!(page.results.len() <= 7);
+        seen.extend(page.results.into_iter().map(|r| r.path));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 30);
+    assert_eq!(seen.iter().cloned().collect::<BTreeSet<_>>(), expected);
+
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = fixture
+            .ops
+            .list_notes(
+                &ctx(),
+                ops::ListNotes {
+                    folder: Some("Notes/Bulk".into()),
+                    limit: Some(7),
+                    cursor: cursor.take(),
+                    ..ops::ListNotes::default()
+                },
+            )
+            .expect("page");
+        listed.extend(page.notes.into_iter().map(|n| n.path));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(listed, expected.iter().cloned().collect::<Vec<_>>());
+
+    let mut recent = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = fixture
+            .ops
+            .recent_notes(
+                &ctx(),
+                ops::RecentNotes {
+                    limit: Some(4),
+                    cursor: cursor.take(),
+                    ..ops::RecentNotes::default()
+                },
+            )
+            .expect("page");
+        recent.extend(page.notes.into_iter().map(|n| n.path));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    // Every note but the excluded one, once each.
+    assert_eq!(recent.len(), 34);
+    assert_eq!(recent.iter().collect::<BTreeSet<_>>().len(), 34);
+    assert!(!recent.iter().any(|p| p.starts_with("Archive/")));
+
+    let error = fixture
+        .ops
+        .search(
+            &ctx(),
+            ops::SearchNotes {
+                query: "bulk".into(),
+                cursor: Some("not-a-cursor".into()),
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect_err("foreign cursor");
+    assert_eq!(error.code(), "invalid_argument");
+}
+
+#[test]
+fn tags_merge_case_variants_and_match_nested_tags() {
+    let fixture = fixture();
+    let tags = fixture
+        .ops
+        .list_tags(&ctx(), ops::CountList::default())
+        .expect("tags");
+    let counts: Vec<(String, u64)> = tags
+        .items
+        .iter()
+        .map(|item| (item.value.to_lowercase(), item.count))
+        .collect();
+    assert!(counts.contains(&("project/active".into(), 2)), "{counts:?}");
+    assert!(counts.contains(&("outdoor".into(), 2)), "{counts:?}");
+    assert!(counts.contains(&("project".into(), 1)), "{counts:?}");
+    assert_eq!(counts[0].1, 2, "most used first");
+
+    let by_tag = |tag: &str, exact: bool| -> Vec<String> {
+        fixture
+            .ops
+            .search_by_tag(
+                &ctx(),
+                ops::SearchByTag {
+                    tag: tag.into(),
+                    exact,
+                    ..ops::SearchByTag::default()
+                },
+            )
+            .expect("by tag")
+            .notes
+            .into_iter()
+            .map(|n| n.path)
+            .collect()
+    };
+    assert_eq!(
+        by_tag("#Project", false),
+        [
+            "Daily/2025-03-05.md",
+            "Projects/Garden.md",
+            "Projects/Launch.md"
+        ]
+    );
+    assert_eq!(by_tag("project", true), ["Projects/Launch.md"]);
+    assert_eq!(
+        by_tag("OUTDOOR", false),
+        ["Daily/2025-03-05.md", "Projects/Garden.md"]
+    );
+    assert!(by_tag("proj", false).is_empty(), "no partial-name matches");
+    let error = fixture
+        .ops
+        .search_by_tag(
+            &ctx(),
+            ops::SearchByTag {
+                tag: "#".into(),
+                ..ops::SearchByTag::default()
+            },
+        )
+        .expect_err("empty tag");
+    assert_eq!(error.code(), "invalid_argument");
+}
+
+#[test]
+fn properties_are_listed_and_searched_with_lists_unpacked() {
+    let fixture = fixture();
+    let keys = fixture
+        .ops
+        .list_property_keys(&ctx(), ops::CountList::default())
+        .expect("keys");
+    let keys: Vec<(String, u64)> = keys
+        .items
+        .into_iter()
+        .map(|item| (item.value, item.count))
+        .collect();
+    for expected in [("tags", 2), ("status", 2), ("rating", 2), ("type", 1)] {
+        assert!(
+            keys.contains(&(expected.0.to_string(), expected.1)),
+            "{keys:?}"
+        );
+    }
+    let values = fixture
+        .ops
+        .list_property_values(
+            &ctx(),
+            ops::ListPropertyValues {
+                key: "STATUS".into(),
+                ..ops::ListPropertyValues::default()
+            },
+        )
+        .expect("values");
+    let values: BTreeSet<(String, u64)> = values
+        .items
+        .into_iter()
+        .map(|item| (item.value, item.count))
+        .collect();
+    assert_eq!(
+        values,
+        [("Active".to_string(), 1), ("done".to_string(), 1)].into()
+    );
+    let by_property = |key: &str, value: Value| -> Vec<String> {
+        fixture
+            .ops
+            .search_by_property(
+                &ctx(),
+                ops::SearchByProperty {
+                    key: key.into(),
+                    value,
+                    ..ops::SearchByProperty::default()
+                },
+            )
+            .expect("by property")
+            .notes
+            .into_iter()
+            .map(|n| n.path)
+            .collect()
+    };
+    assert_eq!(
+        by_property("rating", json!(5)),
+        ["Projects/Garden.md", "Projects/Launch.md"]
+    );
+    assert_eq!(
+        by_property("rating", json!("5")),
+        ["Projects/Garden.md", "Projects/Launch.md"]
+    );
+    assert_eq!(
+        by_property("Status", json!("ACTIVE")),
+        ["Projects/Garden.md"]
+    );
+    assert_eq!(
+        by_property("aliases", json!("backyard")),
+        ["Projects/Garden.md"]
+    );
+    assert_eq!(
+        by_property("tags", json!(null)),
+        ["Projects/Garden.md", "Projects/Launch.md"]
+    );
+    let error = fixture
+        .ops
+        .search_by_property(
+            &ctx(),
+            ops::SearchByProperty {
+                key: "status".into(),
+                value: json!({"nested": true}),
+                ..ops::SearchByProperty::default()
+            },
+        )
+        .expect_err("object value");
+    assert_eq!(error.code(), "invalid_argument");
+}
+
+#[test]
+fn excluded_files_stay_out_of_search_but_remain_listable() {
+    let fixture = fixture();
+    assert!(paths_of(&search(&fixture, "archived")).is_empty());
+    let grep = fixture
+        .ops
+        .grep(
+            &ctx(),
+            ops::Grep {
+                pattern: "archived".into(),
+                ..ops::Grep::default()
+            },
+        )
+        .expect("grep");
+    assert!(grep.hits.is_empty());
+    let listed = fixture
+        .ops
+        .search_by_folder(
+            &ctx(),
+            ops::SearchByFolder {
+                folder: "Archive".into(),
+                recursive: true,
+                ..ops::SearchByFolder::default()
+            },
+        )
+        .expect("by folder");
+    assert_eq!(listed.notes.len(), 1);
+    // The setting is read on use: removing the filter makes the note searchable at once.
+    std::fs::write(fixture.root.join(".obsidian/app.json"), "{}").expect("write");
+    assert_eq!(
+        paths_of(&search(&fixture, "archived")),
+        ["Archive/Old garden.md"]
+    );
+}
+
+#[test]
+fn folder_listings_can_stay_at_one_level() {
+    let fixture = fixture();
+    let list = |recursive: bool| -> usize {
+        fixture
+            .ops
+            .search_by_folder(
+                &ctx(),
+                ops::SearchByFolder {
+                    folder: "Notes".into(),
+                    recursive,
+                    limit: Some(1000),
+                    ..ops::SearchByFolder::default()
+                },
+            )
+            .expect("by folder")
+            .notes
+            .len()
+    };
+    assert_eq!(list(true), 31);
+    assert_eq!(list(false), 1);
+}
+
+#[test]
+fn writes_through_ops_are_searchable_before_the_call_returns() {
+    let fixture = fixture();
+    let written = fixture
+        .ops
+        .write_note(
+            &ctx(),
+            ops::WriteNote {
+                path: "Inbox/Fresh.md".into(),
+                body: "A quokkaesque idea #fresh\n".into(),
+                properties: None,
+                overwrite: false,
+                expected_revision: None,
+            },
+        )
+        .expect("write");
+    assert_eq!(
+        paths_of(&search(&fixture, "quokkaesque")),
+        ["Inbox/Fresh.md"]
+    );
+    fixture
+        .ops
+        .write_note(
+            &ctx(),
+            ops::WriteNote {
+                path: "Inbox/Fresh.md".into(),
+                body: "Now about wombats\n".into(),
+                properties: None,
+                overwrite: true,
+                expected_revision: Some(written.revision),
+            },
+        )
+        .expect("overwrite");
+    assert!(paths_of(&search(&fixture, "quokkaesque")).is_empty());
+    assert_eq!(paths_of(&search(&fixture, "wombats")), ["Inbox/Fresh.md"]);
+    fixture
+        .ops
+        .delete_note(
+            &ctx(),
+            ops::DeleteNote {
+                path: "Inbox/Fresh.md".into(),
+                expected_revision: None,
+                prune_empty_folders: true,
+            },
+        )
+        .expect("delete");
+    assert!(paths_of(&search(&fixture, "wombats")).is_empty());
+}
+
+#[test]
+fn grep_finds_lines_by_text_or_regex() {
+    let fixture = fixture();
+    let grep = |pattern: &str, regex: bool, case_sensitive: bool, folder: Option<&str>| {
+        fixture.ops.grep(
+            &ctx(),
+            ops::Grep {
+                pattern: pattern.into(),
+                regex,
+                case_sensitive,
+                folder: folder.map(str::to_string),
+                ..ops::Grep::default()
+            },
+        )
+    };
+    let found = grep("TOMATOES", false, false, None).expect("grep");
+    assert_eq!(found.hits.len(), 1);
+    let hit = &found.hits[0];
+    assert_eq!(
+        (hit.path.as_str(), hit.line, hit.column),
+        ("Projects/Garden.md", 10, 6)
+    );
+    assert!(!found.truncated && !found.timed_out);
+    assert!(
+        grep("TOMATOES", false, true, None)
+            .expect("grep")
+            .hits
+            .is_empty()
+    );
+    assert_eq!(
+        grep(r"t[o]mat\w+ and", true, false, None)
+            .expect("grep")
+            .hits
+            .len(),
+        1
+    );
+    assert_eq!(
+        grep("(parentheses)", false, false, None)
+            .expect("grep")
+            .hits
+            .len(),
+        1
+    );
+    assert!(
+        grep("bulk", false, false, Some("Projects"))
+            .expect("grep")
+            .hits
+            .is_empty()
+    );
+    let limited = fixture
+        .ops
+        .grep(
+            &ctx(),
+            ops::Grep {
+                pattern: "bulk".into(),
+                limit: Some(5),
+                ..ops::Grep::default()
+            },
+        )
+        .expect("grep");
+    assert_eq!(limited.hits.len(), 5);
+    assert!(limited.truncated);
+    let error = grep("(unclosed", true, false, None).expect_err("bad regex");
+    assert_eq!(error.code(), "invalid_argument");
+    assert!(error.to_string().contains("regex: false"), "{error}");
+}
+
+#[test]
+fn grep_stops_at_its_time_budget_with_the_hits_so_far() {
+    let filler = "lorem ipsum dolor sit amet consectetur ".repeat(300);
+    let files: Vec<(String, String)> = (0..200)
+        .map(|n| {
+            (
+                format!("Big/n{n:03}.md"),
+                format!("alpha beta gamma delta zq\n{filler}\n{filler}\n"),
+            )
+        })
+        .collect();
+    let fixture = fixture_with(&files);
+    // Unicode word classes repeated many times make the regex engines work hard on every byte.
+    let pathological = r"(?:\w+\s+){12}\w*zq(?:\p{L}|\p{N}){3,}";
+    let budgeted = fixture
+        .ops
+        .grep(
+            &ctx(),
+            ops::Grep {
+                pattern: pathological.into(),
+                regex: true,
+                timeout_ms: Some(1),
+                limit: Some(1000),
+                ..ops::Grep::default()
+            },
+        )
+        .expect("a timeout is a result, not an error");
+    assert!(budgeted.timed_out);
+    let full = fixture
+        .ops
+        .grep(
+            &ctx(),
+            ops::Grep {
+                pattern: "alpha beta".into(),
+                limit: Some(1000),
+                ..ops::Grep::default()
+            },
+        )
+        .expect("grep");
+    assert!(!full.timed_out);
+    assert_eq!(full.hits.len(), 200);
+    let partial = fixture
+        .ops
+        .grep(
+            &ctx(),
+            ops::Grep {
+                pattern: "alpha beta".into(),
+                limit: Some(1000),
+                timeout_ms: Some(1),
+                ..ops::Grep::default()
+            },
+        )
+        .expect("grep");
+    assert!(partial.timed_out && partial.hits.len() < 200);
+}
+
+#[test]
+fn restart_reads_only_what_changed_and_a_schema_change_rebuilds() {
+    let fixture = fixture();
+    let total = 35;
+    drop(fixture.ops);
+    let reopen = |rebuild: bool| {
+        let ops = open_ops(&fixture.dir, &fixture.root, rebuild);
+        ops.index().wait_ready().expect("ready")
+    };
+    let stats = reopen(false);
+    assert_eq!(
+        (stats.notes, stats.parsed, stats.unchanged),
+        (total, 0, total)
+    );
+
+    std::fs::write(fixture.root.join("Notes/emoji.md"), "changed and longer\n").expect("write");
+    std::fs::remove_file(fixture.root.join("Notes/Bulk/n00.md")).expect("remove");
+    let stats = reopen(false);
+    assert_eq!((stats.parsed, stats.removed), (1, 1));
+
+    let stats = reopen(true);
+    assert_eq!(stats.parsed, total - 1);
+
+    let db = fixture.dir.path().join("index.db");
+    let connection = rusqlite::Connection::open(&db).expect("open");
+    connection
+        .pragma_update(None, "user_version", 999)
+        .expect("set version");
+    drop(connection);
+    let stats = reopen(false);
+    assert_eq!(stats.parsed, total - 1, "another schema version rebuilds");
+}
+
+#[test]
+fn list_notes_keeps_its_contract() {
+    let fixture = fixture();
+    let list = |request: ops::ListNotes| fixture.ops.list_notes(&ctx(), request);
+    let all = list(ops::ListNotes {
+        limit: Some(1000),
+        ..ops::ListNotes::default()
+    })
+    .expect("list");
+    assert_eq!(all.notes.len(), 35, "excluded files are still listed");
+    let garden = all
+        .notes
+        .iter()
+        .find(|n| n.path == "Projects/Garden.md")
+        .expect("listed");
+    assert_eq!(garden.tags, ["Project/Active", "outdoor"]);
+    let globbed = list(ops::ListNotes {
+        glob: Some("n0*.md".into()),
+        ..ops::ListNotes::default()
+    })
+    .expect("glob");
+    assert_eq!(globbed.notes.len(), 10);
+    let error: OpsError = list(ops::ListNotes {
+        folder: Some("Nowhere".into()),
+        ..ops::ListNotes::default()
+    })
+    .expect_err("missing folder");
+    assert_eq!(error.code(), "not_found");
+    let error = list(ops::ListNotes {
+        folder: Some("Projects/Garden.md".into()),
+        ..ops::ListNotes::default()
+    })
+    .expect_err("a file is not a folder");
+    assert_eq!(error.code(), "invalid_argument");
+}

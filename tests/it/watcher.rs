@@ -1,0 +1,160 @@
+//! The live index with real file operations: the vault watcher (inotify) reports changes, the
+//! index applies them, and search sees them. Each check polls with a deadline instead of sleeping.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quire::index::{Index, IndexOptions, VaultWatcher};
+use quire::ops::{self, Context, Ops};
+use quire::vault::Vault;
+use tokio::sync::broadcast;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+struct Live {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    ops: Ops,
+    _watcher: VaultWatcher,
+    _changes: broadcast::Sender<quire::index::VaultChange>,
+}
+
+fn live(files: &[(&str, &str)]) -> Live {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    for (path, text) in files {
+        write(&root, path, text);
+    }
+    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
+    let root = vault.root().to_path_buf();
+    let index = Index::open(
+        &dir.path().join("index.db"),
+        Arc::clone(&vault),
+        IndexOptions::default(),
+    )
+    .expect("index");
+    let (changes, _) = broadcast::channel(1024);
+    index.follow(changes.subscribe()).expect("follow");
+    let watcher = VaultWatcher::start(&root, changes.clone()).expect("watch");
+    index.wait_ready().expect("ready");
+    Live {
+        _dir: dir,
+        root,
+        ops: Ops::new(vault, index),
+        _watcher: watcher,
+        _changes: changes,
+    }
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let file = root.join(path);
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+    std::fs::write(file, text).expect("write");
+}
+
+impl Live {
+    fn found(&self, query: &str) -> Vec<String> {
+        self.ops
+            .search(
+                &Context::owner(),
+                ops::SearchNotes {
+                    query: query.into(),
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .expect("search")
+            .results
+            .into_iter()
+            .map(|r| r.path)
+            .collect()
+    }
+
+    /// Polls until `query` finds exactly `expected`; returns how long that took.
+    fn wait_for(&self, query: &str, expected: &[&str]) -> Duration {
+        let started = Instant::now();
+        loop {
+            let mut found = self.found(query);
+            found.sort();
+            if found == expected {
+                return started.elapsed();
+            }
+            assert!(
+                started.elapsed() < DEADLINE,
+                "{query:?} still finds {found:?}, expected {expected:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+#[test]
+fn creates_edits_and_deletes_are_searchable_quickly() {
+    let live = live(&[("Old.md", "ancient text\n")]);
+    assert_eq!(live.found("ancient"), ["Old.md"]);
+    write(&live.root, "Inbox/New.md", "a platypus appears\n");
+    let lag = live.wait_for("platypus", &["Inbox/New.md"]);
+    assert!(lag < Duration::from_millis(1000), "took {lag:?}");
+    write(&live.root, "Inbox/New.md", "now an echidna\n");
+    live.wait_for("echidna", &["Inbox/New.md"]);
+    live.wait_for("platypus", &[]);
+    std::fs::remove_file(live.root.join("Old.md")).expect("remove");
+    live.wait_for("ancient", &[]);
+}
+
+#[test]
+fn files_created_right_after_their_new_folders_are_seen() {
+    let live = live(&[]);
+    let deep = live.root.join("Fresh/Deeper/Deepest");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    std::fs::write(deep.join("a.md"), "kiwifruit one\n").expect("write");
+    std::fs::write(live.root.join("Fresh/b.md"), "kiwifruit two\n").expect("write");
+    live.wait_for("kiwifruit", &["Fresh/Deeper/Deepest/a.md", "Fresh/b.md"]);
+    // And files added later in those folders, once they are watched.
+    std::fs::write(deep.join("c.md"), "kiwifruit three\n").expect("write");
+    live.wait_for(
+        "kiwifruit",
+        &[
+            "Fresh/Deeper/Deepest/a.md",
+            "Fresh/Deeper/Deepest/c.md",
+            "Fresh/b.md",
+        ],
+    );
+}
+
+#[test]
+fn folder_renames_move_every_note_inside() {
+    let live = live(&[
+        ("Projects/one.md", "marmalade one\n"),
+        ("Projects/Sub/two.md", "marmalade two\n"),
+    ]);
+    assert_eq!(live.found("marmalade").len(), 2);
+    std::fs::rename(live.root.join("Projects"), live.root.join("Done")).expect("rename");
+    live.wait_for("marmalade", &["Done/Sub/two.md", "Done/one.md"]);
+    // Edits inside the renamed folder are reported under its new name.
+    write(&live.root, "Done/Sub/two.md", "quince now\n");
+    live.wait_for("quince", &["Done/Sub/two.md"]);
+    // A folder moved out of the vault's view (into a hidden folder) takes its notes along.
+    std::fs::create_dir_all(live.root.join(".hidden")).expect("mkdir");
+    std::fs::rename(live.root.join("Done"), live.root.join(".hidden/Done")).expect("rename");
+    live.wait_for("marmalade", &[]);
+    live.wait_for("quince", &[]);
+}
+
+#[test]
+fn atomic_saves_replace_the_note() {
+    let live = live(&[("Note.md", "version lemon\n")]);
+    assert_eq!(live.found("lemon"), ["Note.md"]);
+    // An editor's atomic save: write a temp file next to the note, then rename it over the note.
+    for (temp, word) in [(".Note.md.swp", "lime"), ("Note.md.tmp~", "orange")] {
+        std::fs::write(live.root.join(temp), format!("version {word}\n")).expect("write");
+        std::fs::rename(live.root.join(temp), live.root.join("Note.md")).expect("rename");
+        live.wait_for(word, &["Note.md"]);
+        live.wait_for("lemon", &[]);
+    }
+    // A rename from outside the vault's view into it is a creation.
+    std::fs::write(live.root.join(".draft"), "version grape\n").expect("write");
+    std::fs::rename(live.root.join(".draft"), live.root.join("Grape.md")).expect("rename");
+    live.wait_for("grape", &["Grape.md"]);
+}
