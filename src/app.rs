@@ -87,7 +87,20 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
     let vault = open_vault(&config)?;
     // The reconcile runs in the background; tools wait for it, the MCP handshake does not.
     notifier.status("opening the index");
-    let index = open_index(&config, &vault, IndexOptions::default())?;
+    let index = open_index(
+        &config,
+        &vault,
+        IndexOptions {
+            rebuild: false,
+            // STATUS=indexing 4000/10000 while the first reconcile runs (systemctl status shows it).
+            progress: Some(Box::new(move |done, total| {
+                if done == total || done % 1024 == 0 {
+                    notifier.status(&format!("indexing {done}/{total}"));
+                }
+            })),
+            heartbeat: Some(health.register("index writer")),
+        },
+    )?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
     // The index listens before the watcher starts, so it misses no change.
     index
@@ -298,6 +311,7 @@ pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
             progress_bar.set_length(total as u64);
             progress_bar.set_position(done as u64);
         })),
+        heartbeat: None,
     };
     let index = open_index(config, &vault, options)?;
     let stats = index.wait_ready().context("the index could not be built")?;

@@ -75,6 +75,9 @@ pub struct IndexOptions {
     pub rebuild: bool,
     /// Told how far the startup reconcile has come.
     pub progress: Option<ProgressFn>,
+    /// Beaten by the writer thread while it makes progress or waits for work, so the systemd
+    /// watchdog notices a hung writer.
+    pub heartbeat: Option<crate::health::Heartbeat>,
 }
 
 /// Whether the startup reconcile has finished; queries wait for it.
@@ -162,9 +165,10 @@ impl Index {
         };
         let writer_gate = Arc::clone(&gate);
         let progress = options.progress;
+        let heartbeat = options.heartbeat;
         std::thread::Builder::new()
             .name("quire-index-writer".into())
-            .spawn(move || writer.run(receiver, writer_gate, progress))
+            .spawn(move || writer.run(receiver, writer_gate, progress, heartbeat))
             .map_err(IndexError::Thread)?;
         Ok(Index {
             shared: Arc::new(Shared {

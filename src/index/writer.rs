@@ -16,7 +16,23 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::document::{self, ParsedNote};
 use super::{Gate, IndexError, ReconcileStats};
+use crate::health::Heartbeat;
 use crate::vault::{Revision, Vault, VaultPath};
+
+/// How often an idle writer shows the watchdog it is alive.
+const IDLE_BEAT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=hang-writer` freezes the writer on its
+/// first command after the reconcile, so the systemd test can prove the watchdog restarts Quire.
+#[cfg(feature = "test-faults")]
+fn hang_if_asked() {
+    if std::env::var("QUIRE_TEST_FAULT").is_ok_and(|fault| fault == "hang-writer") {
+        tracing::warn!("test fault: the index writer hangs now");
+        loop {
+            std::thread::park();
+        }
+    }
+}
 
 /// Reports reconcile progress: (notes done, notes to do).
 pub type ProgressFn = Box<dyn Fn(usize, usize) + Send>;
@@ -80,10 +96,34 @@ impl Writer {
         commands: mpsc::Receiver<Command>,
         gate: Arc<Gate>,
         progress: Option<ProgressFn>,
+        heartbeat: Option<Heartbeat>,
     ) {
-        let outcome = self.reconcile(progress.as_deref());
+        let beat = || {
+            if let Some(heartbeat) = &heartbeat {
+                heartbeat.beat();
+            }
+        };
+        // A long first index must not look like a hang: every progress report is a beat.
+        let reconcile_heartbeat = heartbeat.clone();
+        let reporting = move |done: usize, total: usize| {
+            if let Some(heartbeat) = &reconcile_heartbeat {
+                heartbeat.beat();
+            }
+            if let Some(progress) = &progress {
+                progress(done, total);
+            }
+        };
+        let outcome = self.reconcile(Some(&reporting));
         gate.open(outcome);
-        for command in commands {
+        loop {
+            beat();
+            let command = match commands.recv_timeout(IDLE_BEAT) {
+                Ok(command) => command,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            #[cfg(feature = "test-faults")]
+            hang_if_asked();
             match command {
                 Command::Refresh { paths, reply } => {
                     let outcome = self.refresh(&paths);

@@ -78,6 +78,7 @@ fn open(db: &Path, vault: &Arc<Vault>, rebuild: bool) -> Index {
         IndexOptions {
             rebuild,
             progress: None,
+            heartbeat: None,
         },
     )
     .expect("open index");

@@ -76,6 +76,7 @@ fn open_ops(dir: &tempfile::TempDir, root: &std::path::Path, rebuild: bool) -> O
         IndexOptions {
             rebuild,
             progress: None,
+            heartbeat: None,
         },
     )
     .expect("open index");

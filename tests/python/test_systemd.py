@@ -136,3 +136,39 @@ def test_an_unnamed_socket_on_fd_3_is_used(quire_bin, vault, xdg_home, tmp_path,
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.fixture
+def faults_bin() -> Path:
+    path = os.environ.get("QUIRE_FAULTS_BIN")
+    if not path or not Path(path).is_file():
+        pytest.skip("QUIRE_FAULTS_BIN (a build with --features test-faults) is not set; tests/run builds it")
+    return Path(path)
+
+
+@pytest.mark.anyio
+async def test_a_hung_index_writer_stops_the_watchdog(faults_bin, vault, xdg_home, tmp_path, notify):
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {
+        **server_env(xdg_home),
+        "NOTIFY_SOCKET": str(notify.path),
+        "WATCHDOG_USEC": "400000",
+        "QUIRE_TEST_FAULT": "hang-writer",
+    }
+    params = StdioServerParameters(command=str(faults_bin), args=["serve", "--vault", str(vault)], env=env)
+    with open(tmp_path / "err.log", "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await anyio.to_thread.run_sync(lambda: notify.collect(3, until=lambda m: m.count("WATCHDOG=1") >= 3))
+                assert notify.messages.count("WATCHDOG=1") >= 3, notify.messages
+                # The write reaches the index writer, which the fault switch freezes.
+                with anyio.move_on_after(1.5):
+                    await session.call_tool("vault_write_note", {"path": "Inbox/hang.md", "body": "x\n"})
+                notify.messages.clear()
+                await anyio.to_thread.run_sync(lambda: notify.collect(2))
+                assert "WATCHDOG=1" not in notify.messages, "pings continued with a hung writer"
+    assert "withholding the watchdog ping" in (tmp_path / "err.log").read_text()
