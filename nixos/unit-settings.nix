@@ -86,7 +86,13 @@
       MemoryDenyWriteExecute = true;
       DevicePolicy = "closed";
       SystemCallArchitectures = "native";
-      SystemCallFilter = [ "@system-service" "~@privileged @resources @mount @swap @reboot @raw-io @module @obsolete @cpu-emulation @debug" ];
+      # Quire applies landlock to itself; older systemd (252) lists those syscalls in no group
+      # that @system-service includes, so they are allowed by name.
+      SystemCallFilter = [
+        "@system-service"
+        "landlock_create_ruleset landlock_add_rule landlock_restrict_self"
+        "~@privileged @resources @mount @swap @reboot @raw-io @module @obsolete @cpu-emulation @debug"
+      ];
       SystemCallErrorNumber = "EPERM";
       IPAddressDeny = if outboundNetwork then "" else "any";
     };

@@ -94,7 +94,9 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
             rebuild: false,
             // STATUS=indexing 4000/10000 while the first reconcile runs (systemctl status shows it).
             progress: Some(Box::new(move |done, total| {
-                if done == total || done % 1024 == 0 {
+                if done == total {
+                    notifier.status(&format!("serving MCP; {total} notes indexed"));
+                } else if done % 1024 == 0 {
                     notifier.status(&format!("indexing {done}/{total}"));
                 }
             })),
@@ -257,6 +259,14 @@ fn print_connection_help(
         config.vault.display()
     );
     let header = match &settings.auth {
+        // Under systemd stdout is the journal, which must never hold a token.
+        Auth::OwnerToken(_) if crate::systemd::under_systemd() => {
+            text.push_str(&format!(
+                "  Token: in {}/owner-token\n",
+                config.state_dir.display()
+            ));
+            " --header \"Authorization: Bearer <token>\"".to_string()
+        }
         Auth::OwnerToken(token) => {
             text.push_str(&format!(
                 "  Token: {token}\n         (kept in {}/owner-token)\n",

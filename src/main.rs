@@ -107,8 +107,8 @@ fn main() -> ExitCode {
             let inherited = match quire::app::prepare(&config) {
                 Ok(inherited) => inherited,
                 Err(error) => {
-                    tracing::error!("{error:#}");
-                    eprintln!("quire: {error:#}");
+                    // Telemetry is up: this reaches stderr or the journal exactly once.
+                    tracing::error!("quire: {error:#}");
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
@@ -129,8 +129,7 @@ fn main() -> ExitCode {
             match outcome {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
-                    tracing::error!("{error:#}");
-                    eprintln!("quire: {error:#}");
+                    tracing::error!("quire: {error:#}");
                     ExitCode::from(EXIT_RUNTIME)
                 }
             }

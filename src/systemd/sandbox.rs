@@ -85,7 +85,9 @@ pub fn apply_sandbox(plan: &SandboxPlan) -> Result<SandboxReport, SandboxError> 
         Ok(RulesetStatus::FullyEnforced) => SandboxReport::FullyEnforced,
         Ok(RulesetStatus::PartiallyEnforced) => SandboxReport::PartiallyEnforced,
         Ok(RulesetStatus::NotEnforced) => {
-            SandboxReport::NotEnforced("the kernel does not support landlock".into())
+            SandboxReport::NotEnforced(
+                "landlock is unavailable (the kernel lacks it, or a seccomp filter such as SystemCallFilter= blocks its system calls)".into(),
+            )
         }
         Err(error) => SandboxReport::NotEnforced(error.to_string()),
     };

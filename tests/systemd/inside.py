@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Runs inside the booted container as root (quire-systemd-test.service) and checks Quire as
+systemd runs it: lazy socket activation, a dynamic user, a read outside the vault refused,
+structured journal fields, a watchdog restart when the index writer hangs, and the exposure score
+of `systemd-analyze security`. Writes one line per check to /out/result.txt, then powers off."""
+
+import json
+import os
+import subprocess
+import time
+import urllib.request
+
+RESULTS = []
+BASE = "http://127.0.0.1:8787"
+
+
+def record(name, ok, detail=""):
+    RESULTS.append(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
+
+
+def sh(*args):
+    return subprocess.run(args, capture_output=True, text=True).stdout.strip()
+
+
+def healthz():
+    with urllib.request.urlopen(BASE + "/healthz", timeout=15) as response:
+        return response.status
+
+
+def wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return True
+        except Exception:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def mcp(token, session, payload):
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    request = urllib.request.Request(BASE + "/mcp", data=json.dumps(payload).encode(), headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        session = response.headers.get("Mcp-Session-Id") or session
+        body = response.read().decode()
+    messages = [json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:") and line[5:].strip()]
+    if not messages and body.strip().startswith("{"):
+        messages = [json.loads(body)]
+    return session, messages
+
+
+def call_tool(token, name, arguments):
+    session, _ = mcp(token, None, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "nspawn-test", "version": "0"}}})
+    mcp(token, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _, messages = mcp(token, session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": {"name": name, "arguments": arguments}})
+    return [m for m in messages if m.get("id") == 2][0]["result"]
+
+
+def main():
+    record("socket listening before any request", sh("systemctl", "is-active", "quire.socket") == "active")
+    record("service inactive until the first request", sh("systemctl", "is-active", "quire.service") == "inactive",
+           sh("systemctl", "is-active", "quire.service"))
+    record("first request answered through the socket", healthz() == 200)
+    record("service active after the first request",
+           wait_for(lambda: sh("systemctl", "is-active", "quire.service") == "active", 10))
+
+    pid = sh("systemctl", "show", "-p", "MainPID", "--value", "quire.service")
+    uid = None
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("Uid:"):
+                uid = int(line.split()[1])
+    record("runs as a dynamic user", uid is not None and 61184 <= uid <= 65519, f"uid {uid}")
+
+    token = open("/var/lib/private/quire/owner-token").read().strip()
+    inside = call_tool(token, "vault_read_note", {"path": "Welcome.md"})
+    record("a note inside the vault is readable", not inside.get("isError"), str(inside)[:200])
+    outside = call_tool(token, "vault_read_note", {"path": "Escape.md"})
+    text = outside["content"][0]["text"]
+    record("a read outside the vault fails", outside.get("isError") is True and text.startswith("path_forbidden"), text[:160])
+    doctor = sh("/usr/local/bin/quire", "doctor", "--config", "/etc/quire/quire.toml")
+    RESULTS.append("INFO doctor: " + " | ".join(doctor.splitlines()))
+
+    time.sleep(1)
+    journal = [json.loads(line) for line in sh("journalctl", "-u", "quire.service", "-o", "json", "--no-pager").splitlines() if line]
+    tool_entries = [e for e in journal if e.get("TOOL") == "vault_read_note"]
+    record("journald holds structured fields", bool(tool_entries) and all("PATH" in e and "OUTCOME" in e for e in tool_entries),
+           json.dumps({k: v for k, v in (tool_entries[:1] or [{}])[0].items() if k in ("TOOL", "PATH", "OUTCOME", "IDENTITY")}))
+    leaked = [e for e in journal if token in json.dumps(e)]
+    record("no token in the journal", not leaked)
+
+    # A hung index writer: the fault switch freezes it on its next command, which a file change
+    # sends; the watchdog then has systemd restart the service.
+    os.makedirs("/run/systemd/system/quire.service.d", exist_ok=True)
+    with open("/run/systemd/system/quire.service.d/fault.conf", "w") as dropin:
+        dropin.write("[Service]\nEnvironment=QUIRE_TEST_FAULT=hang-writer\n")
+    sh("systemctl", "daemon-reload")
+    sh("systemctl", "restart", "quire.service")
+    wait_for(lambda: healthz() == 200, 20)
+    before = int(sh("systemctl", "show", "-p", "NRestarts", "--value", "quire.service") or 0)
+    with open("/srv/vault/Inbox/trigger.md", "w") as note:
+        note.write("wake the writer\n")
+    restarted = wait_for(lambda: int(sh("systemctl", "show", "-p", "NRestarts", "--value", "quire.service") or 0) > before, 30)
+    log = sh("journalctl", "-u", "quire.service", "--no-pager")
+    record("a hung index writer makes the watchdog restart the service",
+           restarted and "watchdog timeout" in log.lower(), f"NRestarts {before} -> {sh('systemctl', 'show', '-p', 'NRestarts', '--value', 'quire.service')}")
+    os.remove("/run/systemd/system/quire.service.d/fault.conf")
+    sh("systemctl", "daemon-reload")
+
+    security = subprocess.run(["systemd-analyze", "security", "--no-pager", "quire.service"], capture_output=True, text=True).stdout
+    RESULTS.append("TABLE\n" + security)
+    exposure = None
+    for line in security.splitlines():
+        if "Overall exposure level" in line:
+            exposure = float(line.split(":")[1].split()[0])
+    record("systemd-analyze security exposure <= 2.0", exposure is not None and exposure <= 2.0, f"exposure {exposure}")
+
+
+try:
+    main()
+except Exception as error:  # the host must always get a result file
+    record("the in-container test ran to the end", False, repr(error))
+finally:
+    with open("/out/result.txt", "w") as out:
+        out.write("\n".join(RESULTS) + "\n")
+    subprocess.run(["systemctl", "poweroff", "--no-block"])
