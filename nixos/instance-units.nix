@@ -47,11 +47,11 @@ in
     Service = base.service.Service // {
       StateDirectory = unitName;
     }
-    # A static user of this name, when the host defines one, is used instead of a dynamic one
-    # (systemd.exec(5), DynamicUser=): that is how the vault can be shared with a sync service.
-    // optionalAttr "User" (args.user or null)
-    // optionalAttr "Group" (args.group or null)
-    // optionalAttr "SupplementaryGroups" (args.supplementaryGroups or [ ])
-    // optionalAttr "UMask" (args.umask or null);
+      # A static user of this name, when the host defines one, is used instead of a dynamic one
+      # (systemd.exec(5), DynamicUser=): that is how the vault can be shared with a sync service.
+      // optionalAttr "User" (args.user or null)
+      // optionalAttr "Group" (args.group or null)
+      // optionalAttr "SupplementaryGroups" (args.supplementaryGroups or [ ])
+      // optionalAttr "UMask" (args.umask or null);
   };
 }

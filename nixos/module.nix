@@ -702,11 +702,12 @@ in
         }
       '';
       type = types.attrsOf (types.submodule ({ name, config, ... }: {
-        options = instanceOptions {
-          self = config;
-          unitName = "quire-${name}";
-          optionPath = "services.quire.instances.${name}";
-        } // {
+        options = instanceOptions
+          {
+            self = config;
+            unitName = "quire-${name}";
+            optionPath = "services.quire.instances.${name}";
+          } // {
           enable = mkOption {
             type = types.bool;
             default = true;

@@ -64,7 +64,7 @@ pkgs.testers.runNixOSTest {
         beta.succeed("test -f /srv/notes/Harbour.md")
         beta.wait_until_succeeds(
             "mcp-call " + url + " $(cat /var/lib/quire/owner-token) vault_search '{\"query\": \"ferry noon\"}'"
-            " | jq -e '.results[].path == \"Harbour.md\"'"
+            " | jq -e 'any(.results[]; .path == \"Harbour.md\")'"
         )
 
     with subtest("Both directions: beta's edit reaches alpha"):
