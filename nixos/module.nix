@@ -1,0 +1,795 @@
+# services.quire: Quire as a hardened NixOS appliance.
+#
+# One instance is `services.quire` itself (units quire.socket and quire.service); more vaults are
+# `services.quire.instances.<name>` (units quire-<name>.socket and quire-<name>.service). Each
+# instance gets:
+#   - a socket-activated, Type=notify service whose units come from nixos/unit-settings.nix through
+#     nixos/instance-units.nix (the hardening block is never written here);
+#   - a TOML configuration built from typed options plus the freeform `settings`, validated at build
+#     time with `quire check-config`;
+#   - optionally a sync service (Obsidian Sync, Syncthing or git) ordered before Quire, with a
+#     first-sync guard, and a reverse proxy (nginx or caddy) with ACME for `publicUrl`.
+{ config, lib, pkgs, ... }:
+let
+  inherit (lib) mkOption types;
+
+  cfg = config.services.quire;
+  format = pkgs.formats.toml { };
+
+  # The options every instance has. `self` is that instance's evaluated configuration (for
+  # defaults that depend on other options); `unitName` is the name of its units.
+  instanceOptions = { self, unitName, optionPath }: {
+    package = mkOption {
+      type = types.package;
+      default = pkgs.callPackage ../nix/package.nix { };
+      defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nix/package.nix\" { }";
+      description = "The quire package.";
+    };
+
+    vault.path = mkOption {
+      type = types.str;
+      default = "/var/lib/quire-vaults/${unitName}";
+      example = "/srv/notes";
+      description = ''
+        The Obsidian vault (a folder of markdown notes). It must not be under /home or /root: the
+        service runs with ProtectHome=true.
+      '';
+    };
+    vault.create = mkOption {
+      type = types.bool;
+      default = true;
+      description = ''
+        Create the vault folder (mode 2770, owned by `user` and `group`) if it is missing, and keep
+        that owner and mode on it. Turn off to manage the folder yourself.
+      '';
+    };
+
+    listen = mkOption {
+      type = types.str;
+      default = "127.0.0.1:8787";
+      example = "[::1]:8787";
+      description = ''
+        IP:PORT of the listening socket (systemd socket activation: Quire starts on the first
+        request). Keep it on loopback behind the reverse proxy; any other address needs identities.
+      '';
+    };
+    publicUrl = mkOption {
+      type = types.nullOr types.str;
+      default = null;
+      example = "https://notes.example.org";
+      description = ''
+        The URL clients use. Quire accepts its host in `Host` and announces it in OAuth metadata;
+        the reverse proxy serves it with an ACME certificate.
+      '';
+    };
+    allowedHosts = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+      description = "Extra `Host` names to accept (DNS-rebinding protection); the public URL's host is always accepted.";
+    };
+
+    readOnly = mkOption {
+      type = types.bool;
+      default = false;
+      description = "Hide every tool that changes the vault; the service then gets the vault read-only.";
+    };
+    disabledTools = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+      example = [ "vault_delete_note" ];
+      description = "Tool names to hide; unknown names fail the build (`quire check-config`).";
+    };
+    sandbox = mkOption {
+      type = types.enum [ "required" "best-effort" "off" ];
+      default = "best-effort";
+      description = ''
+        Landlock: "required" refuses to start unless it is fully enforced; "best-effort" logs what
+        is enforced. Either way the systemd hardening block applies.
+      '';
+    };
+    timezone = mkOption {
+      type = types.nullOr types.str;
+      default = null;
+      example = "Europe/Berlin";
+      description = ''
+        The zone that decides "today" (daily notes, done dates, recurrence); null uses the system's.
+        Rendered as `[time] timezone`.
+      '';
+    };
+
+    identities = mkOption {
+      default = { };
+      description = ''
+        Who may connect, each with a static bearer token (at least 32 characters) kept in a file
+        outside the Nix store. The file is passed with LoadCredential=, so it can stay readable by
+        root only. ACL rules follow DESIGN: always_deny > deny > write > read; "Folder/" is the
+        folder and below, "Note.md" that path.
+      '';
+      example = lib.literalExpression ''
+        {
+          claude = { tokenFile = "/run/keys/quire-claude"; write = [ "Inbox/" ]; };
+          reader = { tokenFile = "/run/keys/quire-reader"; deny = [ "Journal/" ]; };
+        }
+      '';
+      type = types.attrsOf (types.submodule {
+        options = {
+          tokenFile = mkOption {
+            type = types.str;
+            description = "Absolute path of the file holding the token (not in the Nix store).";
+          };
+          read = mkOption {
+            type = types.listOf types.str;
+            default = [ "/" ];
+            description = "Paths this identity may read.";
+          };
+          write = mkOption {
+            type = types.listOf types.str;
+            default = [ ];
+            description = "Paths this identity may change (write implies read).";
+          };
+          deny = mkOption {
+            type = types.listOf types.str;
+            default = [ ];
+            description = "Paths this identity may neither read nor write.";
+          };
+        };
+      });
+    };
+    acl.alwaysDeny = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+      example = [ "Private/" ];
+      description = "Paths no identity may read or write, whatever its own rules say.";
+    };
+    credentials = mkOption {
+      type = types.attrsOf types.str;
+      default = { };
+      example = { oauth-signing-key = "/run/keys/quire-oauth-key"; };
+      description = ''
+        Further secrets for Quire (name to file), passed with LoadCredential= and readable by Quire
+        as $CREDENTIALS_DIRECTORY/<name>; refer to them in `settings` as
+        /run/credentials/<unit>.service/<name>.
+      '';
+    };
+    outboundNetwork = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        Let Quire open outbound connections (OAuth Client ID Metadata Documents are fetched over
+        https). Off, the service runs with PrivateNetwork=true and only serves its socket.
+      '';
+    };
+
+    search = {
+      embeddings = mkOption {
+        type = types.bool;
+        default = false;
+        description = ''
+          Upcoming: semantic search with ONNX embeddings. Until Quire supports it,
+          `quire check-config` refuses the [search] section and the build fails with its message.
+        '';
+      };
+      model = mkOption {
+        type = types.nullOr types.path;
+        default = null;
+        example = lib.literalExpression "quire.packages.\${system}.model-bge-small-en-v1_5";
+        description = "Upcoming: a model folder (model.onnx, tokenizer.json, quire-model.json).";
+      };
+      onnxruntime = mkOption {
+        type = types.package;
+        default = pkgs.onnxruntime;
+        defaultText = lib.literalExpression "pkgs.onnxruntime";
+        description = "Upcoming: the ONNX Runtime whose shared library computes embeddings.";
+      };
+      rerank = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "blended";
+        description = "Upcoming: how a reranker's scores combine with the search ranking.";
+      };
+    };
+
+    user = mkOption {
+      type = types.str;
+      default = unitName;
+      description = ''
+        The user Quire and its sync service run as; a system user of this name is created when it
+        is the default. The vault is shared with the sync service through it.
+      '';
+    };
+    group = mkOption {
+      type = types.str;
+      default = unitName;
+      description = "The group owning the vault.";
+    };
+    watchdogSec = mkOption {
+      type = types.ints.positive;
+      default = 30;
+      description = "WatchdogSec=: systemd restarts Quire when its heartbeats stop this long.";
+    };
+    environment = mkOption {
+      type = types.attrsOf types.str;
+      default = { };
+      example = { QUIRE_LOG = "debug"; };
+      description = "Environment variables for the service.";
+    };
+
+    settings = mkOption {
+      type = format.type;
+      default = { };
+      example = { limits.max_note_bytes = 4194304; };
+      description = ''
+        Quire's configuration file (TOML), merged over what the typed options produce; see the
+        README's "Configuration". Unknown keys fail the build through `quire check-config`.
+        Never put secrets here: the file is in the world-readable Nix store.
+      '';
+    };
+    validateConfig = mkOption {
+      type = types.bool;
+      default = true;
+      description = "Run `quire check-config` on the generated file at build time.";
+    };
+
+    sync = {
+      backend = mkOption {
+        type = types.enum [ "none" "obsidian" "syncthing" "git" ];
+        default = "none";
+        description = ''
+          How the vault stays in sync with other devices. "obsidian" runs Obsidian's headless
+          client (unfree, opt-in), "syncthing" adds the vault to services.syncthing, "git" commits,
+          pulls and pushes on a timer. Every backend starts before Quire.
+        '';
+      };
+      firstSyncGuard = mkOption {
+        type = types.bool;
+        default = true;
+        description = ''
+          Refuse to start a two-way sync into an empty vault while the sync state still lists files,
+          which would delete those files on every other device. (Syncthing has its own guard: it
+          stops a folder whose .stfolder marker is missing.)
+        '';
+      };
+      obsidian = {
+        package = mkOption {
+          type = types.nullOr types.package;
+          default = null;
+          example = lib.literalExpression "pkgs.callPackage \"\${quire}/nix/obsidian-headless\" { }";
+          description = ''
+            obsidian-headless. Its licence is unfree and it is never used unless set here (and
+            allowed with nixpkgs.config.allowUnfreePredicate).
+          '';
+        };
+        authTokenFile = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          description = ''
+            A file holding the Obsidian account token (OBSIDIAN_AUTH_TOKEN). Without it, run
+            `ob login` once as the instance's user with XDG_CONFIG_HOME=/var/lib/<unit>-sync.
+          '';
+        };
+      };
+      syncthing = {
+        folderId = mkOption {
+          type = types.str;
+          default = unitName;
+          description = "The Syncthing folder ID the vault is shared as.";
+        };
+        devices = mkOption {
+          type = types.listOf types.str;
+          default = [ ];
+          description = "Names of services.syncthing.settings.devices to share the vault with.";
+        };
+      };
+      git = {
+        remote = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          example = "git@git.example.org:me/notes.git";
+          description = "The remote repository.";
+        };
+        branch = mkOption {
+          type = types.str;
+          default = "main";
+          description = "The branch to commit to, pull and push.";
+        };
+        interval = mkOption {
+          type = types.str;
+          default = "5min";
+          description = "How often to sync (systemd time span).";
+        };
+        sshKeyFile = mkOption {
+          type = types.nullOr types.str;
+          default = null;
+          description = "A private SSH key for the remote, passed with LoadCredential=.";
+        };
+        authorName = mkOption {
+          type = types.str;
+          default = "Quire";
+          description = "Author name of sync commits.";
+        };
+        authorEmail = mkOption {
+          type = types.str;
+          default = "quire@${config.networking.hostName}";
+          defaultText = lib.literalExpression "\"quire@\${config.networking.hostName}\"";
+          description = "Author e-mail of sync commits.";
+        };
+      };
+    };
+
+    proxy = {
+      enable = mkOption {
+        type = types.bool;
+        default = self.publicUrl != null;
+        defaultText = lib.literalExpression "${optionPath}.publicUrl != null";
+        description = "Serve `publicUrl` through a reverse proxy to `listen`.";
+      };
+      server = mkOption {
+        type = types.enum [ "nginx" "caddy" ];
+        default = "nginx";
+        description = "The reverse proxy.";
+      };
+      acme = mkOption {
+        type = types.bool;
+        default = true;
+        description = ''
+          Get a certificate for the public URL's host with ACME (set security.acme.acceptTerms and
+          security.acme.defaults.email for nginx). Off, the proxy serves plain HTTP.
+        '';
+      };
+      openFirewall = mkOption {
+        type = types.bool;
+        default = true;
+        description = "Open ports 80 and 443.";
+      };
+    };
+  };
+
+  # Every enabled instance, keyed by unit name.
+  instances =
+    lib.optionalAttrs cfg.enable
+      { quire = cfg // { unitName = "quire"; optionPath = "services.quire"; }; }
+    // lib.mapAttrs'
+      (name: instance: lib.nameValuePair "quire-${name}"
+        (instance // { unitName = "quire-${name}"; optionPath = "services.quire.instances.${name}"; }))
+      (lib.filterAttrs (_: instance: instance.enable) cfg.instances);
+
+  credentialsDir = instance: "/run/credentials/${instance.unitName}.service";
+
+  # What the typed options say, in the file's own names; `settings` is merged over it.
+  generatedSettings = instance:
+    lib.filterAttrsRecursive (_: value: value != null)
+      {
+        inherit (instance) sandbox;
+        vault.path = instance.vault.path;
+        http = {
+          inherit (instance) listen;
+          public_url = instance.publicUrl;
+          allowed_hosts = instance.allowedHosts;
+        };
+        features = {
+          read_only = instance.readOnly;
+          disabled_tools = instance.disabledTools;
+        };
+      }
+    // lib.optionalAttrs (instance.acl.alwaysDeny != [ ]) {
+      acl.always_deny = instance.acl.alwaysDeny;
+    }
+    // lib.optionalAttrs (instance.identities != { }) {
+      identity = lib.mapAttrsToList
+        (name: identity: {
+          inherit name;
+          token_file = "${credentialsDir instance}/identity-${name}";
+          inherit (identity) read write deny;
+        })
+        instance.identities;
+    }
+    // lib.optionalAttrs (instance.timezone != null) {
+      time.timezone = instance.timezone;
+    }
+    // lib.optionalAttrs instance.search.embeddings {
+      search = {
+        embeddings = true;
+        model_dir = "${instance.search.model}";
+        onnxruntime = "${lib.getLib instance.search.onnxruntime}/lib/libonnxruntime.so";
+      } // lib.optionalAttrs (instance.search.rerank != null) { inherit (instance.search) rerank; };
+    };
+
+  # The configuration file, refused at build time when Quire would refuse it at start. The vault
+  # and the state directory exist only on the host, so the check gets stand-ins for both.
+  configFile = instance:
+    let
+      toml = format.generate "${instance.unitName}.toml"
+        (lib.recursiveUpdate (generatedSettings instance) instance.settings);
+    in
+    if !instance.validateConfig then toml
+    else
+      pkgs.runCommand "${instance.unitName}.toml" { nativeBuildInputs = [ instance.package ]; } ''
+        mkdir -p vault state
+        if ! STATE_DIRECTORY=$PWD/state quire check-config --config ${toml} \
+            --vault $PWD/vault --index $PWD/state/index.db >check.log 2>&1; then
+          cat check.log >&2
+          echo "quire check-config refused the configuration of ${instance.optionPath} (message above)" >&2
+          exit 1
+        fi
+        cp ${toml} $out
+      '';
+
+  syncUnit = instance: "${instance.unitName}-sync";
+  syncStateDir = instance: "/var/lib/${syncUnit instance}";
+
+  firstSyncGuard = pkgs.writeShellApplication {
+    name = "first-sync-guard";
+    runtimeInputs = [ pkgs.coreutils pkgs.findutils pkgs.git pkgs.sqlite ];
+    text = builtins.readFile ./first-sync-guard.sh;
+  };
+  gitSync = pkgs.writeShellApplication {
+    name = "quire-git-sync";
+    runtimeInputs = [ pkgs.coreutils pkgs.findutils pkgs.git pkgs.openssh firstSyncGuard ];
+    text = builtins.readFile ./git-sync.sh;
+  };
+
+  # The units of one instance, as plain data: unit-settings.nix with the instance's names.
+  units = instance: import ./instance-units.nix {
+    args = {
+      inherit (instance) unitName user group watchdogSec outboundNetwork listen;
+      execStart = "${lib.getExe instance.package} serve --config ${configFile instance}";
+      readWritePaths = lib.optional (!instance.readOnly) instance.vault.path;
+      readOnlyPaths = lib.optional instance.readOnly instance.vault.path;
+      credentials =
+        lib.mapAttrsToList (name: identity: "identity-${name}:${identity.tokenFile}") instance.identities
+        ++ lib.mapAttrsToList (name: file: "${name}:${file}") instance.credentials;
+      environment = lib.mapAttrsToList (name: value: "${name}=${value}") instance.environment;
+      # Syncthing runs as its own user: files either side creates must stay group-writable.
+      umask = if instance.sync.backend == "syncthing" then "0007" else null;
+      after = lib.optional (lib.elem instance.sync.backend [ "obsidian" "git" ]) "${syncUnit instance}.service"
+        ++ lib.optional (instance.sync.backend == "syncthing") "syncthing.service";
+    };
+  };
+
+  # Plain unit data to the NixOS systemd options. The service's own [Install] section is left out
+  # on purpose: only the socket is enabled, so Quire starts on the first request.
+  systemdUnits = instance:
+    let
+      data = units instance;
+      unitKeys = [ "Description" "Documentation" "After" "Requires" "Wants" ];
+    in
+    {
+      sockets.${instance.unitName} = {
+        description = data.socket.Unit.Description;
+        wantedBy = data.socket.Install.WantedBy;
+        unitConfig = removeAttrs data.socket.Unit unitKeys;
+        socketConfig = data.socket.Socket;
+      };
+      services.${instance.unitName} = {
+        description = data.service.Unit.Description;
+        documentation = data.service.Unit.Documentation or [ ];
+        after = data.service.Unit.After;
+        requires = data.service.Unit.Requires;
+        wants = data.service.Unit.Wants or [ ];
+        unitConfig = removeAttrs data.service.Unit unitKeys;
+        serviceConfig = data.service.Service;
+        restartTriggers = [ (configFile instance) ];
+      };
+    };
+
+  # The sandbox of the sync services: they need the network and the vault, nothing else.
+  syncHardening = instance: {
+    User = instance.user;
+    Group = instance.group;
+    StateDirectory = syncUnit instance;
+    StateDirectoryMode = "0700";
+    ReadWritePaths = [ instance.vault.path ];
+    UMask = "0007";
+    CapabilityBoundingSet = "";
+    NoNewPrivileges = true;
+    ProtectSystem = "strict";
+    ProtectHome = true;
+    PrivateTmp = true;
+    PrivateDevices = true;
+    ProtectHostname = true;
+    ProtectClock = true;
+    ProtectKernelTunables = true;
+    ProtectKernelModules = true;
+    ProtectKernelLogs = true;
+    ProtectControlGroups = true;
+    ProtectProc = "invisible";
+    RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+    RestrictNamespaces = true;
+    RestrictRealtime = true;
+    RestrictSUIDSGID = true;
+    LockPersonality = true;
+    SystemCallArchitectures = "native";
+    SystemCallFilter = [ "@system-service" "~@privileged @resources" ];
+  };
+
+  obsidianSync = instance:
+    let
+      sync = instance.sync.obsidian;
+      start = pkgs.writeShellScript "${syncUnit instance}-start" ''
+        if [ -e "''${CREDENTIALS_DIRECTORY:-/nonexistent}/obsidian-auth-token" ]; then
+          OBSIDIAN_AUTH_TOKEN="$(cat "$CREDENTIALS_DIRECTORY/obsidian-auth-token")"
+          export OBSIDIAN_AUTH_TOKEN
+        fi
+        exec ${lib.getExe sync.package} sync --path ${lib.escapeShellArg instance.vault.path} --continuous
+      '';
+    in
+    {
+      description = "Obsidian Sync for the Quire vault ${instance.vault.path}";
+      wantedBy = [ "multi-user.target" ];
+      wants = [ "network-online.target" ];
+      after = [ "network-online.target" ];
+      before = [ "${instance.unitName}.service" ];
+      environment.XDG_CONFIG_HOME = syncStateDir instance;
+      environment.HOME = syncStateDir instance;
+      serviceConfig = syncHardening instance // {
+        ExecStartPre = lib.optional instance.sync.firstSyncGuard
+          "${lib.getExe firstSyncGuard} obsidian ${lib.escapeShellArg instance.vault.path} ${syncStateDir instance}";
+        ExecStart = "${start}";
+        LoadCredential = lib.optional (sync.authTokenFile != null) "obsidian-auth-token:${sync.authTokenFile}";
+        Restart = "on-failure";
+        RestartSec = "30s";
+        # Node's JIT needs writable and executable memory, so MemoryDenyWriteExecute stays off.
+      };
+    };
+
+  gitSyncService = instance:
+    let
+      sync = instance.sync.git;
+    in
+    {
+      description = "git sync for the Quire vault ${instance.vault.path}";
+      wants = [ "network-online.target" ];
+      after = [ "network-online.target" ];
+      before = [ "${instance.unitName}.service" ];
+      environment = {
+        VAULT = instance.vault.path;
+        REMOTE = sync.remote;
+        BRANCH = sync.branch;
+        AUTHOR_NAME = sync.authorName;
+        AUTHOR_EMAIL = sync.authorEmail;
+        HOME = syncStateDir instance;
+      } // lib.optionalAttrs (sync.sshKeyFile != null) {
+        GIT_SSH_COMMAND = "ssh -i %d/git-ssh-key -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${syncStateDir instance}/known_hosts";
+      };
+      serviceConfig = syncHardening instance // {
+        Type = "oneshot";
+        ExecStart = lib.getExe gitSync;
+        LoadCredential = lib.optional (sync.sshKeyFile != null) "git-ssh-key:${sync.sshKeyFile}";
+        MemoryDenyWriteExecute = true;
+      };
+    };
+
+  publicUrlParts = instance:
+    let
+      parts = builtins.match "(https?)://([^/:]+)(:[0-9]+)?(/?)" instance.publicUrl;
+    in
+    if instance.publicUrl == null || parts == null then null
+    else { scheme = builtins.elemAt parts 0; host = builtins.elemAt parts 1; };
+
+  isLoopback = listen: lib.hasPrefix "127." listen || lib.hasPrefix "[::1]:" listen;
+
+  instanceAssertions = instance:
+    let
+      at = instance.optionPath;
+      url = publicUrlParts instance;
+      underHome = lib.any (dir: lib.hasPrefix dir instance.vault.path) [ "/home/" "/root/" "/run/user/" ];
+    in
+    [
+      {
+        assertion = builtins.match "(\\[[0-9a-fA-F:.]+]|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}" instance.listen != null;
+        message = "${at}.listen = \"${instance.listen}\" is not IP:PORT; use for example \"127.0.0.1:8787\" or \"[::1]:8787\" (host names are not accepted).";
+      }
+      {
+        assertion = isLoopback instance.listen || instance.identities != { };
+        message = "${at}.listen = \"${instance.listen}\" is reachable from the network, but ${at}.identities is empty, so anyone could connect. Add an identity with a tokenFile, or listen on 127.0.0.1 behind ${at}.proxy.";
+      }
+      {
+        assertion = instance.publicUrl == null || url != null;
+        message = "${at}.publicUrl = \"${toString instance.publicUrl}\" must be http(s)://HOST with no path (Quire serves /mcp at the root), for example \"https://notes.example.org\".";
+      }
+      {
+        assertion = !instance.proxy.enable || instance.publicUrl != null;
+        message = "${at}.proxy.enable needs ${at}.publicUrl: the reverse proxy serves that URL's host.";
+      }
+      {
+        assertion = lib.hasPrefix "/" instance.vault.path && !lib.hasPrefix "/nix/store" instance.vault.path;
+        message = "${at}.vault.path = \"${instance.vault.path}\" must be an absolute path outside the Nix store.";
+      }
+      {
+        assertion = !underHome;
+        message = "${at}.vault.path = \"${instance.vault.path}\" is under /home, /root or /run/user, which the service cannot see (ProtectHome=true). Move the vault, for example to /srv/notes or the default ${"/var/lib/quire-vaults/" + instance.unitName}.";
+      }
+      {
+        assertion = lib.all (identity: lib.hasPrefix "/" identity.tokenFile && !lib.hasPrefix "/nix/store" identity.tokenFile)
+          (lib.attrValues instance.identities);
+        message = "${at}.identities.<name>.tokenFile must be an absolute path outside the Nix store (the store is world-readable); for example /run/keys/quire-claude from agenix or sops-nix.";
+      }
+      {
+        assertion = instance.sync.backend != "obsidian" || instance.sync.obsidian.package != null;
+        message = "${at}.sync.backend = \"obsidian\" needs ${at}.sync.obsidian.package. obsidian-headless is unfree (UNLICENSED) and never used by default: set it to pkgs.callPackage \"\${quire}/nix/obsidian-headless\" { } and allow it with nixpkgs.config.allowUnfreePredicate.";
+      }
+      {
+        assertion = instance.sync.backend != "git" || instance.sync.git.remote != null;
+        message = "${at}.sync.backend = \"git\" needs ${at}.sync.git.remote.";
+      }
+      {
+        assertion = instance.sync.backend != "syncthing" || instance.sync.syncthing.devices != [ ];
+        message = "${at}.sync.backend = \"syncthing\" needs ${at}.sync.syncthing.devices (names from services.syncthing.settings.devices).";
+      }
+      {
+        assertion = !instance.search.embeddings || instance.search.model != null;
+        message = "${at}.search.embeddings needs ${at}.search.model, a model folder such as quire's packages.<system>.model-bge-small-en-v1_5.";
+      }
+    ];
+
+  allInstances = lib.attrValues instances;
+  duplicates = values: lib.unique (lib.filter (value: lib.count (other: other == value) values > 1) values);
+  duplicateListens = duplicates (map (instance: instance.listen) allInstances);
+  duplicateHosts = duplicates (lib.concatMap
+    (instance: lib.optional (instance.proxy.enable && publicUrlParts instance != null) (publicUrlParts instance).host)
+    allInstances);
+  duplicateVaults = duplicates (map (instance: instance.vault.path) allInstances);
+
+  proxied = server: lib.filter (instance: instance.proxy.enable && instance.proxy.server == server && publicUrlParts instance != null) allInstances;
+
+  instanceConfig = instance: lib.mkMerge [
+    {
+      systemd.sockets = (systemdUnits instance).sockets;
+      systemd.services = (systemdUnits instance).services;
+
+      users.users = lib.optionalAttrs (instance.user == instance.unitName) {
+        ${instance.user} = {
+          isSystemUser = true;
+          inherit (instance) group;
+          description = "Quire (${instance.unitName})";
+        };
+      };
+      users.groups = lib.optionalAttrs (instance.group == instance.unitName) { ${instance.group} = { }; };
+
+      systemd.tmpfiles.settings."10-${instance.unitName}" = lib.mkIf instance.vault.create {
+        ${instance.vault.path}.d = {
+          inherit (instance) user group;
+          mode = "2770";
+        };
+      };
+    }
+
+    (lib.mkIf (instance.sync.backend == "obsidian") {
+      systemd.services.${syncUnit instance} = obsidianSync instance;
+    })
+
+    (lib.mkIf (instance.sync.backend == "git") {
+      systemd.services.${syncUnit instance} = gitSyncService instance;
+      systemd.timers.${syncUnit instance} = {
+        wantedBy = [ "timers.target" ];
+        timerConfig = {
+          OnBootSec = "1min";
+          OnUnitActiveSec = instance.sync.git.interval;
+          RandomizedDelaySec = "30s";
+        };
+      };
+    })
+
+    (lib.mkIf (instance.sync.backend == "syncthing") {
+      services.syncthing = {
+        enable = true;
+        settings.folders.${instance.sync.syncthing.folderId} = {
+          inherit (instance.vault) path;
+          inherit (instance.sync.syncthing) devices;
+          # Permissions are the vault group's business, not the other devices'.
+          ignorePerms = true;
+        };
+      };
+      users.users.${config.services.syncthing.user}.extraGroups = [ instance.group ];
+      systemd.services.syncthing.serviceConfig.UMask = lib.mkDefault "0007";
+    })
+  ];
+in
+{
+  options.services.quire = instanceOptions { self = cfg; unitName = "quire"; optionPath = "services.quire"; } // {
+    enable = lib.mkEnableOption "Quire, an MCP server for an Obsidian vault (units quire.socket and quire.service)";
+
+    instances = mkOption {
+      default = { };
+      description = ''
+        Further vaults, each with its own units (quire-<name>.socket and quire-<name>.service),
+        user, state directory, sync service and public URL. Each takes the same options as
+        services.quire.
+      '';
+      example = lib.literalExpression ''
+        {
+          work = { listen = "127.0.0.1:8788"; vault.path = "/srv/work-notes"; publicUrl = "https://work-notes.example.org"; };
+        }
+      '';
+      type = types.attrsOf (types.submodule ({ name, config, ... }: {
+        options = instanceOptions
+          {
+            self = config;
+            unitName = "quire-${name}";
+            optionPath = "services.quire.instances.${name}";
+          } // {
+          enable = mkOption {
+            type = types.bool;
+            default = true;
+            description = "Run this instance.";
+          };
+        };
+      }));
+    };
+  };
+
+  config = lib.mkIf (instances != { }) (lib.mkMerge ([
+    {
+      assertions = lib.concatMap instanceAssertions allInstances ++ [
+        {
+          assertion = duplicateListens == [ ];
+          message = "services.quire: several instances listen on ${lib.concatStringsSep ", " duplicateListens}; give each instance its own listen address.";
+        }
+        {
+          assertion = duplicateHosts == [ ];
+          message = "services.quire: several instances use the public host ${lib.concatStringsSep ", " duplicateHosts}; give each instance its own publicUrl host.";
+        }
+        {
+          assertion = duplicateVaults == [ ];
+          message = "services.quire: several instances serve the vault ${lib.concatStringsSep ", " duplicateVaults}; two writers with separate indexes would each miss the other's locks.";
+        }
+      ];
+
+      warnings = lib.concatMap
+        (instance: lib.optional
+          (instance.proxy.enable && !instance.proxy.acme && (publicUrlParts instance).scheme or "" == "https")
+          "${instance.optionPath}.publicUrl is https but proxy.acme is off: the proxy serves plain HTTP, so TLS must end in front of it.")
+        allInstances;
+
+      networking.firewall.allowedTCPPorts = lib.mkIf
+        (lib.any (instance: instance.proxy.enable && instance.proxy.openFirewall) allInstances)
+        [ 80 443 ];
+    }
+
+    (lib.mkIf (proxied "nginx" != [ ]) {
+      services.nginx = {
+        enable = true;
+        recommendedTlsSettings = lib.mkDefault true;
+        recommendedGzipSettings = lib.mkDefault false;
+        virtualHosts = lib.listToAttrs (map
+          (instance: lib.nameValuePair (publicUrlParts instance).host {
+            forceSSL = instance.proxy.acme;
+            enableACME = instance.proxy.acme;
+            locations."/" = {
+              proxyPass = "http://${instance.listen}";
+              recommendedProxySettings = true;
+              # Streamable HTTP answers with server-sent events: pass them through unbuffered and
+              # keep long-lived streams open.
+              extraConfig = ''
+                proxy_buffering off;
+                proxy_cache off;
+                proxy_http_version 1.1;
+                proxy_set_header Connection "";
+                proxy_read_timeout 1h;
+                client_max_body_size 16m;
+              '';
+            };
+          })
+          (proxied "nginx"));
+      };
+    })
+
+    (lib.mkIf (proxied "caddy" != [ ]) {
+      services.caddy = {
+        enable = true;
+        # Caddy gets certificates on its own for a bare host name; "http://" turns that off.
+        virtualHosts = lib.listToAttrs (map
+          (instance: lib.nameValuePair
+            ((if instance.proxy.acme then "" else "http://") + (publicUrlParts instance).host)
+            {
+              extraConfig = ''
+                reverse_proxy ${instance.listen} {
+                  flush_interval -1
+                }
+              '';
+            })
+          (proxied "caddy"));
+      };
+    })
+  ] ++ map instanceConfig allInstances));
+}
