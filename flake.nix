@@ -22,21 +22,21 @@
     in
     {
       overlays.default = final: _prev: {
-        quire = final.callPackage ./nix/package.nix { };
-        quire-model-bge-small-en-v1_5 = final.callPackage ./nix/model-bge-small.nix { };
+        quire = final.callPackage ./nixos/packages/package.nix { };
+        quire-model-bge-small-en-v1_5 = final.callPackage ./nixos/packages/model-bge-small.nix { };
         # Unfree (the npm package is UNLICENSED): building it needs allowUnfree or a predicate.
-        obsidian-headless = final.callPackage ./nix/obsidian-headless { };
+        obsidian-headless = final.callPackage ./nixos/packages/obsidian-headless { };
       };
 
       packages = forAllSystems (pkgs:
         let
-          quire = pkgs.callPackage ./nix/package.nix { };
+          quire = pkgs.callPackage ./nixos/packages/package.nix { };
         in
         {
           inherit quire;
           default = quire;
-          model-bge-small-en-v1_5 = pkgs.callPackage ./nix/model-bge-small.nix { };
-          oci = pkgs.callPackage ./nix/oci.nix { inherit quire; };
+          model-bge-small-en-v1_5 = pkgs.callPackage ./nixos/packages/model-bge-small.nix { };
+          oci = pkgs.callPackage ./nixos/packages/oci.nix { inherit quire; };
         });
 
       nixosModules.default = ./nixos/module.nix;

@@ -21,8 +21,8 @@ let
   instanceOptions = { self, unitName, optionPath }: {
     package = mkOption {
       type = types.package;
-      default = pkgs.callPackage ../nix/package.nix { };
-      defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nix/package.nix\" { }";
+      default = pkgs.callPackage ./packages/package.nix { };
+      defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/package.nix\" { }";
       description = "The quire package.";
     };
 
@@ -253,7 +253,7 @@ let
         package = mkOption {
           type = types.nullOr types.package;
           default = null;
-          example = lib.literalExpression "pkgs.callPackage \"\${quire}/nix/obsidian-headless\" { }";
+          example = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/obsidian-headless\" { }";
           description = ''
             obsidian-headless. Its licence is unfree and it is never used unless set here (and
             allowed with nixpkgs.config.allowUnfreePredicate).
@@ -606,7 +606,7 @@ let
       }
       {
         assertion = instance.sync.backend != "obsidian" || instance.sync.obsidian.package != null;
-        message = "${at}.sync.backend = \"obsidian\" needs ${at}.sync.obsidian.package. obsidian-headless is unfree (UNLICENSED) and never used by default: set it to pkgs.callPackage \"\${quire}/nix/obsidian-headless\" { } and allow it with nixpkgs.config.allowUnfreePredicate.";
+        message = "${at}.sync.backend = \"obsidian\" needs ${at}.sync.obsidian.package. obsidian-headless is unfree (UNLICENSED) and never used by default: set it to pkgs.callPackage \"\${quire}/nixos/packages/obsidian-headless\" { } and allow it with nixpkgs.config.allowUnfreePredicate.";
       }
       {
         assertion = instance.sync.backend != "git" || instance.sync.git.remote != null;

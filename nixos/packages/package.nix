@@ -9,27 +9,27 @@
 , withOnnxruntime ? true
 }:
 let
-  cargoToml = lib.importTOML ../Cargo.toml;
+  cargoToml = lib.importTOML ../../Cargo.toml;
 in
 rustPlatform.buildRustPackage {
   pname = "quire";
   inherit (cargoToml.package) version;
 
   src = lib.fileset.toSource {
-    root = ../.;
+    root = ../../.;
     fileset = lib.fileset.unions [
-      ../Cargo.toml
-      ../Cargo.lock
-      ../src
-      ../benches
-      ../examples
+      ../../Cargo.toml
+      ../../Cargo.lock
+      ../../src
+      ../../benches
+      ../../examples
       # The integration tests read the architecture doc (the tidy test) and run in checks.tests.
-      ../tests/it
-      ../docs
+      ../../tests/it
+      ../../docs
     ];
   };
 
-  cargoLock.lockFile = ../Cargo.lock;
+  cargoLock.lockFile = ../../Cargo.lock;
 
   nativeBuildInputs = lib.optional withOnnxruntime makeBinaryWrapper;
 
