@@ -214,3 +214,26 @@ fn unknown_tool_names_fail_startup() {
     assert!(config.read_only);
     assert_eq!(config.disabled_tools, vec!["vault_delete_note".to_string()]);
 }
+
+#[test]
+fn the_readme_example_configuration_is_valid() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let start = readme
+        .find("```toml\n")
+        .expect("the README has a TOML example")
+        + "```toml\n".len();
+    let end = start + readme[start..].find("```").expect("closed");
+    let setup = Setup::new();
+    // Point the example's absolute paths into the test's folder; every key stays as written.
+    let toml = readme[start..end]
+        .replace("/home/me/Notes", &setup.path("Notes").display().to_string())
+        .replace(
+            "/home/me/.local/state",
+            &setup.path("state").display().to_string(),
+        );
+    let config = setup
+        .load_file(&toml)
+        .expect("the README's configuration loads");
+    assert!(config.http.is_some());
+}
