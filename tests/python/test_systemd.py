@@ -165,9 +165,18 @@ async def test_a_hung_index_writer_stops_the_watchdog(faults_bin, vault, xdg_hom
                 await session.initialize()
                 await anyio.to_thread.run_sync(lambda: notify.collect(3, until=lambda m: m.count("WATCHDOG=1") >= 3))
                 assert notify.messages.count("WATCHDOG=1") >= 3, notify.messages
-                # The write reaches the index writer, which the fault switch freezes.
-                with anyio.move_on_after(1.5):
-                    await session.call_tool("vault_write_note", {"path": "Inbox/hang.md", "body": "x\n"})
+                # The write reaches the index writer, which the fault switch freezes. The call
+                # itself never returns; wait (under any load) until the writer reports the hang,
+                # then one watchdog interval more, before listening for pings that must not come.
+                err_log = tmp_path / "err.log"
+                with anyio.move_on_after(15):
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(session.call_tool, "vault_write_note", {"path": "Inbox/hang.md", "body": "x\n"})
+                        while "the index writer hangs now" not in err_log.read_text():
+                            await anyio.sleep(0.1)
+                        group.cancel_scope.cancel()
+                assert "the index writer hangs now" in err_log.read_text()
+                await anyio.sleep(1.0)
                 notify.messages.clear()
                 await anyio.to_thread.run_sync(lambda: notify.collect(2))
                 assert "WATCHDOG=1" not in notify.messages, "pings continued with a hung writer"
