@@ -114,6 +114,9 @@ pub struct Count {
     pub notes: u64,
 }
 
+/// BM25 weights of the FTS columns: title (with aliases), headings, property values, body.
+const BM25_WEIGHTS: &str = "10.0, 5.0, 2.0, 1.0";
+
 const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
 
 fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
@@ -414,8 +417,9 @@ pub fn search(
         });
     };
     let conditions = Conditions::from_filter(filter);
-    // Rank first, on the FTS table alone (FTS5 then sorts only rowids and scores), and fetch the
-    // note rows of the page only: joining before the LIMIT would read a notes row for every match.
+    // Rank first, on the FTS table alone, and fetch the note rows of the page only: joining before
+    // the LIMIT would read a notes row for every match. An explicit bm25() order is about twice as
+    // fast as FTS5's `ORDER BY rank` mode here (measured with benches/index.rs at 100k notes).
     let filtered = if conditions.sql.is_empty() {
         String::new()
     } else {
@@ -426,8 +430,8 @@ pub fn search(
     };
     let sql = format!(
         "SELECT {NOTE_COLUMNS}, r.rank FROM (
-             SELECT rowid AS id, rank FROM notes_fts WHERE notes_fts MATCH ?{filtered}
-             ORDER BY rank LIMIT ? OFFSET ?
+             SELECT rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts
+             WHERE notes_fts MATCH ?{filtered} ORDER BY 2 LIMIT ? OFFSET ?
          ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
     );
     let run = |expression: &str, offset: usize, any_word: bool| {
