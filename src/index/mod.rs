@@ -350,6 +350,11 @@ impl Index {
         self.read(|connection| read::property_value_counts(connection, key, filter, offset, limit))
     }
 
+    /// How many notes the index holds.
+    pub fn note_count(&self) -> Result<u64, IndexError> {
+        self.read(read::note_count)
+    }
+
     /// Every indexed note path matching `filter`, in path order.
     pub fn note_paths(&self, filter: &NoteFilter) -> Result<Vec<String>, IndexError> {
         self.read(|connection| read::note_paths(connection, filter))
@@ -367,10 +372,19 @@ impl Index {
         let Ok(path) = VaultPath::parse(path) else {
             return String::new();
         };
-        let Ok(file) = self.shared.vault.read(&path) else {
+        // Resolved like every read (symlinks, NFC), but without hashing: no revision is needed.
+        let Ok(resolved) = self.shared.vault.resolve(&path) else {
             return String::new();
         };
-        let text = String::from_utf8_lossy(&file.bytes);
+        let bytes = match std::fs::metadata(&resolved.fs_path) {
+            Ok(metadata)
+                if metadata.is_file() && metadata.len() <= self.shared.vault.max_file_bytes() =>
+            {
+                std::fs::read(&resolved.fs_path).unwrap_or_default()
+            }
+            _ => return String::new(),
+        };
+        let text = String::from_utf8_lossy(&bytes);
         snippet::snippet(frontmatter::split(&text).body, &query.highlight)
     }
 }

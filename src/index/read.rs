@@ -114,6 +114,9 @@ pub struct Count {
     pub notes: u64,
 }
 
+/// BM25 weights of the FTS columns: title (with aliases), headings, property values, body.
+const BM25_WEIGHTS: &str = "10.0, 5.0, 2.0, 1.0";
+
 const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
 
 fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
@@ -251,7 +254,9 @@ fn page_by_offset<R>(
     mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
     keep: &dyn Fn(&R) -> bool,
 ) -> rusqlite::Result<Page<R, usize>> {
-    let batch = (limit + 1).max(32);
+    // One more row than the page, to know whether another page follows; excluded rows are rare,
+    // so a second batch is rarely needed.
+    let batch = limit + 1;
     let mut rows = Vec::new();
     let mut at = offset;
     loop {
@@ -283,7 +288,7 @@ fn page_by_path(
     mut fetch: impl FnMut(Option<&str>, usize) -> rusqlite::Result<Vec<NoteRow>>,
     keep: &dyn Fn(&NoteRow) -> bool,
 ) -> rusqlite::Result<Page<NoteRow, String>> {
-    let batch = (limit + 1).max(32);
+    let batch = limit + 1;
     let mut rows: Vec<NoteRow> = Vec::new();
     let mut cursor = after.map(str::to_string);
     loop {
@@ -412,10 +417,22 @@ pub fn search(
         });
     };
     let conditions = Conditions::from_filter(filter);
+    // Rank first, on the FTS table alone, and fetch the note rows of the page only: joining before
+    // the LIMIT would read a notes row for every match. An explicit bm25() order is about twice as
+    // fast as FTS5's `ORDER BY rank` mode here (measured with benches/index.rs at 100k notes).
+    let filtered = if conditions.sql.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " AND rowid IN (SELECT n.id FROM notes n{})",
+            conditions.where_clause()
+        )
+    };
     let sql = format!(
-        "SELECT {NOTE_COLUMNS}, notes_fts.rank FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
-         WHERE notes_fts MATCH ?{} ORDER BY notes_fts.rank LIMIT ? OFFSET ?",
-        conditions.and_clause()
+        "SELECT {NOTE_COLUMNS}, r.rank FROM (
+             SELECT rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts
+             WHERE notes_fts MATCH ?{filtered} ORDER BY 2 LIMIT ? OFFSET ?
+         ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
     );
     let run = |expression: &str, offset: usize, any_word: bool| {
         let page = page_by_offset(
@@ -538,6 +555,12 @@ fn counts(
         },
         &|_| true,
     )
+}
+
+pub fn note_count(connection: &Connection) -> rusqlite::Result<u64> {
+    connection.query_row("SELECT count(*) FROM notes", [], |row| {
+        Ok(row.get::<_, i64>(0)?.max(0) as u64)
+    })
 }
 
 /// Every indexed note path matching `filter`, in path order.

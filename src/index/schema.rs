@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -51,7 +51,6 @@ CREATE VIRTUAL TABLE notes_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
-INSERT INTO notes_fts(notes_fts, rank) VALUES('rank', 'bm25(10.0, 5.0, 2.0, 1.0)');
 ";
 
 /// Opens the writer's connection, creating or recreating the database as needed. Returns the

@@ -59,14 +59,7 @@ fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
         match (start, is_word_char(character)) {
             (None, true) => start = Some(at),
             (Some(from), false) => {
-                let folded = fold(&body[from..at]);
-                let term = terms.iter().position(|term| {
-                    if term.prefix {
-                        folded.starts_with(&term.text)
-                    } else {
-                        folded == term.text
-                    }
-                });
+                let term = matching_term(&body[from..at], terms);
                 words.push(Word {
                     start: from,
                     end: at,
@@ -78,6 +71,29 @@ fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
         }
     }
     words
+}
+
+/// Which term `word` matches, compared as FTS5 compares: ignoring case and diacritics. ASCII
+/// words (most of them) are compared without allocating.
+fn matching_term(word: &str, terms: &[HighlightTerm]) -> Option<usize> {
+    if word.is_ascii() {
+        return terms.iter().position(|term| {
+            let text = term.text.as_bytes();
+            if term.prefix {
+                word.len() >= text.len() && word.as_bytes()[..text.len()].eq_ignore_ascii_case(text)
+            } else {
+                word.as_bytes().eq_ignore_ascii_case(text)
+            }
+        });
+    }
+    let folded = fold(word);
+    terms.iter().position(|term| {
+        if term.prefix {
+            folded.starts_with(&term.text)
+        } else {
+            folded == term.text
+        }
+    })
 }
 
 /// The window of at most `WINDOW_WORDS` words holding the most distinct matched terms (the

@@ -79,6 +79,17 @@ enum Loaded {
     },
 }
 
+/// One row of the properties table, with its lower-cased forms.
+struct PropertyRecord {
+    key: String,
+    key_lower: String,
+    value: Option<String>,
+    value_lower: Option<String>,
+    number: Option<f64>,
+}
+
+/// Everything the writer stores for a note, prepared on the reading thread so the single writer
+/// only runs statements.
 struct NoteRecord {
     path: String,
     name: String,
@@ -86,6 +97,13 @@ struct NoteRecord {
     mtime: i64,
     hash: String,
     created: i64,
+    /// Whether the index held the path when the note was read (then its old rows are replaced).
+    known: bool,
+    properties_json: String,
+    tags_json: String,
+    /// (lower-cased, as written)
+    tags: Vec<(String, String)>,
+    properties: Vec<PropertyRecord>,
     parsed: ParsedNote,
 }
 
@@ -170,6 +188,11 @@ impl Writer {
             .filter(|path| !seen.contains(path.as_str()))
             .collect();
         let total = todo.len();
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            notes = scanned.len(),
+            "vault scanned and compared with the index"
+        );
         let mut stats = ReconcileStats {
             notes: scanned.len(),
             parsed: 0,
@@ -186,6 +209,15 @@ impl Writer {
         }
         if let Some(progress) = progress {
             progress(0, total);
+        }
+        // A large batch is merged into one segment at the end ('optimize'); merging the segments
+        // along the way as well would rewrite the same data several times.
+        let bulk = total >= OPTIMIZE_AFTER;
+        if bulk {
+            self.connection.execute(
+                "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0)",
+                [],
+            )?;
         }
         let workers = std::thread::available_parallelism()
             .map_or(1, usize::from)
@@ -235,10 +267,22 @@ impl Writer {
             Ok(parsed)
         })?;
         stats.parsed = parsed;
-        if parsed >= OPTIMIZE_AFTER {
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "notes read, parsed and written"
+        );
+        if bulk {
             self.connection
                 .execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
+            self.connection.execute(
+                "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 4)",
+                [],
+            )?;
         }
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "full-text index merged"
+        );
         if parsed + stats.removed > 0 {
             self.connection
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
@@ -429,6 +473,25 @@ fn load(vault: &Vault, path: &VaultPath, fs_path: &Path, known: Option<&Known>) 
         mtime,
         hash,
         created,
+        known: known.is_some(),
+        properties_json: serde_json::to_string(&parsed.properties).unwrap_or_else(|_| "{}".into()),
+        tags_json: serde_json::to_string(&parsed.tags).unwrap_or_else(|_| "[]".into()),
+        tags: parsed
+            .tags
+            .iter()
+            .map(|tag| (tag.to_lowercase(), tag.clone()))
+            .collect(),
+        properties: parsed
+            .property_rows
+            .iter()
+            .map(|row| PropertyRecord {
+                key: row.key.clone(),
+                key_lower: row.key.to_lowercase(),
+                value: row.text.clone(),
+                value_lower: row.text.as_ref().map(|text| text.to_lowercase()),
+                number: row.number,
+            })
+            .collect(),
         parsed,
     }))
 }
@@ -448,12 +511,15 @@ fn apply(transaction: &Transaction<'_>, loaded: Loaded) -> Result<(), IndexError
 
 fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), IndexError> {
     let parsed = &record.parsed;
-    let properties = serde_json::Value::Object(parsed.properties.clone()).to_string();
-    let tags = serde_json::to_string(&parsed.tags).unwrap_or_else(|_| "[]".into());
-    let existing: Option<i64> = transaction
-        .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
-        .query_row([&record.path], |row| row.get(0))
-        .optional()?;
+    // This thread is the only writer and `known` was read by it, so a new note needs no lookup.
+    let existing: Option<i64> = if record.known {
+        transaction
+            .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
+            .query_row([&record.path], |row| row.get(0))
+            .optional()?
+    } else {
+        None
+    };
     let id = match existing {
         Some(id) => {
             remove_content(transaction, id)?;
@@ -468,8 +534,8 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
                     record.size,
                     record.mtime,
                     record.hash,
-                    properties,
-                    tags,
+                    record.properties_json,
+                    record.tags_json,
                     parsed.note_type,
                     record.created
                 ])?;
@@ -487,8 +553,8 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
                     record.size,
                     record.mtime,
                     record.hash,
-                    properties,
-                    tags,
+                    record.properties_json,
+                    record.tags_json,
                     parsed.note_type,
                     record.created
                 ])?;
@@ -508,20 +574,20 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
         ])?;
     let mut insert_tag = transaction
         .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
-    for tag in &parsed.tags {
-        insert_tag.execute(params![tag.to_lowercase(), id, tag])?;
+    for (lower, tag) in &record.tags {
+        insert_tag.execute(params![lower, id, tag])?;
     }
     let mut insert_property = transaction.prepare_cached(
         "INSERT INTO properties(note_id, key, key_lower, value, value_lower, number)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
-    for row in &parsed.property_rows {
+    for row in &record.properties {
         insert_property.execute(params![
             id,
             row.key,
-            row.key.to_lowercase(),
-            row.text,
-            row.text.as_ref().map(|text| text.to_lowercase()),
+            row.key_lower,
+            row.value,
+            row.value_lower,
             row.number
         ])?;
     }

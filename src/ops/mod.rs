@@ -33,7 +33,7 @@ pub use search::{
 use std::sync::Arc;
 
 use crate::acl::Principal;
-use crate::index::Index;
+use crate::index::{self, Index};
 use crate::vault::{Vault, VaultPath};
 
 /// Who is asking.
@@ -69,6 +69,18 @@ pub struct VaultOverview {
 }
 
 const RECENT_NOTES: usize = 10;
+/// Tags and property keys the orientation prompt names.
+const VOCABULARY_ENTRIES: usize = 15;
+
+/// What the index knows about the vault's vocabulary, for orientation.
+#[derive(Debug, Clone)]
+pub struct VaultVocabulary {
+    pub note_count: u64,
+    /// The most used tags with the number of notes carrying each.
+    pub tags: Vec<(String, u64)>,
+    /// The most used property keys with the number of notes having each.
+    pub property_keys: Vec<(String, u64)>,
+}
 
 impl Ops {
     /// Operations on `vault`, answering searches from `index` (which must index the same vault).
@@ -128,6 +140,34 @@ impl Ops {
             note_count,
             folders,
             recent,
+        })
+    }
+}
+
+impl Ops {
+    /// The most used tags and property keys. Waits for the startup reconcile, so call it only
+    /// when a client asks (never while a session is being set up).
+    pub fn vocabulary(&self, _ctx: &Context) -> Result<VaultVocabulary, OpsError> {
+        let all = index::NoteFilter::default();
+        let pairs = |counts: Vec<index::Count>| -> Vec<(String, u64)> {
+            counts
+                .into_iter()
+                .map(|count| (count.value, count.notes))
+                .collect()
+        };
+        let tags = self
+            .index
+            .tag_counts(&all, 0, VOCABULARY_ENTRIES)
+            .map_err(search::internal)?;
+        let property_keys = self
+            .index
+            .property_key_counts(&all, 0, VOCABULARY_ENTRIES)
+            .map_err(search::internal)?;
+        let note_count = self.index.note_count().map_err(search::internal)?;
+        Ok(VaultVocabulary {
+            note_count,
+            tags: pairs(tags.rows),
+            property_keys: pairs(property_keys.rows),
         })
     }
 }

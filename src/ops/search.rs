@@ -242,7 +242,16 @@ impl Ops {
             }
             Some(ms) => Duration::from_millis(ms).min(MAX_GREP_BUDGET),
         };
-        let regex = compile_grep(&request)?;
+        let regex = compile_grep(&request, false)?;
+        // Notes without any match are skipped with one pass over the whole text. In multi-line
+        // mode `^`/`$` match at line ends as they do on single lines; text anchors cannot.
+        let prefilter = if request.regex
+            && (request.pattern.contains("\\A") || request.pattern.contains("\\z"))
+        {
+            None
+        } else {
+            Some(compile_grep(&request, true)?)
+        };
         let filter = NoteFilter {
             folder: self.check_folder(request.folder.as_deref())?,
             ..NoteFilter::default()
@@ -267,7 +276,10 @@ impl Ops {
                 continue;
             };
             let text = String::from_utf8_lossy(&file.bytes);
-            if !regex.is_match(&text) {
+            if prefilter
+                .as_ref()
+                .is_some_and(|prefilter| !prefilter.is_match(&text))
+            {
                 continue;
             }
             for (number, line) in text.lines().enumerate() {
@@ -637,7 +649,7 @@ fn date_range(field: &str, filter: Option<&DateFilter>) -> Result<TimeRange, Ops
     Ok(range)
 }
 
-fn compile_grep(request: &Grep) -> Result<Regex, OpsError> {
+fn compile_grep(request: &Grep, multi_line: bool) -> Result<Regex, OpsError> {
     if request.pattern.is_empty() {
         return Err(OpsError::invalid_argument(
             "pattern is empty; give the text (or, with regex: true, the regular expression) to find",
@@ -650,6 +662,8 @@ fn compile_grep(request: &Grep) -> Result<Regex, OpsError> {
     };
     RegexBuilder::new(&source)
         .case_insensitive(!request.case_sensitive)
+        .multi_line(multi_line)
+        .crlf(multi_line)
         .size_limit(4 << 20)
         .dfa_size_limit(8 << 20)
         .build()

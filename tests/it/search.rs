@@ -535,6 +535,15 @@ fn tags_merge_case_variants_and_match_nested_tags() {
     assert!(counts.contains(&("outdoor".into(), 2)), "{counts:?}");
     assert!(counts.contains(&("project".into(), 1)), "{counts:?}");
     assert_eq!(counts[0].1, 2, "most used first");
+    // The orientation prompt's vocabulary comes from the same counts.
+    let vocabulary = fixture.ops.vocabulary(&ctx()).expect("vocabulary");
+    assert_eq!(vocabulary.note_count, 35);
+    assert_eq!(vocabulary.tags.len(), tags.items.len().min(15));
+    assert!(
+        vocabulary
+            .property_keys
+            .contains(&("status".to_string(), 2))
+    );
 
     let by_tag = |tag: &str, exact: bool| -> Vec<String> {
         fixture
@@ -806,6 +815,21 @@ fn grep_finds_lines_by_text_or_regex() {
     );
     assert_eq!(
         grep(r"t[o]mat\w+ and", true, false, None)
+            .expect("grep")
+            .hits
+            .len(),
+        1
+    );
+    // Anchors match at the start and end of every line, not only of the note.
+    assert_eq!(
+        grep("^plant tomatoes", true, false, None)
+            .expect("grep")
+            .hits
+            .len(),
+        1
+    );
+    assert_eq!(
+        grep(r"fence\. #outdoor$", true, false, None)
             .expect("grep")
             .hits
             .len(),
