@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::config::{Config, HttpConfig, Sandbox};
 use crate::health::Health;
-use crate::http::{Auth, HttpSettings};
+use crate::http::{Auth, HttpSettings, IdentityTokens};
 use crate::index::{Index, IndexOptions, VaultWatcher};
 use crate::mcp::{Features, Shared};
 use crate::ops::{Context, Ops, SearchNotes};
@@ -59,6 +59,16 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
         read_write.push(index_dir.to_path_buf());
     }
     read_only.extend(config.config_file.iter().cloned());
+    // The folders of token files, not just the files: rotating a token by renaming a new file
+    // into place must still be readable on reload.
+    read_only.extend(
+        config
+            .access
+            .token_files
+            .iter()
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .filter(|folder| folder.exists()),
+    );
     if let Some(credentials) = std::env::var_os("CREDENTIALS_DIRECTORY") {
         read_only.push(PathBuf::from(credentials));
     }
@@ -80,7 +90,11 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM.
-pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    inherited: Option<std::net::TcpListener>,
+    reload: Reload,
+) -> anyhow::Result<()> {
     let notifier = ServiceNotifier;
     let health = Arc::new(Health::default());
     notifier.status("opening the vault");
@@ -114,14 +128,26 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
             }
         });
     }
+    let ops = Ops::new(vault, index);
+    log_access(&config.access);
+    ops.set_policy(config.access.policy.clone());
+    let (policy_changes, _) = broadcast::channel(4);
     let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault, index)),
+        ops: Arc::new(ops),
         changes,
         features: Features {
             read_only: config.read_only,
             disabled_tools: config.disabled_tools.clone(),
         },
+        policy_changes,
     });
+    let tokens = IdentityTokens::new(config.access.tokens.clone());
+    tokio::spawn(follow_access_changes(
+        reload,
+        config.config_file.clone(),
+        Arc::clone(&shared),
+        tokens.clone(),
+    ));
     let http = match (&config.http, &inherited) {
         (Some(http), _) => Some(http.clone()),
         // A socket from systemd means HTTP even without http.listen; auth stays on.
@@ -134,7 +160,7 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
         (None, None) => None,
     };
     match http {
-        Some(http) => serve_http(&config, &http, shared, inherited, notifier, health).await,
+        Some(http) => serve_http(&config, &http, shared, tokens, inherited, notifier, health).await,
         None => {
             tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
             notifier.ready();
@@ -152,11 +178,14 @@ async fn serve_http(
     config: &Config,
     http: &HttpConfig,
     shared: Arc<Shared>,
+    tokens: IdentityTokens,
     inherited: Option<std::net::TcpListener>,
     notifier: ServiceNotifier,
     health: Arc<Health>,
 ) -> anyhow::Result<()> {
-    let auth = if http.auth {
+    let auth = if http.auth && config.access.has_identities {
+        Auth::Identities(tokens)
+    } else if http.auth {
         let (token, created) = crate::http::load_or_create_owner_token(&config.state_dir)?;
         if created {
             tracing::info!(state_dir = %config.state_dir.display(), "created the owner token");
@@ -254,6 +283,12 @@ fn print_connection_help(
         Auth::Disabled => {
             text.push_str("  Auth:  off (--no-auth, loopback only)\n");
             String::new()
+        }
+        Auth::Identities(_) => {
+            text.push_str(
+                "  Auth:  each identity's own token (see [[identity]] in the config file)\n",
+            );
+            " --header \"Authorization: Bearer <the identity's token>\"".to_string()
         }
     };
     let curl_auth = header.replace("--header", "-H");
@@ -497,4 +532,121 @@ pub fn doctor(config: &Config) -> String {
         }
     ));
     lines.join("\n") + "\n"
+}
+
+/// Loads the configuration again (the same file, flags and environment as at start).
+pub type Reload = Arc<dyn Fn() -> Result<Config, crate::config::ConfigError> + Send + Sync>;
+
+/// How often the config file is checked for changes; cheap (one `stat`), and quick enough that
+/// an edit applies before anyone would retry.
+const CONFIG_POLL: Duration = Duration::from_secs(2);
+
+fn log_access(access: &crate::config::Access) {
+    for (name, why) in &access.disabled {
+        tracing::warn!(identity = %name, reason = %why, "identity disabled: its token is missing");
+    }
+    if access.has_identities {
+        let names: Vec<&str> = access
+            .tokens
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        tracing::info!(identities = %names.join(", "), "identities enabled");
+    }
+}
+
+/// Reloads identities and the ACL on SIGHUP and when the config file changes. An invalid new
+/// configuration is logged and the last good one stays in force.
+async fn follow_access_changes(
+    reload: Reload,
+    config_file: Option<PathBuf>,
+    shared: Arc<Shared>,
+    tokens: IdentityTokens,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangup = match signal(SignalKind::hangup()) {
+        Ok(hangup) => Some(hangup),
+        Err(error) => {
+            tracing::warn!(%error, "SIGHUP will not reload the ACL");
+            None
+        }
+    };
+    let stamp = |file: &Option<PathBuf>| {
+        file.as_ref()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map(|meta| (meta.modified().ok(), meta.len()))
+    };
+    let mut last = stamp(&config_file);
+    let mut ticker = tokio::time::interval(CONFIG_POLL);
+    loop {
+        let signalled = async {
+            match hangup.as_mut() {
+                Some(hangup) => hangup.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = signalled => {}
+            _ = ticker.tick() => {
+                let now = stamp(&config_file);
+                if now == last {
+                    continue;
+                }
+                last = now;
+            }
+        }
+        let reload = Arc::clone(&reload);
+        match tokio::task::spawn_blocking(move || reload()).await {
+            Ok(Ok(config)) => {
+                log_access(&config.access);
+                shared.ops.set_policy(config.access.policy.clone());
+                tokens.replace(config.access.tokens.clone());
+                let _ = shared.policy_changes.send(());
+                tracing::info!("reloaded identities and the ACL");
+            }
+            Ok(Err(error)) => {
+                tracing::error!(%error, "the new configuration is invalid; keeping the last good ACL");
+            }
+            Err(error) => tracing::error!(%error, "reloading the configuration failed"),
+        }
+    }
+}
+
+/// `quire acl explain IDENTITY PATH`: what the identity may do with the path, and which rule
+/// decides it.
+pub fn acl_explain(config: &Config, identity: &str, path: &str) -> anyhow::Result<String> {
+    use crate::acl::{Action, Principal};
+    let policy = &config.access.policy;
+    let principal = if identity == "owner" {
+        Principal::Owner
+    } else {
+        if policy.identity(identity).is_none() {
+            anyhow::bail!("no identity named {identity:?} is configured");
+        }
+        Principal::Identity {
+            name: identity.to_string(),
+            client_id: None,
+        }
+    };
+    let path = path.trim_matches('/');
+    let mut text = format!("identity {identity:?}, path {path:?}\n");
+    for (label, action) in [
+        ("read", Action::Read),
+        ("write", Action::Write),
+        ("list", Action::List),
+    ] {
+        text.push_str(&format!(
+            "  {label:<6}{}\n",
+            policy.check(&principal, action, path)
+        ));
+    }
+    if let Some((_, why)) = config
+        .access
+        .disabled
+        .iter()
+        .find(|(name, _)| name == identity)
+    {
+        text.push_str(&format!("  (this identity is disabled: {why})\n"));
+    }
+    Ok(text)
 }

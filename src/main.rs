@@ -56,6 +56,22 @@ enum Command {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
     },
+    /// Inspect the access rules.
+    Acl {
+        #[command(subcommand)]
+        command: AclCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AclCommand {
+    /// Say what IDENTITY may do with PATH (read, write, list) and which rule decides it.
+    Explain {
+        /// An `[[identity]]` name, or `owner`.
+        identity: String,
+        /// A vault-relative path: a note (`Folder/Note.md`) or a folder (`Folder`).
+        path: String,
+    },
 }
 
 const EXIT_RUNTIME: u8 = 1;
@@ -66,9 +82,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig | Command::Doctor | Command::Index { .. } | Command::Search { .. } => {
-            (None, false)
-        }
+        Command::CheckConfig
+        | Command::Doctor
+        | Command::Index { .. }
+        | Command::Search { .. }
+        | Command::Acl { .. } => (None, false),
     };
     let overrides = Overrides {
         config: cli.config,
@@ -78,7 +96,8 @@ fn main() -> ExitCode {
         no_auth,
     };
     let known_tools = quire::mcp::tool_names();
-    let config = match Config::load(&overrides, &Environment::from_process(), &known_tools) {
+    let environment = Environment::from_process();
+    let config = match Config::load(&overrides, &environment, &known_tools) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("quire: configuration error: {error}");
@@ -86,6 +105,9 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Acl {
+            command: AclCommand::Explain { identity, path },
+        } => finish(quire::app::acl_explain(&config, &identity, &path)),
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
@@ -122,7 +144,9 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            let outcome = runtime.block_on(quire::app::serve(config, inherited));
+            let reload: quire::app::Reload =
+                std::sync::Arc::new(move || Config::load(&overrides, &environment, &known_tools));
+            let outcome = runtime.block_on(quire::app::serve(config, inherited, reload));
             // In-flight blocking work (a write between its temp file and its rename) gets this
             // long to finish; the runtime then stops regardless.
             runtime.shutdown_timeout(SHUTDOWN_GRACE);

@@ -3,7 +3,7 @@
 //! Tokens are compared in constant time. A missing or wrong token is always 401 with a
 //! `WWW-Authenticate` header that points at the protected-resource metadata (RFC 9728), never 403.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -19,8 +19,10 @@ use crate::acl::Principal;
 pub enum Auth {
     /// `--no-auth` on loopback: every request acts as the owner.
     Disabled,
-    /// The owner's bearer token.
+    /// The owner's bearer token (no identities configured).
     OwnerToken(String),
+    /// Each configured identity's token; the owner token is not accepted.
+    Identities(IdentityTokens),
 }
 
 impl std::fmt::Debug for Auth {
@@ -29,7 +31,36 @@ impl std::fmt::Debug for Auth {
         match self {
             Auth::Disabled => f.write_str("Auth::Disabled"),
             Auth::OwnerToken(_) => f.write_str("Auth::OwnerToken(..)"),
+            Auth::Identities(_) => f.write_str("Auth::Identities(..)"),
         }
+    }
+}
+
+/// The identity tokens, replaceable as a whole when the configuration reloads.
+#[derive(Clone, Default)]
+pub struct IdentityTokens(Arc<RwLock<Vec<(String, String)>>>);
+
+impl IdentityTokens {
+    /// `tokens` are (identity name, token) pairs.
+    pub fn new(tokens: Vec<(String, String)>) -> IdentityTokens {
+        IdentityTokens(Arc::new(RwLock::new(tokens)))
+    }
+
+    pub fn replace(&self, tokens: Vec<(String, String)>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = tokens;
+    }
+
+    /// The identity whose token `presented` is. Every token is compared, in constant time, so
+    /// the time taken says nothing about which one (or how much of one) matched.
+    pub fn identify(&self, presented: &str) -> Option<String> {
+        let tokens = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let mut found = None;
+        for (name, token) in tokens.iter() {
+            if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
+                found = Some(name.clone());
+            }
+        }
+        found
     }
 }
 
@@ -65,6 +96,12 @@ pub async fn require_bearer(
         Auth::OwnerToken(expected) => presented_token(&request)
             .filter(|token| bool::from(token.as_bytes().ct_eq(expected.as_bytes())))
             .map(|_| Principal::Owner),
+        Auth::Identities(tokens) => presented_token(&request)
+            .and_then(|token| tokens.identify(token))
+            .map(|name| Principal::Identity {
+                name,
+                client_id: None,
+            }),
     };
     match principal {
         Some(principal) => {

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::mcp::{QuireServer, Shared};
-pub use auth::Auth;
+pub use auth::{Auth, IdentityTokens};
 pub use token::{TokenError, load_or_create_owner_token};
 
 /// What the HTTP layer needs from the configuration.

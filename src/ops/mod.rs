@@ -6,6 +6,7 @@
 //! control added here covers every transport. Functions block on file I/O: call them off the async
 //! executor.
 
+mod access;
 mod edit;
 mod error;
 mod notes;
@@ -30,9 +31,9 @@ pub use search::{
     SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use crate::acl::Principal;
+use crate::acl::{Policy, Principal};
 use crate::index::Index;
 use crate::vault::{Vault, VaultPath};
 
@@ -55,6 +56,8 @@ impl Context {
 pub struct Ops {
     vault: Arc<Vault>,
     index: Index,
+    /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
+    policy: RwLock<Arc<Policy>>,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -73,7 +76,22 @@ const RECENT_NOTES: usize = 10;
 impl Ops {
     /// Operations on `vault`, answering searches from `index` (which must index the same vault).
     pub fn new(vault: Arc<Vault>, index: Index) -> Ops {
-        Ops { vault, index }
+        Ops {
+            vault,
+            index,
+            policy: RwLock::new(Arc::new(Policy::default())),
+        }
+    }
+
+    /// The access policy calls are checked against now.
+    pub fn policy(&self) -> Arc<Policy> {
+        // A poisoned lock still holds a whole policy (it is only ever replaced), so use it.
+        Arc::clone(&self.policy.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Replaces the access policy; calls already running finish under the old one.
+    pub fn set_policy(&self, policy: Policy) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
     }
 
     pub fn vault(&self) -> &Vault {
@@ -92,13 +110,14 @@ impl Ops {
         }
     }
 
-    pub fn overview(&self, _ctx: &Context) -> Result<VaultOverview, OpsError> {
+    pub fn overview(&self, ctx: &Context) -> Result<VaultOverview, OpsError> {
+        let visibility = self.visibility(ctx);
         let mut notes: Vec<_> = self
             .vault
             .scan(None)
             .map_err(|e| OpsError::from_vault(e, None))?
             .into_iter()
-            .filter(|file| notes::is_note(&file.path))
+            .filter(|file| notes::is_note(&file.path) && visibility.shows(file.path.as_str()))
             .collect();
         let mut folders: Vec<(String, usize)> = Vec::new();
         for note in &notes {
