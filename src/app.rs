@@ -128,7 +128,10 @@ pub async fn serve(
             }
         });
     }
-    let ops = Ops::new(vault, index);
+    let audit_path = config.state_dir.join("audit.jsonl");
+    let audit = crate::ops::AuditLog::open(&audit_path)
+        .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
+    let ops = Ops::new(vault, index).with_audit(audit);
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let (policy_changes, _) = broadcast::channel(4);
@@ -353,7 +356,10 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
     create_state_dir(config)?;
     let vault = open_vault(config)?;
     let index = open_index(config, &vault, IndexOptions::default())?;
-    let ops = Ops::new(vault, index);
+    let audit_path = config.state_dir.join("audit.jsonl");
+    let audit = crate::ops::AuditLog::open(&audit_path)
+        .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
+    let ops = Ops::new(vault, index).with_audit(audit);
     let found = ops.search(
         &Context::owner(),
         SearchNotes {

@@ -161,7 +161,8 @@ impl QuireServer {
             ));
         };
         let ops = Arc::clone(&self.shared.ops);
-        let outcome = tokio::task::spawn_blocking(move || call(&ops, &Context { principal })).await;
+        let outcome =
+            tokio::task::spawn_blocking(move || call(&ops, &Context::new(principal, tool))).await;
         match outcome {
             Ok(Ok(value)) => Ok(Json(R::from(value))),
             Ok(Err(error)) => Err(tool_error(tool, &error)),
@@ -901,6 +902,11 @@ impl ServerHandler for QuireServer {
             .get(&tool)
             .is_some_and(|t| self.offers(&principal, t));
         if !offered {
+            if self.tool_router.has_route(&tool) {
+                // Withheld from this caller by the ACL: a refused attempt to change the vault.
+                let ctx = Context::new(principal.clone(), tool.clone());
+                self.shared.ops.audit_denied(&ctx, &logged_path);
+            }
             // A tool result rather than a protocol error, so a model reads the list and corrects
             // itself; tools removed by configuration or withheld from this identity are unknown
             // in exactly the same way.
@@ -977,10 +983,8 @@ impl ServerHandler for QuireServer {
         let ops = Arc::clone(&self.shared.ops);
         let watched = principal.clone();
         let visible = move |path: &str| {
-            ops.visibility(&Context {
-                principal: watched.clone(),
-            })
-            .shows(path)
+            ops.visibility(&Context::new(watched.clone(), "resources/updated"))
+                .shows(path)
         };
         tokio::spawn(resources::forward_changes(
             self.shared.changes.subscribe(),
@@ -1006,7 +1010,7 @@ impl ServerHandler for QuireServer {
         let ops = Arc::clone(&self.shared.ops);
         let listed = tokio::task::spawn_blocking(move || {
             ops.list_notes(
-                &Context { principal },
+                &Context::new(principal, "resources/list"),
                 ops::ListNotes {
                     limit: Some(RESOURCE_PAGE),
                     cursor,
@@ -1057,7 +1061,7 @@ impl ServerHandler for QuireServer {
         let ops = Arc::clone(&self.shared.ops);
         let read = tokio::task::spawn_blocking(move || {
             ops.read_note(
-                &Context { principal },
+                &Context::new(principal, "resources/read"),
                 ops::ReadNote {
                     path,
                     mode: ops::ReadMode::Full {
@@ -1112,10 +1116,12 @@ impl ServerHandler for QuireServer {
         let principal = principal_of(&context)?;
         let ops = Arc::clone(&self.shared.ops);
         let name = request.name;
-        tokio::task::spawn_blocking(move || prompts::get(&ops, &Context { principal }, &name))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-            .map(Into::into)
+        tokio::task::spawn_blocking(move || {
+            prompts::get(&ops, &Context::new(principal, "prompts/get"), &name)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map(Into::into)
     }
 
     #[allow(deprecated)] // Logging is deprecated after 2025-11-25, which we still serve.

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use super::audit::Event;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy, Principal};
 use crate::vault::{VaultError, VaultPath};
@@ -93,6 +94,7 @@ impl Ops {
         if self.visibility(ctx).shows(path.as_str()) {
             Ok(())
         } else {
+            self.audit.record(ctx, Event::denied(path.as_str()));
             Err(OpsError::from_vault(
                 VaultError::NotFound {
                     path: path.to_string(),
@@ -118,6 +120,7 @@ impl Ops {
         if allowed {
             Ok(())
         } else {
+            self.audit.record(ctx, Event::denied(path.as_str()));
             Err(OpsError::PathForbidden {
                 input: path.to_string(),
                 reason: format!(
@@ -131,6 +134,10 @@ impl Ops {
     /// Whether the caller may see `folder` (`None` is the vault root) as existing.
     pub(super) fn may_list(&self, ctx: &Context, folder: Option<&VaultPath>) -> bool {
         let path = folder.map_or("", VaultPath::as_str);
-        self.policy().allows(&ctx.principal, Action::List, path)
+        let allowed = self.policy().allows(&ctx.principal, Action::List, path);
+        if !allowed {
+            self.audit.record(ctx, Event::denied(path));
+        }
+        allowed
     }
 }

@@ -325,12 +325,13 @@ impl Ops {
                     },
                 )
                 .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
-            (
-                written.revision.to_string(),
-                written.bytes,
-                written.modified,
-                true,
-            )
+            let before = current.revision.to_string();
+            let after = written.revision.to_string();
+            self.audit.record(
+                ctx,
+                super::audit::Event::changed(path.as_str(), Some(&before), Some(&after)),
+            );
+            (after, written.bytes, written.modified, true)
         };
         Ok(EditedNote {
             path: path.to_string(),

@@ -7,6 +7,7 @@
 //! executor.
 
 mod access;
+mod audit;
 mod edit;
 mod error;
 mod notes;
@@ -19,6 +20,7 @@ use time::format_description::well_known::Rfc3339;
 
 pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
+pub use audit::AuditLog;
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
 pub use notes::{
@@ -41,12 +43,22 @@ use crate::vault::{Vault, VaultPath};
 #[derive(Debug, Clone)]
 pub struct Context {
     pub principal: Principal,
+    /// The tool or request being served, for the audit log.
+    pub tool: String,
 }
 
 impl Context {
     pub fn owner() -> Context {
         Context {
             principal: Principal::Owner,
+            tool: "owner".into(),
+        }
+    }
+
+    pub fn new(principal: Principal, tool: impl Into<String>) -> Context {
+        Context {
+            principal,
+            tool: tool.into(),
         }
     }
 }
@@ -58,6 +70,7 @@ pub struct Ops {
     index: Index,
     /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
     policy: RwLock<Arc<Policy>>,
+    audit: AuditLog,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -80,7 +93,19 @@ impl Ops {
             vault,
             index,
             policy: RwLock::new(Arc::new(Policy::default())),
+            audit: AuditLog::default(),
         }
+    }
+
+    /// Records every change and every refused attempt in `audit`.
+    pub fn with_audit(mut self, audit: AuditLog) -> Ops {
+        self.audit = audit;
+        self
+    }
+
+    /// Records an attempt refused outside `ops` (a tool withheld from the caller) in the audit log.
+    pub fn audit_denied(&self, ctx: &Context, path: &str) {
+        self.audit.record(ctx, audit::Event::denied(path));
     }
 
     /// The access policy calls are checked against now.

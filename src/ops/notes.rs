@@ -244,6 +244,7 @@ impl Ops {
             .resolve(&path)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let created = !resolved.exists;
+        let mut before = None;
         let outcome = if resolved.exists {
             let current = self
                 .vault
@@ -261,6 +262,7 @@ impl Ops {
                     current: current.revision.to_string(),
                 });
             };
+            before = Some(expected.to_string());
             self.vault
                 .write(
                     &resolved,
@@ -284,6 +286,11 @@ impl Ops {
                 .map_err(|e| OpsError::from_vault(e, None))?
         };
         self.reindex(&path);
+        let after = outcome.revision.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event::changed(path.as_str(), before.as_deref(), Some(&after)),
+        );
         Ok(WrittenNote {
             path: path.to_string(),
             revision: outcome.revision.to_string(),
@@ -350,6 +357,14 @@ impl Ops {
             Vec::new()
         };
         self.reindex(&path);
+        let before = expected.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event {
+                destination: Some(&trashed_to),
+                ..super::audit::Event::changed(path.as_str(), Some(&before), None)
+            },
+        );
         Ok(DeletedNote {
             path: path.to_string(),
             trashed_to,

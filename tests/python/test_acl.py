@@ -347,3 +347,42 @@ def test_acl_explain_names_the_deciding_rule(quire_bin, acl_vault, tmp_path, xdg
         capture_output=True, text=True, env=server_env(xdg_home), timeout=30,
     )
     assert run.returncode != 0 and "nobody" in run.stderr
+
+
+async def test_the_audit_log_records_changes_and_refusals(acl_server, xdg_home):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        res = await session.call_tool("vault_write_note", {"path": "Inbox/a.md", "body": "one\n"})
+        first = res.structured_content["revision"]
+        res = await session.call_tool(
+            "vault_replace_in_note", {"path": "Inbox/a.md", "old_text": "one", "new_text": "two"}
+        )
+        second = res.structured_content["revision"]
+        await session.call_tool("vault_read_note", {"path": "Inbox/a.md"})
+        await session.call_tool("vault_write_note", {"path": "Projects/x.md", "body": "x\n"})
+        await session.call_tool("vault_read_note", {"path": "Privé/secret.md"})
+        await session.call_tool("vault_list_notes", {"folder": "PRIVE"})
+        res = await session.call_tool("vault_delete_note", {"path": "Inbox/a.md", "expected_revision": second})
+        assert not res.is_error, res.content
+    async with acl_server.session(VIEWER_TOKEN) as session:
+        await session.call_tool("vault_write_note", {"path": "Shared/Public/x.md", "body": "x\n"})
+    logs = list((xdg_home / "state" / "quire").glob("*/audit.jsonl"))
+    assert len(logs) == 1, logs
+    assert oct(logs[0].stat().st_mode & 0o777) == "0o600"
+    entries = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    for entry in entries:
+        assert entry["time"].endswith("Z") and entry["client_id"] is None
+    picked = [
+        (e["identity"], e["tool"], e["path"], e.get("destination"), e["revision_before"], e["revision_after"], e["outcome"])
+        for e in entries
+    ]
+    assert picked == [
+        ("agent", "vault_write_note", "Inbox/a.md", None, None, first, "ok"),
+        ("agent", "vault_replace_in_note", "Inbox/a.md", None, first, second, "ok"),
+        ("agent", "vault_write_note", "Projects/x.md", None, None, None, "denied"),
+        ("agent", "vault_read_note", "Privé/secret.md", None, None, None, "denied"),
+        ("agent", "vault_list_notes", "PRIVE", None, None, None, "denied"),
+        ("agent", "vault_delete_note", "Inbox/a.md", ".trash/a.md", second, None, "ok"),
+        ("viewer", "vault_write_note", "Shared/Public/x.md", None, None, None, "denied"),
+    ], picked
+    text = logs[0].read_text()
+    assert AGENT_TOKEN not in text and VIEWER_TOKEN not in text
