@@ -198,22 +198,37 @@ async fn serve_http(
         tracing::warn!("authentication is off (--no-auth); only this machine can connect");
         Auth::Disabled
     };
-    let settings = HttpSettings {
-        listen: http.listen,
+    let listener = match inherited {
+        Some(listener) => {
+            tracing::info!(address = %http.listen, "using the socket systemd passed");
+            tokio::net::TcpListener::from_std(listener)?
+        }
+        None => tokio::net::TcpListener::bind(http.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", http.listen))?,
+    };
+    // The bound address, not the configured one: port 0 means "any", and the OAuth issuer and
+    // resource URLs must name the real port when there is no public URL.
+    let listen = listener.local_addr().unwrap_or(http.listen);
+    let mut settings = HttpSettings {
+        listen,
         public_url: http.public_url.clone(),
         allowed_hosts: http.allowed_hosts.clone(),
         auth,
         max_note_bytes: config.max_note_bytes,
+        oauth: None,
     };
-    let listener = match inherited {
-        Some(listener) => {
-            tracing::info!(address = %settings.listen, "using the socket systemd passed");
-            tokio::net::TcpListener::from_std(listener)?
-        }
-        None => tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", settings.listen))?,
-    };
+    if let Auth::Identities(tokens) = &settings.auth {
+        let oauth = crate::http::oauth::OAuthState::open(
+            &config.state_dir,
+            &settings.base_url(),
+            tokens.clone(),
+        )
+        .context("cannot open the OAuth state (oauth.db and its key)")?;
+        let oauth = Arc::new(oauth);
+        tokio::spawn(sweep_oauth(Arc::clone(&oauth)));
+        settings.oauth = Some(oauth);
+    }
     let cancel = CancellationToken::new();
     let router = crate::http::router(shared, &settings, cancel.clone());
     print_connection_help(config, &settings, listener.local_addr().ok());
@@ -655,4 +670,23 @@ pub fn acl_explain(config: &Config, identity: &str, path: &str) -> anyhow::Resul
         text.push_str(&format!("  (this identity is disabled: {why})\n"));
     }
     Ok(text)
+}
+
+/// How often expired OAuth codes and tokens and stale registrations are removed.
+const OAUTH_SWEEP: Duration = Duration::from_secs(3600);
+
+async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
+    let mut ticker = tokio::time::interval(OAUTH_SWEEP);
+    loop {
+        ticker.tick().await;
+        let oauth = Arc::clone(&oauth);
+        match tokio::task::spawn_blocking(move || oauth.sweep()).await {
+            Ok(Ok(swept)) if swept > 0 => {
+                tracing::info!(swept, "removed stale OAuth registrations")
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "the OAuth sweep failed"),
+            Err(error) => tracing::warn!(%error, "the OAuth sweep failed"),
+        }
+    }
 }

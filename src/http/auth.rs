@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::HttpSettings;
+use super::oauth::OAuthState;
 use crate::acl::Principal;
 
 /// How `/mcp` requests prove who they are.
@@ -50,6 +51,15 @@ impl IdentityTokens {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = tokens;
     }
 
+    /// Whether `name` is a configured identity with a token (OAuth grants for it stay usable).
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(known, _)| known == name)
+    }
+
     /// The identity whose token `presented` is. Every token is compared, in constant time, so
     /// the time taken says nothing about which one (or how much of one) matched.
     pub fn identify(&self, presented: &str) -> Option<String> {
@@ -67,6 +77,7 @@ impl IdentityTokens {
 pub struct AuthState {
     auth: Auth,
     pub base_url: String,
+    oauth: Option<Arc<OAuthState>>,
 }
 
 impl AuthState {
@@ -74,16 +85,22 @@ impl AuthState {
         AuthState {
             auth: settings.auth.clone(),
             base_url: settings.base_url(),
+            oauth: settings.oauth.clone(),
         }
     }
 }
 
-pub fn protected_resource_metadata(base_url: &str) -> serde_json::Value {
-    serde_json::json!({
+pub fn protected_resource_metadata(base_url: &str, oauth: bool) -> serde_json::Value {
+    let mut metadata = serde_json::json!({
         "resource": format!("{base_url}/mcp"),
         "bearer_methods_supported": ["header"],
         "resource_name": "Quire",
-    })
+    });
+    if oauth {
+        metadata["authorization_servers"] = serde_json::json!([base_url]);
+        metadata["scopes_supported"] = serde_json::json!(["vault"]);
+    }
+    metadata
 }
 
 pub async fn require_bearer(
@@ -96,12 +113,28 @@ pub async fn require_bearer(
         Auth::OwnerToken(expected) => presented_token(&request)
             .filter(|token| bool::from(token.as_bytes().ct_eq(expected.as_bytes())))
             .map(|_| Principal::Owner),
-        Auth::Identities(tokens) => presented_token(&request)
-            .and_then(|token| tokens.identify(token))
-            .map(|name| Principal::Identity {
-                name,
-                client_id: None,
-            }),
+        Auth::Identities(tokens) => match presented_token(&request) {
+            None => None,
+            Some(token) => match tokens.identify(token) {
+                Some(name) => Some(Principal::Identity {
+                    name,
+                    client_id: None,
+                }),
+                None => match &state.oauth {
+                    Some(oauth) => {
+                        let token = token.to_string();
+                        oauth
+                            .verify(&token)
+                            .await
+                            .map(|(name, client_id)| Principal::Identity {
+                                name,
+                                client_id: Some(client_id),
+                            })
+                    }
+                    None => None,
+                },
+            },
+        },
     };
     match principal {
         Some(principal) => {

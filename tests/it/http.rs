@@ -43,6 +43,7 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         allowed_hosts: Vec::new(),
         auth,
         max_note_bytes: 1 << 20,
+        oauth: None,
     };
     let router = router(shared, &settings, CancellationToken::new());
     (dir, router)
