@@ -858,3 +858,160 @@ async fn revoke(
         Err(response) => response,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_uris_are_accepted_only_when_they_cannot_leak_a_code() {
+        for good in [
+            "https://claude.ai/api/mcp/auth_callback",
+            "http://127.0.0.1:33418/callback",
+            "http://localhost/cb",
+            "http://[::1]:8080/cb",
+        ] {
+            assert!(acceptable_redirect(good), "{good}");
+        }
+        for bad in [
+            "http://evil.example/cb",
+            "https://a.example/cb#x",
+            "https://u:p@a.example/cb",
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "//evil.example",
+            "",
+        ] {
+            assert!(!acceptable_redirect(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn redirect_matching_is_exact_except_for_loopback_ports() {
+        assert!(redirect_matches(
+            "https://a.example/cb",
+            "https://a.example/cb"
+        ));
+        assert!(!redirect_matches(
+            "https://a.example/cb",
+            "https://a.example/cb/"
+        ));
+        assert!(!redirect_matches(
+            "https://a.example/cb",
+            "https://a.example:8443/cb"
+        ));
+        assert!(!redirect_matches(
+            "https://a.example/cb",
+            "https://a.example/cb?x=1"
+        ));
+        assert!(redirect_matches(
+            "http://127.0.0.1/cb",
+            "http://127.0.0.1:5555/cb"
+        ));
+        assert!(!redirect_matches(
+            "http://127.0.0.1/cb",
+            "http://127.0.0.1:5555/other"
+        ));
+        assert!(!redirect_matches(
+            "http://127.0.0.1/cb",
+            "http://localhost:5555/cb"
+        ));
+    }
+
+    #[test]
+    fn pkce_needs_the_verifier_behind_the_challenge() {
+        // The challenge computed independently (Python's hashlib and base64).
+        let verifier = "dBjftJeZ4CVP-mJ92K1TpA_qSXOh3HgoYnxWvakgdqg";
+        let challenge = "bMZHb7nPzl-RBDZZ0nKKvBLaYsUFuXxImsGYy3MvBXI";
+        assert!(pkce_matches(verifier, challenge));
+        assert!(!pkce_matches(
+            "dBjftJeZ4CVP-mJ92K1TpA_qSXOh3HgoYnxWvakgdqh",
+            challenge
+        ));
+        assert!(!pkce_matches("short", challenge));
+    }
+
+    #[test]
+    fn codes_and_refresh_tokens_are_single_use_and_reuse_revokes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("oauth.db");
+        let store = Store::open(&path, b"key".to_vec()).expect("open");
+        // Opening again runs no migration twice.
+        drop(store);
+        let store = Store::open(&path, b"key".to_vec()).expect("reopen");
+        let client = Client {
+            client_id: "c".into(),
+            client_name: None,
+            redirect_uris: vec!["https://a.example/cb".into()],
+        };
+        store.register(&client, 0).expect("register");
+        let grant = CodeGrant {
+            client_id: "c".into(),
+            identity: "agent".into(),
+            redirect_uri: "https://a.example/cb".into(),
+            code_challenge: "x".into(),
+            resource: "r".into(),
+            expires: 100,
+        };
+        store
+            .save_code("the-code-0123456789", &grant)
+            .expect("save");
+        assert!(matches!(
+            store.redeem_code("the-code-0123456789"),
+            Ok(Redeemed::Fresh(_))
+        ));
+        let info = GrantInfo {
+            grant_id: "g".into(),
+            client_id: "c".into(),
+            identity: "agent".into(),
+            resource: "r".into(),
+        };
+        store
+            .create_grant("code", &info, "refresh-one-0123456789", 1000, 1)
+            .expect("grant");
+        assert!(matches!(
+            store.rotate_refresh(
+                "refresh-one-0123456789",
+                "c",
+                "refresh-two-0123456789",
+                1000,
+                2
+            ),
+            Ok(Refreshed::Valid(_))
+        ));
+        assert!(store.grant_is_live("g").expect("live"));
+        assert!(matches!(
+            store.rotate_refresh(
+                "refresh-one-0123456789",
+                "c",
+                "refresh-three-0123456789",
+                1000,
+                3
+            ),
+            Ok(Refreshed::Reused)
+        ));
+        assert!(!store.grant_is_live("g").expect("revoked"));
+        assert!(matches!(
+            store.rotate_refresh(
+                "refresh-two-0123456789",
+                "c",
+                "refresh-four-0123456789",
+                1000,
+                4
+            ),
+            Ok(Refreshed::Unknown)
+        ));
+        assert!(matches!(
+            store.redeem_code("the-code-0123456789"),
+            Ok(Redeemed::Replayed)
+        ));
+        // Nothing secret is stored in the clear.
+        let mut bytes = std::fs::read(&path).expect("read db");
+        bytes.extend(std::fs::read(dir.path().join("oauth.db-wal")).unwrap_or_default());
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in ["refresh-one", "refresh-two", "the-code"] {
+            assert!(!text.contains(secret), "{secret} is stored in the clear");
+        }
+        assert_eq!(store.sweep(10_000, 10_000).expect("sweep"), 1);
+    }
+}
