@@ -134,7 +134,15 @@ impl Ops {
     /// Whether the caller may see `folder` (`None` is the vault root) as existing.
     pub(super) fn may_list(&self, ctx: &Context, folder: Option<&VaultPath>) -> bool {
         let path = folder.map_or("", VaultPath::as_str);
-        let allowed = self.policy().allows(&ctx.principal, Action::List, path);
+        let visibility = self.visibility(ctx);
+        let allowed = visibility.policy.allows(&ctx.principal, Action::List, path)
+            && match ctx.principal {
+                Principal::Owner => true,
+                // A linked folder is judged by where it leads too.
+                Principal::Identity { .. } => {
+                    path.is_empty() || visibility.real_path_allowed(path, Action::List)
+                }
+            };
         if !allowed {
             self.audit.record(ctx, Event::denied(path));
         }

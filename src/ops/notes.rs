@@ -352,7 +352,11 @@ impl Ops {
             .trash(&resolved, &expected)
             .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
-            self.vault.prune_empty_folders(&resolved)
+            // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.
+            let policy = self.policy();
+            self.vault.prune_empty_folders(&resolved, &|folder: &str| {
+                policy.allows(&ctx.principal, crate::acl::Action::Write, folder)
+            })
         } else {
             Vec::new()
         };

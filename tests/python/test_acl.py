@@ -136,6 +136,9 @@ def acl_vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     root.mkdir()
     write_files(root, FILES)
+    # Links in readable folders that lead into denied ones must not open a way in.
+    (root / "Inbox" / "link.md").symlink_to("../Privé/secret.md")
+    (root / "Shared" / "Public" / "door").symlink_to("../../Privé", target_is_directory=True)
     return root
 
 
@@ -386,3 +389,23 @@ async def test_the_audit_log_records_changes_and_refusals(acl_server, xdg_home):
     ], picked
     text = logs[0].read_text()
     assert AGENT_TOKEN not in text and VIEWER_TOKEN not in text
+
+
+async def test_links_into_a_denied_folder_lead_nowhere(acl_server, acl_vault):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        for tool, args in (
+            ("vault_read_note", {"path": "Inbox/link.md"}),
+            ("vault_read_note", {"path": "Shared/Public/door/secret.md"}),
+            ("vault_list_notes", {"folder": "Shared/Public/door"}),
+        ):
+            is_error, text = await call(session, tool, args)
+            assert is_error and error_code(text) == "not_found", (tool, text)
+        for tool, args in (
+            ("vault_write_note", {"path": "Shared/Public/door/new.md", "body": "x\n"}),
+            ("vault_replace_in_note", {"path": "Inbox/link.md", "old_text": "zebracorn", "new_text": "x"}),
+            ("vault_delete_note", {"path": "Inbox/link.md"}),
+        ):
+            is_error, text = await call(session, tool, args)
+            assert is_error and error_code(text) == "path_forbidden", (tool, text)
+        assert "zebracorn" in (acl_vault / "Privé" / "secret.md").read_text()
+        assert not (acl_vault / "Privé" / "new.md").exists()
