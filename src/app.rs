@@ -460,7 +460,23 @@ pub fn describe(config: &Config) -> String {
         } else {
             config.disabled_tools.join(", ")
         },
-    )
+    ) + &describe_access(&config.access)
+}
+
+fn describe_access(access: &crate::config::Access) -> String {
+    if !access.has_identities {
+        return "  identities:     (none; HTTP uses the owner token)\n".to_string();
+    }
+    let mut text = String::from("  identities:\n");
+    for (name, _) in &access.tokens {
+        text.push_str(&format!(
+            "    {name}: enabled (OAuth clients can bind to it)\n"
+        ));
+    }
+    for (name, why) in &access.disabled {
+        text.push_str(&format!("    {name}: disabled ({why})\n"));
+    }
+    text
 }
 
 /// What `quire doctor` prints: which features are on and why. It applies the configured sandbox to
