@@ -706,3 +706,35 @@ async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
         }
     }
 }
+
+/// `quire token new --identity NAME [--file FILE]`: a new random identity token (64 hex digits),
+/// printed, or written to `file` with mode 0600 and never printed.
+pub fn new_identity_token(
+    identity: &str,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let token = hex::encode(rand::random::<[u8; 32]>());
+    match file {
+        Some(path) => {
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .with_context(|| {
+                    format!("cannot create {} (it must not exist yet)", path.display())
+                })?;
+            out.write_all(format!("{token}\n").as_bytes())
+                .and_then(|()| out.sync_all())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(format!(
+                "wrote a new token for {identity:?} to {}\nin the config file: token_file = \"{}\"\n",
+                path.display(),
+                path.display()
+            ))
+        }
+        None => Ok(format!("{token}\n")),
+    }
+}

@@ -56,10 +56,28 @@ enum Command {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
     },
+    /// Create identity tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Inspect the access rules.
     Acl {
         #[command(subcommand)]
         command: AclCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Print a new random token for an `[[identity]]`, or write it to --file (mode 0600).
+    New {
+        /// The identity the token is for (only used in the instructions printed).
+        #[arg(long)]
+        identity: String,
+        /// Write the token to this file (created with mode 0600; an existing file is refused).
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
     },
 }
 
@@ -80,13 +98,21 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Needs no vault or configuration: it only creates a secret.
+    if let Command::Token {
+        command: TokenCommand::New { identity, file },
+    } = &cli.command
+    {
+        return finish(quire::app::new_identity_token(identity, file.as_deref()));
+    }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
         Command::CheckConfig
         | Command::Doctor
         | Command::Index { .. }
         | Command::Search { .. }
-        | Command::Acl { .. } => (None, false),
+        | Command::Acl { .. }
+        | Command::Token { .. } => (None, false),
     };
     let overrides = Overrides {
         config: cli.config,
@@ -108,6 +134,7 @@ fn main() -> ExitCode {
         Command::Acl {
             command: AclCommand::Explain { identity, path },
         } => finish(quire::app::acl_explain(&config, &identity, &path)),
+        Command::Token { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS

@@ -409,3 +409,27 @@ async def test_links_into_a_denied_folder_lead_nowhere(acl_server, acl_vault):
             assert is_error and error_code(text) == "path_forbidden", (tool, text)
         assert "zebracorn" in (acl_vault / "Privé" / "secret.md").read_text()
         assert not (acl_vault / "Privé" / "new.md").exists()
+
+
+def test_token_new_creates_usable_tokens(quire_bin, tmp_path):
+    import subprocess
+
+    printed = subprocess.run([str(quire_bin), "token", "new", "--identity", "claude"], capture_output=True, text=True, timeout=30)
+    assert printed.returncode == 0 and re_hex64(printed.stdout.strip())
+    target = tmp_path / "claude.token"
+    written = subprocess.run(
+        [str(quire_bin), "token", "new", "--identity", "claude", "--file", str(target)], capture_output=True, text=True, timeout=30
+    )
+    assert written.returncode == 0, written.stderr
+    assert oct(target.stat().st_mode & 0o777) == "0o600" and re_hex64(target.read_text().strip())
+    assert target.read_text().strip() not in written.stdout
+    again = subprocess.run(
+        [str(quire_bin), "token", "new", "--identity", "claude", "--file", str(target)], capture_output=True, text=True, timeout=30
+    )
+    assert again.returncode == 1
+
+
+def re_hex64(text: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[0-9a-f]{64}", text) is not None
