@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::config::{Config, HttpConfig, Sandbox};
 use crate::health::Health;
-use crate::http::{Auth, HttpSettings};
+use crate::http::{Auth, HttpSettings, IdentityTokens};
 use crate::index::{Index, IndexOptions, VaultWatcher};
 use crate::mcp::{Features, Shared};
 use crate::ops::{Context, Ops, SearchNotes};
@@ -59,6 +59,16 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
         read_write.push(index_dir.to_path_buf());
     }
     read_only.extend(config.config_file.iter().cloned());
+    // The folders of token files, not just the files: rotating a token by renaming a new file
+    // into place must still be readable on reload.
+    read_only.extend(
+        config
+            .access
+            .token_files
+            .iter()
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .filter(|folder| folder.exists()),
+    );
     if let Some(credentials) = std::env::var_os("CREDENTIALS_DIRECTORY") {
         read_only.push(PathBuf::from(credentials));
     }
@@ -80,7 +90,11 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM.
-pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    inherited: Option<std::net::TcpListener>,
+    reload: Reload,
+) -> anyhow::Result<()> {
     let notifier = ServiceNotifier;
     let health = Arc::new(Health::default());
     notifier.status("opening the vault");
@@ -129,14 +143,29 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
             }
         });
     }
+    let audit_path = config.state_dir.join("audit.jsonl");
+    let audit = crate::ops::AuditLog::open(&audit_path)
+        .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
+    let ops = Ops::new(vault, index).with_audit(audit);
+    log_access(&config.access);
+    ops.set_policy(config.access.policy.clone());
+    let (policy_changes, _) = broadcast::channel(4);
     let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault, index)),
+        ops: Arc::new(ops),
         changes,
         features: Features {
             read_only: config.read_only,
             disabled_tools: config.disabled_tools.clone(),
         },
+        policy_changes,
     });
+    let tokens = IdentityTokens::new(config.access.tokens.clone());
+    tokio::spawn(follow_access_changes(
+        reload,
+        config.config_file.clone(),
+        Arc::clone(&shared),
+        tokens.clone(),
+    ));
     let http = match (&config.http, &inherited) {
         (Some(http), _) => Some(http.clone()),
         // A socket from systemd means HTTP even without http.listen; auth stays on.
@@ -149,7 +178,7 @@ pub async fn serve(config: Config, inherited: Option<std::net::TcpListener>) -> 
         (None, None) => None,
     };
     match http {
-        Some(http) => serve_http(&config, &http, shared, inherited, notifier, health).await,
+        Some(http) => serve_http(&config, &http, shared, tokens, inherited, notifier, health).await,
         None => {
             tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
             notifier.ready();
@@ -167,11 +196,14 @@ async fn serve_http(
     config: &Config,
     http: &HttpConfig,
     shared: Arc<Shared>,
+    tokens: IdentityTokens,
     inherited: Option<std::net::TcpListener>,
     notifier: ServiceNotifier,
     health: Arc<Health>,
 ) -> anyhow::Result<()> {
-    let auth = if http.auth {
+    let auth = if http.auth && config.access.has_identities {
+        Auth::Identities(tokens)
+    } else if http.auth {
         let (token, created) = crate::http::load_or_create_owner_token(&config.state_dir)?;
         if created {
             tracing::info!(state_dir = %config.state_dir.display(), "created the owner token");
@@ -181,22 +213,37 @@ async fn serve_http(
         tracing::warn!("authentication is off (--no-auth); only this machine can connect");
         Auth::Disabled
     };
-    let settings = HttpSettings {
-        listen: http.listen,
+    let listener = match inherited {
+        Some(listener) => {
+            tracing::info!(address = %http.listen, "using the socket systemd passed");
+            tokio::net::TcpListener::from_std(listener)?
+        }
+        None => tokio::net::TcpListener::bind(http.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", http.listen))?,
+    };
+    // The bound address, not the configured one: port 0 means "any", and the OAuth issuer and
+    // resource URLs must name the real port when there is no public URL.
+    let listen = listener.local_addr().unwrap_or(http.listen);
+    let mut settings = HttpSettings {
+        listen,
         public_url: http.public_url.clone(),
         allowed_hosts: http.allowed_hosts.clone(),
         auth,
         max_note_bytes: config.max_note_bytes,
+        oauth: None,
     };
-    let listener = match inherited {
-        Some(listener) => {
-            tracing::info!(address = %settings.listen, "using the socket systemd passed");
-            tokio::net::TcpListener::from_std(listener)?
-        }
-        None => tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", settings.listen))?,
-    };
+    if let Auth::Identities(tokens) = &settings.auth {
+        let oauth = crate::http::oauth::OAuthState::open(
+            &config.state_dir,
+            &settings.base_url(),
+            tokens.clone(),
+        )
+        .context("cannot open the OAuth state (oauth.db and its key)")?;
+        let oauth = Arc::new(oauth);
+        tokio::spawn(sweep_oauth(Arc::clone(&oauth)));
+        settings.oauth = Some(oauth);
+    }
     let cancel = CancellationToken::new();
     let router = crate::http::router(shared, &settings, cancel.clone());
     print_connection_help(config, &settings, listener.local_addr().ok());
@@ -278,6 +325,12 @@ fn print_connection_help(
             text.push_str("  Auth:  off (--no-auth, loopback only)\n");
             String::new()
         }
+        Auth::Identities(_) => {
+            text.push_str(
+                "  Auth:  each identity's own token (see [[identity]] in the config file)\n",
+            );
+            " --header \"Authorization: Bearer <the identity's token>\"".to_string()
+        }
     };
     let curl_auth = header.replace("--header", "-H");
     text.push_str(&format!(
@@ -342,7 +395,10 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
     create_state_dir(config)?;
     let vault = open_vault(config)?;
     let index = open_index(config, &vault, IndexOptions::default())?;
-    let ops = Ops::new(vault, index);
+    let audit_path = config.state_dir.join("audit.jsonl");
+    let audit = crate::ops::AuditLog::open(&audit_path)
+        .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
+    let ops = Ops::new(vault, index).with_audit(audit);
     let found = ops.search(
         &Context::owner(),
         SearchNotes {
@@ -428,7 +484,23 @@ pub fn describe(config: &Config) -> String {
         } else {
             config.disabled_tools.join(", ")
         },
-    )
+    ) + &describe_access(&config.access)
+}
+
+fn describe_access(access: &crate::config::Access) -> String {
+    if !access.has_identities {
+        return "  identities:     (none; HTTP uses the owner token)\n".to_string();
+    }
+    let mut text = String::from("  identities:\n");
+    for (name, _) in &access.tokens {
+        text.push_str(&format!(
+            "    {name}: enabled (OAuth clients can bind to it)\n"
+        ));
+    }
+    for (name, why) in &access.disabled {
+        text.push_str(&format!("    {name}: disabled ({why})\n"));
+    }
+    text
 }
 
 /// What `quire doctor` prints: which features are on and why. It applies the configured sandbox to
@@ -521,4 +593,172 @@ pub fn doctor(config: &Config) -> String {
         }
     ));
     lines.join("\n") + "\n"
+}
+
+/// Loads the configuration again (the same file, flags and environment as at start).
+pub type Reload = Arc<dyn Fn() -> Result<Config, crate::config::ConfigError> + Send + Sync>;
+
+/// How often the config file is checked for changes; cheap (one `stat`), and quick enough that
+/// an edit applies before anyone would retry.
+const CONFIG_POLL: Duration = Duration::from_secs(2);
+
+fn log_access(access: &crate::config::Access) {
+    for (name, why) in &access.disabled {
+        tracing::warn!(identity = %name, reason = %why, "identity disabled: its token is missing");
+    }
+    if access.has_identities {
+        let names: Vec<&str> = access
+            .tokens
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        tracing::info!(identities = %names.join(", "), "identities enabled");
+    }
+}
+
+/// Reloads identities and the ACL on SIGHUP and when the config file changes. An invalid new
+/// configuration is logged and the last good one stays in force.
+async fn follow_access_changes(
+    reload: Reload,
+    config_file: Option<PathBuf>,
+    shared: Arc<Shared>,
+    tokens: IdentityTokens,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangup = match signal(SignalKind::hangup()) {
+        Ok(hangup) => Some(hangup),
+        Err(error) => {
+            tracing::warn!(%error, "SIGHUP will not reload the ACL");
+            None
+        }
+    };
+    let stamp = |file: &Option<PathBuf>| {
+        file.as_ref()
+            .and_then(|path| std::fs::metadata(path).ok())
+            .map(|meta| (meta.modified().ok(), meta.len()))
+    };
+    let mut last = stamp(&config_file);
+    let mut ticker = tokio::time::interval(CONFIG_POLL);
+    loop {
+        let signalled = async {
+            match hangup.as_mut() {
+                Some(hangup) => hangup.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = signalled => {}
+            _ = ticker.tick() => {
+                let now = stamp(&config_file);
+                if now == last {
+                    continue;
+                }
+                last = now;
+            }
+        }
+        let reload = Arc::clone(&reload);
+        match tokio::task::spawn_blocking(move || reload()).await {
+            Ok(Ok(config)) => {
+                log_access(&config.access);
+                shared.ops.set_policy(config.access.policy.clone());
+                tokens.replace(config.access.tokens.clone());
+                let _ = shared.policy_changes.send(());
+                tracing::info!("reloaded identities and the ACL");
+            }
+            Ok(Err(error)) => {
+                tracing::error!(%error, "the new configuration is invalid; keeping the last good ACL");
+            }
+            Err(error) => tracing::error!(%error, "reloading the configuration failed"),
+        }
+    }
+}
+
+/// `quire acl explain IDENTITY PATH`: what the identity may do with the path, and which rule
+/// decides it.
+pub fn acl_explain(config: &Config, identity: &str, path: &str) -> anyhow::Result<String> {
+    use crate::acl::{Action, Principal};
+    let policy = &config.access.policy;
+    let principal = if identity == "owner" {
+        Principal::Owner
+    } else {
+        if policy.identity(identity).is_none() {
+            anyhow::bail!("no identity named {identity:?} is configured");
+        }
+        Principal::Identity {
+            name: identity.to_string(),
+            client_id: None,
+        }
+    };
+    let path = path.trim_matches('/');
+    let mut text = format!("identity {identity:?}, path {path:?}\n");
+    for (label, action) in [
+        ("read", Action::Read),
+        ("write", Action::Write),
+        ("list", Action::List),
+    ] {
+        text.push_str(&format!(
+            "  {label:<6}{}\n",
+            policy.check(&principal, action, path)
+        ));
+    }
+    if let Some((_, why)) = config
+        .access
+        .disabled
+        .iter()
+        .find(|(name, _)| name == identity)
+    {
+        text.push_str(&format!("  (this identity is disabled: {why})\n"));
+    }
+    Ok(text)
+}
+
+/// How often expired OAuth codes and tokens and stale registrations are removed.
+const OAUTH_SWEEP: Duration = Duration::from_secs(3600);
+
+async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
+    let mut ticker = tokio::time::interval(OAUTH_SWEEP);
+    loop {
+        ticker.tick().await;
+        let oauth = Arc::clone(&oauth);
+        match tokio::task::spawn_blocking(move || oauth.sweep()).await {
+            Ok(Ok(swept)) if swept > 0 => {
+                tracing::info!(swept, "removed stale OAuth registrations")
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "the OAuth sweep failed"),
+            Err(error) => tracing::warn!(%error, "the OAuth sweep failed"),
+        }
+    }
+}
+
+/// `quire token new --identity NAME [--file FILE]`: a new random identity token (64 hex digits),
+/// printed, or written to `file` with mode 0600 and never printed.
+pub fn new_identity_token(
+    identity: &str,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let token = hex::encode(rand::random::<[u8; 32]>());
+    match file {
+        Some(path) => {
+            let mut out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .with_context(|| {
+                    format!("cannot create {} (it must not exist yet)", path.display())
+                })?;
+            out.write_all(format!("{token}\n").as_bytes())
+                .and_then(|()| out.sync_all())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(format!(
+                "wrote a new token for {identity:?} to {}\nin the config file: token_file = \"{}\"\n",
+                path.display(),
+                path.display()
+            ))
+        }
+        None => Ok(format!("{token}\n")),
+    }
 }

@@ -7,8 +7,12 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use std::collections::{BTreeMap, HashMap};
+
 use serde::Deserialize;
 use url::Url;
+
+use crate::acl::{IdentityRules, Policy, Rule};
 
 /// The largest note Quire reads or writes unless configured otherwise.
 pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
@@ -28,6 +32,62 @@ struct RawConfig {
     http: RawHttp,
     #[serde(default)]
     features: RawFeatures,
+    #[serde(default)]
+    acl: RawAcl,
+    #[serde(default, rename = "identity")]
+    identities: Vec<RawIdentity>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAcl {
+    #[serde(default)]
+    always_deny: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIdentity {
+    name: String,
+    token_file: Option<PathBuf>,
+    token_env: Option<String>,
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    write: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+/// The shortest identity token accepted: long enough that guessing is hopeless.
+pub const MIN_TOKEN_CHARS: usize = 32;
+
+/// Who may connect and what each identity may do.
+#[derive(Clone, Default)]
+pub struct Access {
+    pub policy: Policy,
+    /// Identities whose token was found: (name, token).
+    pub tokens: Vec<(String, String)>,
+    /// Identities left out because their token is missing: (name, why), for the log.
+    pub disabled: Vec<(String, String)>,
+    /// Whether any `[[identity]]` is configured; then the owner token is not used over HTTP.
+    pub has_identities: bool,
+    /// Every `token_file`, so the sandbox lets a reload read them again.
+    pub token_files: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for Access {
+    // Never print the tokens.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Access")
+            .field("policy", &self.policy)
+            .field(
+                "tokens",
+                &self.tokens.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .field("disabled", &self.disabled)
+            .finish()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +147,8 @@ pub struct Environment {
     pub xdg_state_home: Option<PathBuf>,
     /// Set by systemd's `StateDirectory=`.
     pub state_directory: Option<PathBuf>,
+    /// The process environment, for `token_env` (development only).
+    pub variables: HashMap<String, String>,
 }
 
 impl Environment {
@@ -107,6 +169,7 @@ impl Environment {
                         .and_then(|d| d.split(':').next())
                         .map(PathBuf::from)
                 }),
+            variables: std::env::vars().collect(),
         }
     }
 }
@@ -126,6 +189,7 @@ pub struct Config {
     pub read_only: bool,
     pub disabled_tools: Vec<String>,
     pub sandbox: Sandbox,
+    pub access: Access,
 }
 
 /// How strictly to confine the process with landlock (`sandbox = "..."`).
@@ -195,6 +259,8 @@ pub enum ConfigError {
     SandboxMode { value: String },
     #[error("features.disabled_tools: unknown tool {name:?}; known tools are {known}")]
     UnknownTool { name: String, known: String },
+    #[error("{key}: {message}")]
+    Access { key: String, message: String },
 }
 
 impl Config {
@@ -280,7 +346,9 @@ impl Config {
                 });
             }
         }
+        let access = access(&raw.acl, &raw.identities, &file_dir, env)?;
         Ok(Config {
+            access,
             http,
             read_only: raw.features.read_only,
             sandbox,
@@ -333,6 +401,117 @@ fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig
         allowed_hosts: raw.allowed_hosts.clone(),
         auth: !overrides.no_auth,
     }))
+}
+
+fn parse_rules(key: &str, raw: &[String]) -> Result<Vec<Rule>, ConfigError> {
+    raw.iter()
+        .enumerate()
+        .map(|(at, text)| {
+            Rule::parse(text).map_err(|error| ConfigError::Access {
+                key: format!("{key}[{at}]"),
+                message: error.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Lowers `[acl]` and `[[identity]]`: rules parsed, names and tokens checked, tokens read.
+fn access(
+    acl: &RawAcl,
+    identities: &[RawIdentity],
+    file_dir: &Path,
+    env: &Environment,
+) -> Result<Access, ConfigError> {
+    let always_deny = parse_rules("acl.always_deny", &acl.always_deny)?;
+    let mut rules = BTreeMap::new();
+    let mut tokens: Vec<(String, String)> = Vec::new();
+    let mut disabled = Vec::new();
+    let mut token_files = Vec::new();
+    for (at, identity) in identities.iter().enumerate() {
+        let key = format!("identity[{at}]");
+        let name = identity.name.trim();
+        let valid_name = !name.is_empty()
+            && name != "owner"
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid_name {
+            return Err(ConfigError::Access {
+                key: format!("{key}.name"),
+                message: format!(
+                    "{:?} is not a usable name; use letters, digits, '-', '_' or '.' (and not \"owner\")",
+                    identity.name
+                ),
+            });
+        }
+        let identity_rules = IdentityRules {
+            read: parse_rules(&format!("{key}.read"), &identity.read)?,
+            write: parse_rules(&format!("{key}.write"), &identity.write)?,
+            deny: parse_rules(&format!("{key}.deny"), &identity.deny)?,
+        };
+        if rules.insert(name.to_string(), identity_rules).is_some() {
+            return Err(ConfigError::Access {
+                key: format!("{key}.name"),
+                message: format!("the identity {name:?} is configured twice"),
+            });
+        }
+        let token = match (&identity.token_file, &identity.token_env) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(ConfigError::Access {
+                    key: key.clone(),
+                    message: "set exactly one of token_file (a file holding the token, e.g. a systemd credential) or token_env (an environment variable, for development)".into(),
+                });
+            }
+            (Some(file), None) => {
+                let path = absolute(file_dir, file);
+                token_files.push(path.clone());
+                std::fs::read_to_string(&path)
+                    .map(|text| text.trim().to_string())
+                    .map_err(|error| format!("cannot read token_file {}: {error}", path.display()))
+            }
+            (None, Some(variable)) => env
+                .variables
+                .get(variable)
+                .map(|value| value.trim().to_string())
+                .filter(|value| !value.is_empty())
+                .ok_or_else(|| format!("the environment variable {variable} is not set")),
+        };
+        let token = match token {
+            Ok(token) if !token.is_empty() => token,
+            Ok(_) => {
+                disabled.push((name.to_string(), "its token file is empty".to_string()));
+                continue;
+            }
+            Err(why) => {
+                disabled.push((name.to_string(), why));
+                continue;
+            }
+        };
+        if token.chars().count() < MIN_TOKEN_CHARS {
+            return Err(ConfigError::Access {
+                key: format!("{key}.token"),
+                message: format!(
+                    "the token of {name:?} has fewer than {MIN_TOKEN_CHARS} characters; create one with `quire token new --identity {name}`"
+                ),
+            });
+        }
+        if let Some((other, _)) = tokens.iter().find(|(_, existing)| *existing == token) {
+            return Err(ConfigError::Access {
+                key: format!("{key}.token"),
+                message: format!(
+                    "{name:?} has the same token as {other:?}; every identity needs its own"
+                ),
+            });
+        }
+        tokens.push((name.to_string(), token));
+    }
+    Ok(Access {
+        policy: Policy::new(always_deny, rules),
+        tokens,
+        disabled,
+        has_identities: !identities.is_empty(),
+        token_files,
+    })
 }
 
 fn vault_name(vault: &Path) -> String {

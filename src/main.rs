@@ -56,6 +56,40 @@ enum Command {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
     },
+    /// Create identity tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Inspect the access rules.
+    Acl {
+        #[command(subcommand)]
+        command: AclCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Print a new random token for an `[[identity]]`, or write it to --file (mode 0600).
+    New {
+        /// The identity the token is for (only used in the instructions printed).
+        #[arg(long)]
+        identity: String,
+        /// Write the token to this file (created with mode 0600; an existing file is refused).
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AclCommand {
+    /// Say what IDENTITY may do with PATH (read, write, list) and which rule decides it.
+    Explain {
+        /// An `[[identity]]` name, or `owner`.
+        identity: String,
+        /// A vault-relative path: a note (`Folder/Note.md`) or a folder (`Folder`).
+        path: String,
+    },
 }
 
 const EXIT_RUNTIME: u8 = 1;
@@ -64,11 +98,21 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Needs no vault or configuration: it only creates a secret.
+    if let Command::Token {
+        command: TokenCommand::New { identity, file },
+    } = &cli.command
+    {
+        return finish(quire::app::new_identity_token(identity, file.as_deref()));
+    }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig | Command::Doctor | Command::Index { .. } | Command::Search { .. } => {
-            (None, false)
-        }
+        Command::CheckConfig
+        | Command::Doctor
+        | Command::Index { .. }
+        | Command::Search { .. }
+        | Command::Acl { .. }
+        | Command::Token { .. } => (None, false),
     };
     let overrides = Overrides {
         config: cli.config,
@@ -78,7 +122,8 @@ fn main() -> ExitCode {
         no_auth,
     };
     let known_tools = quire::mcp::tool_names();
-    let config = match Config::load(&overrides, &Environment::from_process(), &known_tools) {
+    let environment = Environment::from_process();
+    let config = match Config::load(&overrides, &environment, &known_tools) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("quire: configuration error: {error}");
@@ -86,6 +131,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Acl {
+            command: AclCommand::Explain { identity, path },
+        } => finish(quire::app::acl_explain(&config, &identity, &path)),
+        Command::Token { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
@@ -122,7 +171,9 @@ fn main() -> ExitCode {
                     return ExitCode::from(EXIT_RUNTIME);
                 }
             };
-            let outcome = runtime.block_on(quire::app::serve(config, inherited));
+            let reload: quire::app::Reload =
+                std::sync::Arc::new(move || Config::load(&overrides, &environment, &known_tools));
+            let outcome = runtime.block_on(quire::app::serve(config, inherited, reload));
             // In-flight blocking work (a write between its temp file and its rename) gets this
             // long to finish; the runtime then stops regardless.
             runtime.shutdown_timeout(SHUTDOWN_GRACE);

@@ -3,7 +3,7 @@
 //! Tokens are compared in constant time. A missing or wrong token is always 401 with a
 //! `WWW-Authenticate` header that points at the protected-resource metadata (RFC 9728), never 403.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::HttpSettings;
+use super::oauth::OAuthState;
 use crate::acl::Principal;
 
 /// How `/mcp` requests prove who they are.
@@ -19,8 +20,10 @@ use crate::acl::Principal;
 pub enum Auth {
     /// `--no-auth` on loopback: every request acts as the owner.
     Disabled,
-    /// The owner's bearer token.
+    /// The owner's bearer token (no identities configured).
     OwnerToken(String),
+    /// Each configured identity's token; the owner token is not accepted.
+    Identities(IdentityTokens),
 }
 
 impl std::fmt::Debug for Auth {
@@ -29,13 +32,52 @@ impl std::fmt::Debug for Auth {
         match self {
             Auth::Disabled => f.write_str("Auth::Disabled"),
             Auth::OwnerToken(_) => f.write_str("Auth::OwnerToken(..)"),
+            Auth::Identities(_) => f.write_str("Auth::Identities(..)"),
         }
+    }
+}
+
+/// The identity tokens, replaceable as a whole when the configuration reloads.
+#[derive(Clone, Default)]
+pub struct IdentityTokens(Arc<RwLock<Vec<(String, String)>>>);
+
+impl IdentityTokens {
+    /// `tokens` are (identity name, token) pairs.
+    pub fn new(tokens: Vec<(String, String)>) -> IdentityTokens {
+        IdentityTokens(Arc::new(RwLock::new(tokens)))
+    }
+
+    pub fn replace(&self, tokens: Vec<(String, String)>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = tokens;
+    }
+
+    /// Whether `name` is a configured identity with a token (OAuth grants for it stay usable).
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|(known, _)| known == name)
+    }
+
+    /// The identity whose token `presented` is. Every token is compared, in constant time, so
+    /// the time taken says nothing about which one (or how much of one) matched.
+    pub fn identify(&self, presented: &str) -> Option<String> {
+        let tokens = self.0.read().unwrap_or_else(|p| p.into_inner());
+        let mut found = None;
+        for (name, token) in tokens.iter() {
+            if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
+                found = Some(name.clone());
+            }
+        }
+        found
     }
 }
 
 pub struct AuthState {
     auth: Auth,
     pub base_url: String,
+    oauth: Option<Arc<OAuthState>>,
 }
 
 impl AuthState {
@@ -43,16 +85,22 @@ impl AuthState {
         AuthState {
             auth: settings.auth.clone(),
             base_url: settings.base_url(),
+            oauth: settings.oauth.clone(),
         }
     }
 }
 
-pub fn protected_resource_metadata(base_url: &str) -> serde_json::Value {
-    serde_json::json!({
+pub fn protected_resource_metadata(base_url: &str, oauth: bool) -> serde_json::Value {
+    let mut metadata = serde_json::json!({
         "resource": format!("{base_url}/mcp"),
         "bearer_methods_supported": ["header"],
         "resource_name": "Quire",
-    })
+    });
+    if oauth {
+        metadata["authorization_servers"] = serde_json::json!([base_url]);
+        metadata["scopes_supported"] = serde_json::json!(["vault"]);
+    }
+    metadata
 }
 
 pub async fn require_bearer(
@@ -65,6 +113,28 @@ pub async fn require_bearer(
         Auth::OwnerToken(expected) => presented_token(&request)
             .filter(|token| bool::from(token.as_bytes().ct_eq(expected.as_bytes())))
             .map(|_| Principal::Owner),
+        Auth::Identities(tokens) => match presented_token(&request) {
+            None => None,
+            Some(token) => match tokens.identify(token) {
+                Some(name) => Some(Principal::Identity {
+                    name,
+                    client_id: None,
+                }),
+                None => match &state.oauth {
+                    Some(oauth) => {
+                        let token = token.to_string();
+                        oauth
+                            .verify(&token)
+                            .await
+                            .map(|(name, client_id)| Principal::Identity {
+                                name,
+                                client_id: Some(client_id),
+                            })
+                    }
+                    None => None,
+                },
+            },
+        },
     };
     match principal {
         Some(principal) => {

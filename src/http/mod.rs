@@ -6,6 +6,7 @@
 //! extensions; `Host` and `Origin` are checked against the allowlist whether or not auth is on.
 
 mod auth;
+pub mod oauth;
 mod token;
 
 use std::net::SocketAddr;
@@ -19,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::mcp::{QuireServer, Shared};
-pub use auth::Auth;
+pub use auth::{Auth, IdentityTokens};
 pub use token::{TokenError, load_or_create_owner_token};
 
 /// What the HTTP layer needs from the configuration.
@@ -32,6 +33,8 @@ pub struct HttpSettings {
     /// The note size cap; request bodies may be a little over twice it (JSON escaping), so a
     /// note just over the cap reaches `ops` and gets a `too_large` tool error, not a bare 413.
     pub max_note_bytes: u64,
+    /// The OAuth authorization server, when identities are configured.
+    pub oauth: Option<Arc<oauth::OAuthState>>,
 }
 
 impl HttpSettings {
@@ -85,9 +88,13 @@ pub async fn serve(
     router: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    // The peer address feeds the OAuth rate limits.
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 /// rmcp answers a session `DELETE` with 202; the Python and TypeScript SDKs expect 200 or 204
@@ -123,8 +130,10 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
         config,
     );
     let auth_state = Arc::new(auth::AuthState::new(settings));
-    let metadata = auth::protected_resource_metadata(&settings.base_url());
-    Router::new()
+    let oauth = settings.oauth.is_some();
+    let metadata = auth::protected_resource_metadata(&settings.base_url(), oauth);
+    let metadata_mcp = metadata.clone();
+    let router = Router::new()
         .nest_service("/mcp", mcp_service)
         .layer(axum::middleware::from_fn(session_delete_is_no_content))
         .layer(axum::middleware::from_fn_with_state(
@@ -145,8 +154,12 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
         .route(
             "/.well-known/oauth-protected-resource/mcp",
             get(move || {
-                let metadata = auth::protected_resource_metadata(&auth_state.base_url);
+                let metadata = metadata_mcp.clone();
                 async move { axum::Json(metadata) }
             }),
-        )
+        );
+    match &settings.oauth {
+        Some(state) => router.merge(oauth::router(Arc::clone(state))),
+        None => router,
+    }
 }

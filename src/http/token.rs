@@ -1,4 +1,4 @@
-//! The owner's bearer token: created once with the OS random generator, kept in the state
+//! The owner's bearer token (and other state-directory secrets): created once with the OS random generator, kept in the state
 //! directory with mode 0600 so client configurations keep working across restarts.
 
 use std::fs::OpenOptions;
@@ -11,25 +11,32 @@ const MIN_TOKEN_CHARS: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("cannot read or create the owner token at {path}: {source}")]
+    #[error("cannot read or create the secret at {path}: {source}")]
     Io {
         path: PathBuf,
         #[source]
         source: io::Error,
     },
     #[error(
-        "the owner token at {path} is shorter than {MIN_TOKEN_CHARS} characters; delete the file and restart to create a new one"
+        "the secret at {path} is shorter than {MIN_TOKEN_CHARS} characters; delete the file and restart to create a new one"
     )]
     TooShort { path: PathBuf },
-    #[error(
-        "the owner token at {path} is readable by other users (mode {mode:o}); run chmod 600 on it"
-    )]
+    #[error("the secret at {path} is readable by other users (mode {mode:o}); run chmod 600 on it")]
     Exposed { path: PathBuf, mode: u32 },
 }
 
 /// Returns the token and whether it was just created.
 pub fn load_or_create_owner_token(state_dir: &Path) -> Result<(String, bool), TokenError> {
-    let path = state_dir.join(FILE_NAME);
+    load_or_create_secret(state_dir, FILE_NAME)
+}
+
+/// A random secret (64 hex digits) kept in `state_dir/file_name` with mode 0600, created on
+/// first use; also the OAuth server's key material.
+pub fn load_or_create_secret(
+    state_dir: &Path,
+    file_name: &str,
+) -> Result<(String, bool), TokenError> {
+    let path = state_dir.join(file_name);
     let io_error = |source| TokenError::Io {
         path: path.clone(),
         source,

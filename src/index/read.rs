@@ -68,6 +68,9 @@ pub struct NoteFilter {
     pub note_type: Option<String>,
     pub created: TimeRange,
     pub modified: TimeRange,
+    /// When set, only these notes count (the caller's access policy chose them); tag and
+    /// property counts use it so a note the caller may not read never adds to a count.
+    pub only_paths: Option<Vec<String>>,
 }
 
 /// A page of rows, and where the next page starts.
@@ -146,6 +149,12 @@ impl Conditions {
 
     fn from_filter(filter: &NoteFilter) -> Conditions {
         let mut conditions = Conditions::default();
+        if let Some(paths) = &filter.only_paths {
+            conditions.push(
+                "n.path IN (SELECT value FROM json_each(?))",
+                [SqlValue::Text(paths_json(paths))],
+            );
+        }
         let folder = filter.folder.as_deref().unwrap_or("");
         if !folder.is_empty() {
             let (low, high) = subtree_range(folder);
@@ -481,8 +490,9 @@ pub fn tag_counts(
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
     let conditions = Conditions::from_filter(filter);
+    let (visible, only, conditions) = spelling_scope(filter, conditions);
     let sql = format!(
-        "SELECT (SELECT tag FROM tags s WHERE s.lower = c.lower GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 1), c.n
+        "{visible}SELECT (SELECT tag FROM tags s WHERE s.lower = c.lower{only} GROUP BY tag ORDER BY count(*) DESC, tag LIMIT 1), c.n
          FROM (SELECT t.lower AS lower, count(*) AS n FROM tags t JOIN notes n ON n.id = t.note_id{}
                GROUP BY t.lower ORDER BY n DESC, t.lower LIMIT ? OFFSET ?) c",
         conditions.where_clause()
@@ -498,8 +508,9 @@ pub fn property_key_counts(
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
     let conditions = Conditions::from_filter(filter);
+    let (visible, only, conditions) = spelling_scope(filter, conditions);
     let sql = format!(
-        "SELECT (SELECT key FROM properties s WHERE s.key_lower = c.k GROUP BY key ORDER BY count(*) DESC, key LIMIT 1), c.n
+        "{visible}SELECT (SELECT key FROM properties s WHERE s.key_lower = c.k{only} GROUP BY key ORDER BY count(*) DESC, key LIMIT 1), c.n
          FROM (SELECT p.key_lower AS k, count(DISTINCT p.note_id) AS n FROM properties p JOIN notes n ON n.id = p.note_id{}
                GROUP BY p.key_lower ORDER BY n DESC, p.key_lower LIMIT ? OFFSET ?) c",
         conditions.where_clause()
@@ -521,13 +532,41 @@ pub fn property_value_counts(
     let filtered = Conditions::from_filter(filter);
     conditions.sql.extend(filtered.sql);
     conditions.params.extend(filtered.params);
+    let (visible, only, conditions) = spelling_scope(filter, conditions);
     let sql = format!(
-        "SELECT (SELECT value FROM properties s WHERE s.key_lower = c.k AND s.value_lower = c.v GROUP BY value ORDER BY count(*) DESC, value LIMIT 1), c.n
+        "{visible}SELECT (SELECT value FROM properties s WHERE s.key_lower = c.k AND s.value_lower = c.v{only} GROUP BY value ORDER BY count(*) DESC, value LIMIT 1), c.n
          FROM (SELECT p.key_lower AS k, p.value_lower AS v, count(DISTINCT p.note_id) AS n FROM properties p JOIN notes n ON n.id = p.note_id{}
                GROUP BY p.value_lower ORDER BY n DESC, p.value_lower LIMIT ? OFFSET ?) c",
         conditions.where_clause()
     );
     counts(connection, &sql, conditions.params, offset, limit)
+}
+
+fn paths_json(paths: &[String]) -> String {
+    serde_json::Value::from(paths.to_vec()).to_string()
+}
+
+/// With `only_paths`, the spelling shown for a group of case variants is chosen among the
+/// visible notes too, so a hidden note's spelling never shows. Returns the CTE to put in front,
+/// the clause for the spelling subquery, and the conditions with the CTE's parameter first.
+fn spelling_scope(
+    filter: &NoteFilter,
+    conditions: Conditions,
+) -> (&'static str, &'static str, Conditions) {
+    match &filter.only_paths {
+        None => ("", "", conditions),
+        Some(paths) => {
+            let mut scoped = Conditions::default();
+            scoped.params.push(SqlValue::Text(paths_json(paths)));
+            scoped.sql = conditions.sql;
+            scoped.params.extend(conditions.params);
+            (
+                "WITH visible(path) AS (SELECT value FROM json_each(?)) ",
+                " AND s.note_id IN (SELECT id FROM notes WHERE path IN (SELECT path FROM visible))",
+                scoped,
+            )
+        }
+    }
 }
 
 fn counts(

@@ -67,6 +67,8 @@ pub struct Shared {
     pub ops: Arc<Ops>,
     pub changes: broadcast::Sender<VaultChange>,
     pub features: Features,
+    /// Ticks whenever the access policy is replaced, so sessions whose tool set changed can say so.
+    pub policy_changes: broadcast::Sender<()>,
 }
 
 /// Why a stdio session ended abnormally.
@@ -128,6 +130,20 @@ impl QuireServer {
         }
     }
 
+    /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.
+    fn offers(&self, principal: &Principal, tool: &rmcp::model::Tool) -> bool {
+        let writes = tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true);
+        !writes || self.shared.ops.policy().may_write_somewhere(principal)
+    }
+
+    fn tools_for(&self, principal: &Principal) -> Vec<rmcp::model::Tool> {
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| self.offers(principal, tool))
+            .collect()
+    }
+
     /// Runs one blocking `ops` call for the current caller and maps its outcome onto a tool result.
     async fn run<T, R>(
         &self,
@@ -145,7 +161,8 @@ impl QuireServer {
             ));
         };
         let ops = Arc::clone(&self.shared.ops);
-        let outcome = tokio::task::spawn_blocking(move || call(&ops, &Context { principal })).await;
+        let outcome =
+            tokio::task::spawn_blocking(move || call(&ops, &Context::new(principal, tool))).await;
         match outcome {
             Ok(Ok(value)) => Ok(Json(R::from(value))),
             Ok(Err(error)) => Err(tool_error(tool, &error)),
@@ -177,7 +194,13 @@ fn tool_error(tool: &str, error: &OpsError) -> String {
 }
 
 fn instructions(ops: &Ops) -> String {
-    let overview = ops.overview(&Context::owner());
+    // Instructions are sent before the caller is known; with identities configured they must not
+    // name folders some identity may not see.
+    let overview = if ops.policy().has_identities() {
+        Err(OpsError::invalid_argument("identities are configured"))
+    } else {
+        ops.overview(&Context::owner())
+    };
     let about = match overview {
         Ok(overview) => format!(
             "This server gives access to the Obsidian vault \"{}\": {} markdown notes{}.",
@@ -847,6 +870,7 @@ impl ServerHandler for QuireServer {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
@@ -872,13 +896,22 @@ impl ServerHandler for QuireServer {
             .and_then(|value| value.as_str())
             .unwrap_or_default()
             .to_string();
-        let identity = format!("{principal:?}");
-        if !self.tool_router.has_route(&tool) {
+        let identity = principal.name().to_string();
+        let offered = self
+            .tool_router
+            .get(&tool)
+            .is_some_and(|t| self.offers(&principal, t));
+        if !offered {
+            if self.tool_router.has_route(&tool) {
+                // Withheld from this caller by the ACL: a refused attempt to change the vault.
+                let ctx = Context::new(principal.clone(), tool.clone());
+                self.shared.ops.audit_denied(&ctx, &logged_path);
+            }
             // A tool result rather than a protocol error, so a model reads the list and corrects
-            // itself; tools removed by configuration are unknown in exactly the same way.
+            // itself; tools removed by configuration or withheld from this identity are unknown
+            // in exactly the same way.
             let known: Vec<String> = self
-                .tool_router
-                .list_all()
+                .tools_for(&principal)
                 .into_iter()
                 .map(|t| t.name.to_string())
                 .collect();
@@ -921,10 +954,48 @@ impl ServerHandler for QuireServer {
         Ok(response)
     }
 
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, ErrorData> {
+        let principal = principal_of(&context)?;
+        let mut result = rmcp::model::ListToolsResult::with_all_items(self.tools_for(&principal));
+        let supports_cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        if supports_cache_hints {
+            // The list depends on who asks and on a policy that can reload.
+            result.ttl_ms = Some(0);
+            result.cache_scope = Some(rmcp::model::CacheScope::Private);
+        }
+        Ok(result)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let principal = match context.extensions.get::<http::request::Parts>() {
+            None => Principal::Owner,
+            Some(parts) => match parts.extensions.get::<Principal>() {
+                Some(principal) => principal.clone(),
+                None => return,
+            },
+        };
+        let ops = Arc::clone(&self.shared.ops);
+        let watched = principal.clone();
+        let visible = move |path: &str| {
+            ops.visibility(&Context::new(watched.clone(), "resources/updated"))
+                .shows(path)
+        };
         tokio::spawn(resources::forward_changes(
             self.shared.changes.subscribe(),
             Arc::clone(&self.subscriptions),
+            context.peer.clone(),
+            visible,
+        ));
+        tokio::spawn(resources::announce_tool_changes(
+            self.shared.policy_changes.subscribe(),
+            Arc::clone(&self.shared.ops),
+            principal,
             context.peer,
         ));
     }
@@ -939,7 +1010,7 @@ impl ServerHandler for QuireServer {
         let ops = Arc::clone(&self.shared.ops);
         let listed = tokio::task::spawn_blocking(move || {
             ops.list_notes(
-                &Context { principal },
+                &Context::new(principal, "resources/list"),
                 ops::ListNotes {
                     limit: Some(RESOURCE_PAGE),
                     cursor,
@@ -990,7 +1061,7 @@ impl ServerHandler for QuireServer {
         let ops = Arc::clone(&self.shared.ops);
         let read = tokio::task::spawn_blocking(move || {
             ops.read_note(
-                &Context { principal },
+                &Context::new(principal, "resources/read"),
                 ops::ReadNote {
                     path,
                     mode: ops::ReadMode::Full {
@@ -1045,10 +1116,12 @@ impl ServerHandler for QuireServer {
         let principal = principal_of(&context)?;
         let ops = Arc::clone(&self.shared.ops);
         let name = request.name;
-        tokio::task::spawn_blocking(move || prompts::get(&ops, &Context { principal }, &name))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-            .map(Into::into)
+        tokio::task::spawn_blocking(move || {
+            prompts::get(&ops, &Context::new(principal, "prompts/get"), &name)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map(Into::into)
     }
 
     #[allow(deprecated)] // Logging is deprecated after 2025-11-25, which we still serve.

@@ -10,7 +10,9 @@ use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::broadcast;
 
+use crate::acl::Principal;
 use crate::index::{ChangeKind, VaultChange};
+use crate::ops::Ops;
 
 pub const SCHEME: &str = "note://";
 pub const TEMPLATE: &str = "note://{+path}";
@@ -85,10 +87,13 @@ impl Subscriptions {
 }
 
 /// Forwards vault changes to one client until its connection closes.
+/// Changes to notes the session's caller may not read are dropped: neither `resources/updated`
+/// nor `list_changed` may hint that such a note exists.
 pub async fn forward_changes(
     mut changes: broadcast::Receiver<VaultChange>,
     subscriptions: Arc<Subscriptions>,
     peer: Peer<RoleServer>,
+    visible: impl Fn(&str) -> bool + Send + 'static,
 ) {
     loop {
         let change = match changes.recv().await {
@@ -102,7 +107,7 @@ pub async fn forward_changes(
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if !change.path.ends_with(".md") {
+        if !change.path.ends_with(".md") || !visible(&change.path) {
             continue;
         }
         let uri = uri_of(&change.path);
@@ -119,6 +124,30 @@ pub async fn forward_changes(
         if change.kind != ChangeKind::Modified && peer.notify_resource_list_changed().await.is_err()
         {
             return;
+        }
+    }
+}
+
+/// Sends `tools/list_changed` when a policy reload changes whether this session's caller may
+/// write, which is what decides its tool set.
+pub async fn announce_tool_changes(
+    mut reloads: broadcast::Receiver<()>,
+    ops: Arc<Ops>,
+    principal: Principal,
+    peer: Peer<RoleServer>,
+) {
+    let mut writes = ops.policy().may_write_somewhere(&principal);
+    loop {
+        match reloads.recv().await {
+            Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+        let now = ops.policy().may_write_somewhere(&principal);
+        if now != writes {
+            writes = now;
+            if peer.notify_tool_list_changed().await.is_err() {
+                return;
+            }
         }
     }
 }

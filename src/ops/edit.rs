@@ -104,7 +104,7 @@ impl From<Edited> for Outcome {
 }
 
 impl Ops {
-    pub fn patch_note(&self, _ctx: &Context, request: PatchNote) -> Result<EditedNote, OpsError> {
+    pub fn patch_note(&self, ctx: &Context, request: PatchNote) -> Result<EditedNote, OpsError> {
         if request.heading.is_none() && request.heading_level.is_some() {
             return Err(OpsError::invalid_argument(
                 "heading_level only applies together with heading",
@@ -118,6 +118,7 @@ impl Ops {
             )));
         }
         self.edit_body(
+            ctx,
             &request.path,
             request.expected_revision.as_deref(),
             |path, text| {
@@ -142,10 +143,11 @@ impl Ops {
 
     pub fn replace_in_note(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: ReplaceInNote,
     ) -> Result<EditedNote, OpsError> {
         self.edit_body(
+            ctx,
             &request.path,
             request.expected_revision.as_deref(),
             |path, text| {
@@ -166,10 +168,11 @@ impl Ops {
 
     pub fn insert_at_anchor(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: InsertAtAnchor,
     ) -> Result<EditedNote, OpsError> {
         self.edit_body(
+            ctx,
             &request.path,
             request.expected_revision.as_deref(),
             |path, text| {
@@ -186,8 +189,9 @@ impl Ops {
         )
     }
 
-    pub fn edit_span(&self, _ctx: &Context, request: EditSpan) -> Result<EditedNote, OpsError> {
+    pub fn edit_span(&self, ctx: &Context, request: EditSpan) -> Result<EditedNote, OpsError> {
         self.edit_body(
+            ctx,
             &request.path,
             request.expected_revision.as_deref(),
             |path, text| {
@@ -206,10 +210,11 @@ impl Ops {
 
     pub fn update_properties(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: UpdateProperties,
     ) -> Result<EditedNote, OpsError> {
         self.edit_note(
+            ctx,
             &request.path,
             request.expected_revision.as_deref(),
             |path, text| {
@@ -243,11 +248,12 @@ impl Ops {
     /// An edit of the body: like `edit_note`, but the properties block must come out byte-identical.
     fn edit_body(
         &self,
+        ctx: &Context,
         raw_path: &str,
         expected_revision: Option<&str>,
         compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
     ) -> Result<EditedNote, OpsError> {
-        self.edit_note(raw_path, expected_revision, |path, text| {
+        self.edit_note(ctx, raw_path, expected_revision, |path, text| {
             let outcome = compute(path, text)?;
             if properties_block(text) != properties_block(&outcome.text) {
                 return Err(OpsError::invalid_argument(format!(
@@ -261,6 +267,7 @@ impl Ops {
     /// One read-modify-write of a note under its lock.
     fn edit_note(
         &self,
+        ctx: &Context,
         raw_path: &str,
         expected_revision: Option<&str>,
         compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
@@ -272,6 +279,8 @@ impl Ops {
                 allowed: "editing tools change markdown notes (.md) only; use vault_write_note for other files",
             });
         }
+        // Checked before the disk is touched, so the answer is the same whether the note exists.
+        self.require_write(ctx, &path)?;
         let expected = parse_revision(expected_revision)?;
         let _lock = self.vault.lock(&path);
         let resolved = self
@@ -316,12 +325,13 @@ impl Ops {
                     },
                 )
                 .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
-            (
-                written.revision.to_string(),
-                written.bytes,
-                written.modified,
-                true,
-            )
+            let before = current.revision.to_string();
+            let after = written.revision.to_string();
+            self.audit.record(
+                ctx,
+                super::audit::Event::changed(path.as_str(), Some(&before), Some(&after)),
+            );
+            (after, written.bytes, written.modified, true)
         };
         Ok(EditedNote {
             path: path.to_string(),

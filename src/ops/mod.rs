@@ -6,6 +6,8 @@
 //! control added here covers every transport. Functions block on file I/O: call them off the async
 //! executor.
 
+mod access;
+mod audit;
 mod edit;
 mod error;
 mod notes;
@@ -18,6 +20,7 @@ use time::format_description::well_known::Rfc3339;
 
 pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
+pub use audit::AuditLog;
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
 pub use notes::{
@@ -30,9 +33,9 @@ pub use search::{
     SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use crate::acl::Principal;
+use crate::acl::{Policy, Principal};
 use crate::index::{self, Index};
 use crate::vault::{Vault, VaultPath};
 
@@ -40,12 +43,22 @@ use crate::vault::{Vault, VaultPath};
 #[derive(Debug, Clone)]
 pub struct Context {
     pub principal: Principal,
+    /// The tool or request being served, for the audit log.
+    pub tool: String,
 }
 
 impl Context {
     pub fn owner() -> Context {
         Context {
             principal: Principal::Owner,
+            tool: "owner".into(),
+        }
+    }
+
+    pub fn new(principal: Principal, tool: impl Into<String>) -> Context {
+        Context {
+            principal,
+            tool: tool.into(),
         }
     }
 }
@@ -55,6 +68,9 @@ impl Context {
 pub struct Ops {
     vault: Arc<Vault>,
     index: Index,
+    /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
+    policy: RwLock<Arc<Policy>>,
+    audit: AuditLog,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -85,7 +101,34 @@ pub struct VaultVocabulary {
 impl Ops {
     /// Operations on `vault`, answering searches from `index` (which must index the same vault).
     pub fn new(vault: Arc<Vault>, index: Index) -> Ops {
-        Ops { vault, index }
+        Ops {
+            vault,
+            index,
+            policy: RwLock::new(Arc::new(Policy::default())),
+            audit: AuditLog::default(),
+        }
+    }
+
+    /// Records every change and every refused attempt in `audit`.
+    pub fn with_audit(mut self, audit: AuditLog) -> Ops {
+        self.audit = audit;
+        self
+    }
+
+    /// Records an attempt refused outside `ops` (a tool withheld from the caller) in the audit log.
+    pub fn audit_denied(&self, ctx: &Context, path: &str) {
+        self.audit.record(ctx, audit::Event::denied(path));
+    }
+
+    /// The access policy calls are checked against now.
+    pub fn policy(&self) -> Arc<Policy> {
+        // A poisoned lock still holds a whole policy (it is only ever replaced), so use it.
+        Arc::clone(&self.policy.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Replaces the access policy; calls already running finish under the old one.
+    pub fn set_policy(&self, policy: Policy) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
     }
 
     pub fn vault(&self) -> &Vault {
@@ -104,13 +147,14 @@ impl Ops {
         }
     }
 
-    pub fn overview(&self, _ctx: &Context) -> Result<VaultOverview, OpsError> {
+    pub fn overview(&self, ctx: &Context) -> Result<VaultOverview, OpsError> {
+        let visibility = self.visibility(ctx);
         let mut notes: Vec<_> = self
             .vault
             .scan(None)
             .map_err(|e| OpsError::from_vault(e, None))?
             .into_iter()
-            .filter(|file| notes::is_note(&file.path))
+            .filter(|file| notes::is_note(&file.path) && visibility.shows(file.path.as_str()))
             .collect();
         let mut folders: Vec<(String, usize)> = Vec::new();
         for note in &notes {
@@ -147,8 +191,17 @@ impl Ops {
 impl Ops {
     /// The most used tags and property keys. Waits for the startup reconcile, so call it only
     /// when a client asks (never while a session is being set up).
-    pub fn vocabulary(&self, _ctx: &Context) -> Result<VaultVocabulary, OpsError> {
-        let all = index::NoteFilter::default();
+    pub fn vocabulary(&self, ctx: &Context) -> Result<VaultVocabulary, OpsError> {
+        // The same visibility filter as vault_list_tags: an identity never learns a tag or a
+        // property key that only its denied notes carry.
+        let (all, _, _) = self.count_request(
+            ctx,
+            &search::CountList {
+                folder: None,
+                limit: None,
+                cursor: None,
+            },
+        )?;
         let pairs = |counts: Vec<index::Count>| -> Vec<(String, u64)> {
             counts
                 .into_iter()
@@ -163,7 +216,10 @@ impl Ops {
             .index
             .property_key_counts(&all, 0, VOCABULARY_ENTRIES)
             .map_err(search::internal)?;
-        let note_count = self.index.note_count().map_err(search::internal)?;
+        let note_count = match &all.only_paths {
+            Some(visible) => visible.len() as u64,
+            None => self.index.note_count().map_err(search::internal)?,
+        };
         Ok(VaultVocabulary {
             note_count,
             tags: pairs(tags.rows),

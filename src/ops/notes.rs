@@ -123,7 +123,7 @@ pub struct DeletedNote {
 }
 
 impl Ops {
-    pub fn read_note(&self, _ctx: &Context, request: ReadNote) -> Result<NoteRead, OpsError> {
+    pub fn read_note(&self, ctx: &Context, request: ReadNote) -> Result<NoteRead, OpsError> {
         let path = parse_path(&request.path)?;
         if !is_note(&path) {
             return Err(OpsError::UnsupportedExtension {
@@ -131,6 +131,7 @@ impl Ops {
                 allowed: "vault_read_note reads markdown notes (.md) only",
             });
         }
+        self.require_read(ctx, &path)?;
         let file = self
             .vault
             .read(&path)
@@ -212,9 +213,10 @@ impl Ops {
         Ok(read)
     }
 
-    pub fn write_note(&self, _ctx: &Context, request: WriteNote) -> Result<WrittenNote, OpsError> {
+    pub fn write_note(&self, ctx: &Context, request: WriteNote) -> Result<WrittenNote, OpsError> {
         let path = parse_path(&request.path)?;
         check_writable(&path)?;
+        self.require_write(ctx, &path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
         let content = match &request.properties {
             Some(properties) if !properties.is_empty() => {
@@ -242,6 +244,7 @@ impl Ops {
             .resolve(&path)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let created = !resolved.exists;
+        let mut before = None;
         let outcome = if resolved.exists {
             let current = self
                 .vault
@@ -259,6 +262,7 @@ impl Ops {
                     current: current.revision.to_string(),
                 });
             };
+            before = Some(expected.to_string());
             self.vault
                 .write(
                     &resolved,
@@ -282,6 +286,11 @@ impl Ops {
                 .map_err(|e| OpsError::from_vault(e, None))?
         };
         self.reindex(&path);
+        let after = outcome.revision.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event::changed(path.as_str(), before.as_deref(), Some(&after)),
+        );
         Ok(WrittenNote {
             path: path.to_string(),
             revision: outcome.revision.to_string(),
@@ -297,8 +306,9 @@ impl Ops {
     /// A listing shows the disk as it is now, also for files written by someone else a moment
     /// ago that the watcher has not reported yet: the folder is first re-checked by size and
     /// modification time (only changed notes are read), as the scan-based listing did.
-    pub fn list_notes(&self, _ctx: &Context, request: ListNotes) -> Result<NoteList, OpsError> {
-        let folder = self.check_folder(request.folder.as_deref())?;
+    pub fn list_notes(&self, ctx: &Context, request: ListNotes) -> Result<NoteList, OpsError> {
+        let folder = self.check_folder(ctx, request.folder.as_deref())?;
+        let visibility = self.visibility(ctx);
         let matcher = request.glob.as_deref().map(compile_glob).transpose()?;
         let limit = check_limit(request.limit)?;
         let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
@@ -313,7 +323,7 @@ impl Ops {
         let page = self
             .index
             .list_by_path(&filter, after.as_deref(), limit, &|row: &NoteRow| {
-                matcher.as_ref().is_none_or(|m| m.matches(&row.path))
+                matcher.as_ref().is_none_or(|m| m.matches(&row.path)) && visibility.shows(&row.path)
             })
             .map_err(internal)?;
         Ok(NoteList {
@@ -322,13 +332,10 @@ impl Ops {
         })
     }
 
-    pub fn delete_note(
-        &self,
-        _ctx: &Context,
-        request: DeleteNote,
-    ) -> Result<DeletedNote, OpsError> {
+    pub fn delete_note(&self, ctx: &Context, request: DeleteNote) -> Result<DeletedNote, OpsError> {
         let path = parse_path(&request.path)?;
         check_writable(&path)?;
+        self.require_write(ctx, &path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
         let _lock = self.vault.lock(&path);
         let resolved = self
@@ -345,11 +352,23 @@ impl Ops {
             .trash(&resolved, &expected)
             .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
-            self.vault.prune_empty_folders(&resolved)
+            // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.
+            let policy = self.policy();
+            self.vault.prune_empty_folders(&resolved, &|folder: &str| {
+                policy.allows(&ctx.principal, crate::acl::Action::Write, folder)
+            })
         } else {
             Vec::new()
         };
         self.reindex(&path);
+        let before = expected.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event {
+                destination: Some(&trashed_to),
+                ..super::audit::Event::changed(path.as_str(), Some(&before), None)
+            },
+        );
         Ok(DeletedNote {
             path: path.to_string(),
             trashed_to,

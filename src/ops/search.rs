@@ -184,9 +184,9 @@ pub struct SearchByProperty {
 }
 
 impl Ops {
-    pub fn search(&self, _ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
+    pub fn search(&self, ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
         let limit = check_limit(request.limit)?;
-        let filter = self.search_filter(&request.filters)?;
+        let filter = self.search_filter(ctx, &request.filters)?;
         let start = request
             .cursor
             .as_deref()
@@ -194,10 +194,11 @@ impl Ops {
             .transpose()?;
         let query = index::parse_query(&request.query);
         let excluded = self.vault.excluded_files();
+        let visibility = self.visibility(ctx);
         let page = self
             .index
             .search(&query, &filter, start, limit, &|row: &NoteRow| {
-                !excluded.excludes(&row.path)
+                !excluded.excludes(&row.path) && visibility.shows(&row.path)
             })
             .map_err(internal)?;
         let results = page
@@ -230,7 +231,7 @@ impl Ops {
         })
     }
 
-    pub fn grep(&self, _ctx: &Context, request: Grep) -> Result<GrepResult, OpsError> {
+    pub fn grep(&self, ctx: &Context, request: Grep) -> Result<GrepResult, OpsError> {
         let started = Instant::now();
         let limit = check_limit(request.limit)?;
         let budget = match request.timeout_ms {
@@ -253,10 +254,11 @@ impl Ops {
             Some(compile_grep(&request, true)?)
         };
         let filter = NoteFilter {
-            folder: self.check_folder(request.folder.as_deref())?,
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
             ..NoteFilter::default()
         };
         let excluded = self.vault.excluded_files();
+        let visibility = self.visibility(ctx);
         let paths = self.index.note_paths(&filter).map_err(internal)?;
         let mut hits = Vec::new();
         let mut truncated = false;
@@ -266,7 +268,7 @@ impl Ops {
                 timed_out = true;
                 break;
             }
-            if excluded.excludes(&raw) {
+            if excluded.excludes(&raw) || !visibility.shows(&raw) {
                 continue;
             }
             let Ok(path) = VaultPath::parse(&raw) else {
@@ -308,43 +310,51 @@ impl Ops {
         })
     }
 
-    pub fn search_by_tag(
-        &self,
-        _ctx: &Context,
-        request: SearchByTag,
-    ) -> Result<NoteList, OpsError> {
+    pub fn search_by_tag(&self, ctx: &Context, request: SearchByTag) -> Result<NoteList, OpsError> {
         let tag = parse_tag(&request.tag)?;
         let filter = NoteFilter {
-            folder: self.check_folder(request.folder.as_deref())?,
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
             tags: vec![TagFilter {
                 tag,
                 exact: request.exact,
             }],
             ..NoteFilter::default()
         };
-        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), true)
+        self.list_by_path(ctx, &filter, request.limit, request.cursor.as_deref(), true)
     }
 
     pub fn search_by_folder(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: SearchByFolder,
     ) -> Result<NoteList, OpsError> {
-        let folder = self.check_folder(Some(&request.folder))?;
+        let folder = self.check_folder(ctx, Some(&request.folder))?;
         let filter = NoteFilter {
             folder,
             direct_only: !request.recursive,
             ..NoteFilter::default()
         };
-        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), false)
+        self.list_by_path(
+            ctx,
+            &filter,
+            request.limit,
+            request.cursor.as_deref(),
+            false,
+        )
     }
 
-    pub fn recent_notes(&self, _ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
+    pub fn recent_notes(&self, ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
         let limit = check_limit(request.limit)?;
-        let filter = NoteFilter {
-            folder: self.check_folder(request.folder.as_deref())?,
+        let mut filter = NoteFilter {
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
             ..NoteFilter::default()
         };
+        if self.policy().has_rules_for(&ctx.principal) {
+            let visibility = self.visibility(ctx);
+            let mut paths = self.index.note_paths(&filter).map_err(internal)?;
+            paths.retain(|path| visibility.shows(path));
+            filter.only_paths = Some(paths);
+        }
         let offset = request
             .cursor
             .as_deref()
@@ -356,10 +366,11 @@ impl Ops {
             RecentSort::Created => RecentOrder::Created,
         };
         let excluded = self.vault.excluded_files();
+        let visibility = self.visibility(ctx);
         let page = self
             .index
             .list_recent(&filter, order, offset, limit, &|row: &NoteRow| {
-                !excluded.excludes(&row.path)
+                !excluded.excludes(&row.path) && visibility.shows(&row.path)
             })
             .map_err(internal)?;
         Ok(NoteList {
@@ -368,8 +379,8 @@ impl Ops {
         })
     }
 
-    pub fn list_tags(&self, _ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit) = self.count_request(&request)?;
+    pub fn list_tags(&self, ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
+        let (filter, offset, limit) = self.count_request(ctx, &request)?;
         let page = self
             .index
             .tag_counts(&filter, offset, limit)
@@ -379,10 +390,10 @@ impl Ops {
 
     pub fn list_property_keys(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: CountList,
     ) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit) = self.count_request(&request)?;
+        let (filter, offset, limit) = self.count_request(ctx, &request)?;
         let page = self
             .index
             .property_key_counts(&filter, offset, limit)
@@ -392,15 +403,18 @@ impl Ops {
 
     pub fn list_property_values(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: ListPropertyValues,
     ) -> Result<CountedList, OpsError> {
         let key = parse_key(&request.key)?;
-        let (filter, offset, limit) = self.count_request(&CountList {
-            folder: request.folder,
-            limit: request.limit,
-            cursor: request.cursor,
-        })?;
+        let (filter, offset, limit) = self.count_request(
+            ctx,
+            &CountList {
+                folder: request.folder,
+                limit: request.limit,
+                cursor: request.cursor,
+            },
+        )?;
         let page = self
             .index
             .property_value_counts(&key, &filter, offset, limit)
@@ -410,23 +424,24 @@ impl Ops {
 
     pub fn search_by_property(
         &self,
-        _ctx: &Context,
+        ctx: &Context,
         request: SearchByProperty,
     ) -> Result<NoteList, OpsError> {
         let key = parse_key(&request.key)?;
         let mut properties = Vec::new();
         push_property_filters(&key, &request.value, &mut properties)?;
         let filter = NoteFilter {
-            folder: self.check_folder(request.folder.as_deref())?,
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
             properties,
             ..NoteFilter::default()
         };
-        self.list_by_path(&filter, request.limit, request.cursor.as_deref(), true)
+        self.list_by_path(ctx, &filter, request.limit, request.cursor.as_deref(), true)
     }
 
     /// A page of notes in path order; `hide_excluded` leaves out Obsidian's excluded files.
     fn list_by_path(
         &self,
+        ctx: &Context,
         filter: &NoteFilter,
         limit: Option<u32>,
         cursor: Option<&str>,
@@ -435,12 +450,14 @@ impl Ops {
         let limit = check_limit(limit)?;
         let after = cursor.map(decode_cursor).transpose()?;
         let excluded = hide_excluded.then(|| self.vault.excluded_files());
+        let visibility = self.visibility(ctx);
         let page = self
             .index
             .list_by_path(filter, after.as_deref(), limit, &|row: &NoteRow| {
                 excluded
                     .as_ref()
                     .is_none_or(|excluded| !excluded.excludes(&row.path))
+                    && visibility.shows(&row.path)
             })
             .map_err(internal)?;
         Ok(NoteList {
@@ -449,12 +466,22 @@ impl Ops {
         })
     }
 
-    fn count_request(&self, request: &CountList) -> Result<(NoteFilter, usize, usize), OpsError> {
+    pub(super) fn count_request(
+        &self,
+        ctx: &Context,
+        request: &CountList,
+    ) -> Result<(NoteFilter, usize, usize), OpsError> {
         let limit = check_limit(request.limit)?;
-        let filter = NoteFilter {
-            folder: self.check_folder(request.folder.as_deref())?,
+        let mut filter = NoteFilter {
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
             ..NoteFilter::default()
         };
+        if self.policy().has_rules_for(&ctx.principal) {
+            let visibility = self.visibility(ctx);
+            let mut paths = self.index.note_paths(&filter).map_err(internal)?;
+            paths.retain(|path| visibility.shows(path));
+            filter.only_paths = Some(paths);
+        }
         let offset = request
             .cursor
             .as_deref()
@@ -464,14 +491,18 @@ impl Ops {
         Ok((filter, offset, limit))
     }
 
-    fn search_filter(&self, filters: &SearchFilters) -> Result<NoteFilter, OpsError> {
+    fn search_filter(
+        &self,
+        ctx: &Context,
+        filters: &SearchFilters,
+    ) -> Result<NoteFilter, OpsError> {
         let mut properties = Vec::new();
         for (key, value) in &filters.properties {
             let key = parse_key(key)?;
             push_property_filters(&key, value, &mut properties)?;
         }
         Ok(NoteFilter {
-            folder: self.check_folder(filters.folder.as_deref())?,
+            folder: self.check_folder(ctx, filters.folder.as_deref())?,
             direct_only: false,
             tags: filters
                 .tags
@@ -486,24 +517,33 @@ impl Ops {
                 .filter(|t| !t.is_empty()),
             created: date_range("created", filters.created.as_ref())?,
             modified: date_range("modified", filters.modified.as_ref())?,
+            only_paths: None,
         })
     }
 
     /// Parses an optional folder and checks it exists, so a misspelt folder is `not_found` rather
     /// than an empty result. Returns its vault-relative form (`None` for the whole vault).
-    pub(super) fn check_folder(&self, raw: Option<&str>) -> Result<Option<String>, OpsError> {
+    pub(super) fn check_folder(
+        &self,
+        ctx: &Context,
+        raw: Option<&str>,
+    ) -> Result<Option<String>, OpsError> {
         let Some(raw) = raw else { return Ok(None) };
         let Some(folder) = VaultPath::parse_folder(raw).map_err(|e| OpsError::path(raw, e))? else {
             return Ok(None);
         };
-        let resolved = self
-            .vault
-            .resolve(&folder)
-            .map_err(|e| OpsError::from_vault(e, None))?;
         let not_found = || OpsError::NotFound {
             what: format!("the folder '{folder}' does not exist"),
             hint: "Omit folder to cover the whole vault, or check the spelling with vault_list_notes.",
         };
+        // Before the disk is asked, so a folder the caller may not see answers as a missing one.
+        if !self.may_list(ctx, Some(&folder)) {
+            return Err(not_found());
+        }
+        let resolved = self
+            .vault
+            .resolve(&folder)
+            .map_err(|e| OpsError::from_vault(e, None))?;
         if !resolved.exists {
             return Err(not_found());
         }

@@ -226,10 +226,15 @@ impl Vault {
     }
 
     /// Removes the now-empty folders that held `resolved`, innermost first, stopping at the
-    /// vault root. Returns their vault-relative paths.
-    pub fn prune_empty_folders(&self, resolved: &Resolved) -> Vec<String> {
+    /// vault root or at the first folder `may_remove` (given its vault-relative path) refuses.
+    /// Returns their vault-relative paths.
+    pub fn prune_empty_folders(
+        &self,
+        resolved: &Resolved,
+        may_remove: &dyn Fn(&str) -> bool,
+    ) -> Vec<String> {
         match resolved.fs_path.parent() {
-            Some(parent) => trash::prune_empty_folders(&self.root, parent),
+            Some(parent) => trash::prune_empty_folders(&self.root, parent, may_remove),
             None => Vec::new(),
         }
     }

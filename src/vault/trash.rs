@@ -66,10 +66,20 @@ pub(super) fn move_to_trash(
     )))
 }
 
-pub(super) fn prune_empty_folders(root: &Path, start: &Path) -> Vec<String> {
+pub(super) fn prune_empty_folders(
+    root: &Path,
+    start: &Path,
+    may_remove: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
     let mut pruned = Vec::new();
     let mut folder = start;
     while folder != root && folder.starts_with(root) {
+        let allowed = folder
+            .strip_prefix(root)
+            .is_ok_and(|rel| may_remove(&rel.to_string_lossy()));
+        if !allowed {
+            break;
+        }
         // remove_dir refuses a folder that is not empty, which is exactly the stop condition.
         if fs::remove_dir(folder).is_err() {
             break;

@@ -30,6 +30,7 @@ impl Setup {
             home: Some(self.path("home")),
             xdg_state_home: None,
             state_directory: None,
+            variables: Default::default(),
         }
     }
 
@@ -219,9 +220,13 @@ fn unknown_tool_names_fail_startup() {
 fn the_readme_example_configuration_is_valid() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
-    let start = readme
-        .find("```toml\n")
-        .expect("the README has a TOML example")
+    let configuration = readme
+        .find("## Configuration")
+        .expect("a Configuration section");
+    let start = configuration
+        + readme[configuration..]
+            .find("```toml\n")
+            .expect("the README has a TOML example")
         + "```toml\n".len();
     let end = start + readme[start..].find("```").expect("closed");
     let setup = Setup::new();
@@ -236,4 +241,104 @@ fn the_readme_example_configuration_is_valid() {
         .load_file(&toml)
         .expect("the README's configuration loads");
     assert!(config.http.is_some());
+}
+
+const LONG_TOKEN: &str = "0123456789abcdef0123456789abcdef-a";
+
+#[test]
+fn identities_and_acl_rules_are_validated_naming_the_key() {
+    let base = "[vault]\npath = \"Notes\"\n";
+    let identity = |extra: &str| {
+        format!("{base}[[identity]]\nname = \"claude\"\ntoken_env = \"T\"\nread = [\"/\"]\n{extra}")
+    };
+    check_error(&identity("colour = 1\n"), &["colour"]);
+    check_error(
+        &identity("write = [\"../Inbox/\"]\n"),
+        &["identity[0].write[0]", "'..'"],
+    );
+    check_error(
+        &identity("deny = [\"/Private/\"]\n"),
+        &["identity[0].deny[0]"],
+    );
+    check_error(
+        &identity("deny = [\"Notes/*.md\"]\n"),
+        &["identity[0].deny[0]", "glob"],
+    );
+    check_error(&identity("deny = [\".obsidian/\"]\n"), &["hidden"]);
+    check_error(
+        &format!("{base}[acl]\nalways_deny = [\"\"]\n"),
+        &["acl.always_deny[0]"],
+    );
+    check_error(&format!("{base}[acl]\nnever = []\n"), &["never"]);
+    check_error(
+        &format!("{base}[[identity]]\nname = \"a b\"\ntoken_env = \"T\"\n"),
+        &["identity[0].name"],
+    );
+    check_error(
+        &format!("{base}[[identity]]\nname = \"a\"\n"),
+        &["identity[0]", "token_file"],
+    );
+}
+
+#[test]
+fn identity_tokens_are_long_unique_and_a_missing_one_disables_its_identity() {
+    let setup = Setup::new();
+    std::fs::write(setup.path("a.token"), format!("{LONG_TOKEN}\n")).expect("token");
+    std::fs::write(setup.path("short.token"), "short\n").expect("token");
+    let mut env = setup.env();
+    env.variables.insert("B_TOKEN".into(), LONG_TOKEN.into());
+    let load = |toml: &str| {
+        std::fs::write(setup.path("quire.toml"), toml).expect("write config");
+        Config::load(
+            &Overrides {
+                config: Some(PathBuf::from("quire.toml")),
+                ..Overrides::default()
+            },
+            &env,
+            &tools(),
+        )
+    };
+    let base = "[vault]\npath = \"Notes\"\n";
+    let config = load(&format!(
+        "{base}[[identity]]\nname = \"a\"\ntoken_file = \"a.token\"\nread = [\"/\"]\n\
+         [[identity]]\nname = \"gone\"\ntoken_file = \"missing.token\"\nread = [\"/\"]\n"
+    ))
+    .expect("loads");
+    assert_eq!(
+        config.access.tokens,
+        vec![("a".to_string(), LONG_TOKEN.to_string())]
+    );
+    assert_eq!(config.access.disabled.len(), 1);
+    assert_eq!(config.access.disabled[0].0, "gone");
+    assert!(!format!("{:?}", config.access).contains(LONG_TOKEN));
+
+    let error = load(&format!(
+        "{base}[[identity]]\nname = \"s\"\ntoken_file = \"short.token\"\n"
+    ))
+    .expect_err("short token")
+    .to_string();
+    assert!(
+        error.contains("identity[0].token") && error.contains("32"),
+        "{error}"
+    );
+
+    let error = load(&format!(
+        "{base}[[identity]]\nname = \"a\"\ntoken_file = \"a.token\"\n\
+         [[identity]]\nname = \"b\"\ntoken_env = \"B_TOKEN\"\n"
+    ))
+    .expect_err("shared token")
+    .to_string();
+    assert!(
+        error.contains("identity[1].token") && error.contains("same token"),
+        "{error}"
+    );
+    assert!(!error.contains(LONG_TOKEN));
+
+    let error = load(&format!(
+        "{base}[[identity]]\nname = \"a\"\ntoken_file = \"a.token\"\n\
+         [[identity]]\nname = \"a\"\ntoken_env = \"B_TOKEN\"\n"
+    ))
+    .expect_err("twice")
+    .to_string();
+    assert!(error.contains("identity[1].name"), "{error}");
 }

@@ -35,6 +35,7 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         ops: Arc::new(Ops::new(vault, index)),
         changes,
         features: Features::default(),
+        policy_changes: tokio::sync::broadcast::channel(1).0,
     });
     let settings = HttpSettings {
         listen: "127.0.0.1:8787".parse().expect("addr"),
@@ -42,6 +43,7 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         allowed_hosts: Vec::new(),
         auth,
         max_note_bytes: 1 << 20,
+        oauth: None,
     };
     let router = router(shared, &settings, CancellationToken::new());
     (dir, router)

@@ -1,0 +1,151 @@
+//! Access control inside `ops`: every operation asks here before it touches the disk or the
+//! index, and every listing filters its rows here, so a denied file's existence is never revealed.
+//!
+//! Reads of a path the caller may not read answer exactly like a missing note (`not_found`, same
+//! text). Writes the caller may not make answer `path_forbidden` with one message whether or not
+//! the file exists, so a refused write reveals the rule, never the file. A symbolic link is judged
+//! twice: by the path the client named and by the file it leads to, so a link in a readable folder
+//! cannot expose a note in a denied one.
+
+use std::sync::Arc;
+
+use super::audit::Event;
+use super::{Context, Ops, OpsError};
+use crate::acl::{Action, Policy, Principal};
+use crate::vault::{VaultError, VaultPath};
+
+/// A snapshot of the policy for one caller, used to filter many rows cheaply.
+pub(crate) struct Visibility {
+    policy: Arc<Policy>,
+    principal: Principal,
+    root: std::path::PathBuf,
+}
+
+impl Visibility {
+    /// Whether the caller may learn that the note at vault-relative `path` exists.
+    pub(crate) fn shows(&self, path: &str) -> bool {
+        if !self.policy.allows(&self.principal, Action::Read, path) {
+            return false;
+        }
+        match self.principal {
+            Principal::Owner => true,
+            Principal::Identity { .. } => self.real_path_allowed(path, Action::Read),
+        }
+    }
+
+    /// Follows symbolic links to where `path` really is and checks that too. A path that does
+    /// not exist (yet) has nothing to follow.
+    fn real_path_allowed(&self, path: &str, action: Action) -> bool {
+        let full = self.root.join(path);
+        let Ok(real) = std::fs::canonicalize(&full) else {
+            return real_parent_allowed(&self.root, &full, &self.policy, &self.principal, action);
+        };
+        match real.strip_prefix(&self.root) {
+            Ok(rel) => self
+                .policy
+                .allows(&self.principal, action, &rel.to_string_lossy()),
+            Err(_) => false,
+        }
+    }
+}
+
+/// For a path that does not exist yet, the folder it would be created in is what links could
+/// redirect; check where that folder really is.
+fn real_parent_allowed(
+    root: &std::path::Path,
+    full: &std::path::Path,
+    policy: &Policy,
+    principal: &Principal,
+    action: Action,
+) -> bool {
+    let mut ancestor = full.parent();
+    let mut rest = vec![full.file_name().map(|n| n.to_string_lossy().into_owned())];
+    while let Some(folder) = ancestor {
+        if let Ok(real) = std::fs::canonicalize(folder) {
+            let Ok(rel) = real.strip_prefix(root) else {
+                return false;
+            };
+            let mut joined = rel.to_string_lossy().into_owned();
+            for segment in rest.iter().rev().flatten() {
+                if !joined.is_empty() {
+                    joined.push('/');
+                }
+                joined.push_str(segment);
+            }
+            return policy.allows(principal, action, &joined);
+        }
+        rest.push(folder.file_name().map(|n| n.to_string_lossy().into_owned()));
+        ancestor = folder.parent();
+    }
+    false
+}
+
+impl Ops {
+    pub(crate) fn visibility(&self, ctx: &Context) -> Visibility {
+        Visibility {
+            policy: self.policy(),
+            principal: ctx.principal.clone(),
+            root: self.vault.root().to_path_buf(),
+        }
+    }
+
+    /// Refuses to read `path` unless the caller may, answering as a missing note would.
+    pub(super) fn require_read(&self, ctx: &Context, path: &VaultPath) -> Result<(), OpsError> {
+        if self.visibility(ctx).shows(path.as_str()) {
+            Ok(())
+        } else {
+            self.audit.record(ctx, Event::denied(path.as_str()));
+            Err(OpsError::from_vault(
+                VaultError::NotFound {
+                    path: path.to_string(),
+                },
+                None,
+            ))
+        }
+    }
+
+    /// Refuses to change `path` unless the caller may; the answer does not depend on whether the
+    /// file exists.
+    pub(super) fn require_write(&self, ctx: &Context, path: &VaultPath) -> Result<(), OpsError> {
+        let visibility = self.visibility(ctx);
+        let allowed = visibility
+            .policy
+            .allows(&ctx.principal, Action::Write, path.as_str())
+            && match ctx.principal {
+                Principal::Owner => true,
+                Principal::Identity { .. } => {
+                    visibility.real_path_allowed(path.as_str(), Action::Write)
+                }
+            };
+        if allowed {
+            Ok(())
+        } else {
+            self.audit.record(ctx, Event::denied(path.as_str()));
+            Err(OpsError::PathForbidden {
+                input: path.to_string(),
+                reason: format!(
+                    "the identity '{}' may not change it; ask the vault's owner for a write rule covering it",
+                    ctx.principal.name()
+                ),
+            })
+        }
+    }
+
+    /// Whether the caller may see `folder` (`None` is the vault root) as existing.
+    pub(super) fn may_list(&self, ctx: &Context, folder: Option<&VaultPath>) -> bool {
+        let path = folder.map_or("", VaultPath::as_str);
+        let visibility = self.visibility(ctx);
+        let allowed = visibility.policy.allows(&ctx.principal, Action::List, path)
+            && match ctx.principal {
+                Principal::Owner => true,
+                // A linked folder is judged by where it leads too.
+                Principal::Identity { .. } => {
+                    path.is_empty() || visibility.real_path_allowed(path, Action::List)
+                }
+            };
+        if !allowed {
+            self.audit.record(ctx, Event::denied(path));
+        }
+        allowed
+    }
+}

@@ -1,0 +1,435 @@
+"""Identities and folder ACLs through the official SDK over HTTP: a matrix of identities x
+paths x every tool, listings and search that never show a denied folder, Unicode and case
+spellings of a denied folder, write tools withheld from read-only identities, and reloads.
+
+Identities need bearer tokens, so these tests run over HTTP only (stdio is always the owner)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import unicodedata
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env
+from vaultlib import error_code, write_files
+
+pytestmark = pytest.mark.anyio
+
+AGENT_TOKEN = "agent-token-0123456789abcdefghijklmnopqrstuvwxyz"
+VIEWER_TOKEN = "viewer-token-0123456789abcdefghijklmnopqrstuvwxyz"
+
+# Words that exist only inside denied notes: no answer to an identity may contain them.
+LEAKS = ("zebracorn", "falconry", "secretproject", "Privé", "Keys/")
+
+FILES = {
+    "Inbox/todo.md": "# Todo\n\n- [ ] call Bob #shared-tag\n",
+    "Projects/plan.md": "---\nstatus: active\n---\n# Plan\n\nThe plan. #project #shared-tag\n",
+    "Privé/secret.md": "---\ncodename: falconry\n---\n# Secret\n\nzebracorn lives here. #secretproject #shared-tag\n",
+    "Privé/Deep/more.md": "# More\n\nzebracorn again.\n",
+    "Keys/api.md": "# Keys\n\nzebracorn keys.\n",
+    "Shared/Public/ok.md": "# Ok\n\nPublic words. #shared-tag\n",
+    "Shared/Other/no.md": "# No\n\nOther words.\n",
+}
+
+CONFIG = """
+[acl]
+always_deny = ["Keys/"]
+
+[[identity]]
+name = "agent"
+token_file = "agent.token"
+read = ["/"]
+write = ["Inbox/"]
+deny = ["Privé/"]
+
+[[identity]]
+name = "viewer"
+token_file = "viewer.token"
+read = ["Shared/Public/"]
+"""
+
+# Spellings of the denied folder a model, a keyboard or a file system might produce.
+SPELLINGS = ["Privé", "PRIVÉ", "privé", "Prive\u0301", "prive", "PRIVE", "Ｐｒｉｖé", "PRİVÉ", "prıve"]
+
+WRITE_TOOLS = {
+    "vault_write_note", "vault_delete_note", "vault_patch_note", "vault_replace_in_note",
+    "vault_insert_at_anchor", "vault_replace_span", "vault_delete_span", "vault_update_properties",
+}
+
+
+def path_tools(path: str, folder: str) -> list[tuple[str, dict]]:
+    """Every tool, aimed at `path` (a note) or `folder`."""
+    return [
+        ("vault_read_note", {"path": path}),
+        ("vault_read_note", {"path": path, "outline": True}),
+        ("vault_read_note", {"path": path, "properties_only": True}),
+        ("vault_list_notes", {"folder": folder}),
+        ("vault_search", {"query": "zebracorn", "filters": {"folder": folder}}),
+        ("vault_grep", {"pattern": "zebracorn", "folder": folder}),
+        ("vault_search_by_tag", {"tag": "secretproject", "folder": folder}),
+        ("vault_search_by_folder", {"folder": folder}),
+        ("vault_recent_notes", {"folder": folder}),
+        ("vault_list_tags", {"folder": folder}),
+        ("vault_list_property_keys", {"folder": folder}),
+        ("vault_list_property_values", {"key": "codename", "folder": folder}),
+        ("vault_search_by_property", {"key": "codename", "value": "falconry", "folder": folder}),
+        ("vault_write_note", {"path": path, "body": "x\n"}),
+        ("vault_write_note", {"path": f"{folder}/new.md", "body": "x\n"}),
+        ("vault_delete_note", {"path": path}),
+        ("vault_patch_note", {"path": path, "operation": "append", "content": "x"}),
+        ("vault_replace_in_note", {"path": path, "old_text": "zebracorn", "new_text": "x"}),
+        ("vault_insert_at_anchor", {"path": path, "anchor": "zebracorn", "position": "after", "content": "x"}),
+        ("vault_replace_span", {"path": path, "start_anchor": "zebracorn", "content": "x"}),
+        ("vault_delete_span", {"path": path, "start_anchor": "zebracorn"}),
+        ("vault_update_properties", {"path": path, "properties": {"codename": None}}),
+    ]
+
+
+WHOLE_VAULT_TOOLS = [
+    ("vault_list_notes", {"limit": 1000}),
+    ("vault_search", {"query": "zebracorn"}),
+    ("vault_search", {"query": ""}),
+    ("vault_grep", {"pattern": "zebracorn|falconry|secretproject"}),
+    ("vault_search_by_tag", {"tag": "secretproject"}),
+    ("vault_search_by_tag", {"tag": "shared-tag"}),
+    ("vault_recent_notes", {"limit": 1000}),
+    ("vault_list_tags", {"limit": 1000}),
+    ("vault_list_property_keys", {"limit": 1000}),
+    ("vault_list_property_values", {"key": "codename"}),
+    ("vault_search_by_property", {"key": "codename", "value": "falconry"}),
+]
+
+
+class AclServer:
+    def __init__(self, quire_bin, vault, root: Path, xdg_home: Path):
+        self.config = root / "quire.toml"
+        (root / "agent.token").write_text(AGENT_TOKEN + "\n")
+        (root / "viewer.token").write_text(VIEWER_TOKEN + "\n")
+        self.config.write_text(CONFIG)
+        self.server = HttpServer(
+            quire_bin, vault, server_env(xdg_home), root / "quire-stderr.log",
+            ["--config", str(self.config)],
+        )
+        self.url = self.server.url
+
+    @asynccontextmanager
+    async def session(self, token: str, **kwargs):
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+            async with streamable_http_client(self.url, http_client=http) as streams:
+                async with ClientSession(
+                    streams[0], streams[1], read_timeout_seconds=REQUEST_TIMEOUT_S, **kwargs
+                ) as session:
+                    await session.initialize()
+                    yield session
+
+
+@pytest.fixture
+def acl_vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    write_files(root, FILES)
+    # Links in readable folders that lead into denied ones must not open a way in.
+    (root / "Inbox" / "link.md").symlink_to("../Privé/secret.md")
+    (root / "Shared" / "Public" / "door").symlink_to("../../Privé", target_is_directory=True)
+    return root
+
+
+@pytest.fixture
+def acl_server(quire_bin, acl_vault, tmp_path, xdg_home):
+    server = AclServer(quire_bin, acl_vault, tmp_path, xdg_home)
+    yield server
+    server.server.stop()
+
+
+def strings(value) -> list[str]:
+    """Every string inside `value`, longest first (so a path is removed before its folder)."""
+    if isinstance(value, str):
+        # Quire echoes paths in NFC, the form it stores them in.
+        return [value, unicodedata.normalize("NFC", value)]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return sorted((s for item in items for s in strings(item)), key=len, reverse=True)
+
+
+async def call(session, tool: str, args: dict) -> tuple[bool, str]:
+    res = await session.call_tool(tool, args)
+    text = res.content[0].text if res.content else ""
+    if res.structured_content is not None:
+        text += json.dumps(res.structured_content, ensure_ascii=False)
+    return bool(res.is_error), text
+
+
+def assert_no_leak(tool: str, args: dict, text: str, echoed: str = "") -> None:
+    # Error messages may echo the caller's own input; that reveals nothing.
+    scrubbed = text.replace(echoed, "") if echoed else text
+    for word in LEAKS:
+        assert word not in scrubbed, f"{tool} {args} leaked {word!r}: {text[:400]}"
+
+
+@pytest.mark.parametrize("token", [AGENT_TOKEN, VIEWER_TOKEN], ids=["agent", "viewer"])
+async def test_every_tool_on_every_spelling_of_a_denied_folder(acl_server, token):
+    async with acl_server.session(token) as session:
+        offered = {tool.name for tool in (await session.list_tools()).tools}
+        for spelling in SPELLINGS + ["Keys"]:
+            note = "api.md" if spelling == "Keys" else "secret.md"
+            for tool, args in path_tools(f"{spelling}/{note}", spelling):
+                is_error, text = await call(session, tool, args)
+                if tool not in offered:
+                    assert is_error and error_code(text) == "invalid_argument", text
+                    assert "there is no tool named" in text
+                    continue
+                if tool in WRITE_TOOLS:
+                    assert is_error and error_code(text) == "path_forbidden", (tool, args, text)
+                else:
+                    assert is_error and error_code(text) == "not_found", (tool, args, text)
+                for value in strings(args):
+                    text = text.replace(value, "")
+                assert_no_leak(tool, args, text)
+
+
+async def test_a_denied_note_answers_exactly_like_a_missing_one(acl_server):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        for tool in ("vault_read_note",):
+            _, denied = await call(session, tool, {"path": "Privé/secret.md"})
+            _, missing = await call(session, tool, {"path": "Privé/nothing.md"})
+            assert denied.replace("secret.md", "X") == missing.replace("nothing.md", "X")
+        _, denied = await call(session, "vault_list_notes", {"folder": "Privé"})
+        _, missing = await call(session, "vault_list_notes", {"folder": "Nowhere"})
+        assert denied.replace("Privé", "X") == missing.replace("Nowhere", "X")
+        # A refused write reads the same whether or not the note exists.
+        _, existing = await call(session, "vault_delete_note", {"path": "Projects/plan.md"})
+        _, absent = await call(session, "vault_delete_note", {"path": "Projects/none.md"})
+        assert existing.replace("plan.md", "X") == absent.replace("none.md", "X")
+
+
+@pytest.mark.parametrize("token", [AGENT_TOKEN, VIEWER_TOKEN], ids=["agent", "viewer"])
+async def test_whole_vault_listings_and_search_never_show_denied_notes(acl_server, token):
+    async with acl_server.session(token) as session:
+        for tool, args in WHOLE_VAULT_TOOLS:
+            is_error, text = await call(session, tool, args)
+            assert not is_error, (tool, text)
+            assert_no_leak(tool, args, text)
+        resources = await session.list_resources()
+        uris = [str(r.uri) for r in resources.resources]
+        assert not any("Priv" in uri or "Keys" in uri for uri in uris), uris
+        with pytest.raises(Exception) as raised:
+            await session.read_resource("note://Priv%C3%A9/secret.md")
+        assert "zebracorn" not in str(raised.value)
+        prompt = await session.get_prompt("vault-orientation")
+        text = json.dumps(prompt.model_dump(), ensure_ascii=False)
+        assert_no_leak("vault-orientation", {}, text)
+
+
+async def test_counts_include_only_visible_notes(acl_server):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        _, text = await call(session, "vault_list_tags", {"limit": 1000})
+        res = await session.call_tool("vault_list_tags", {"limit": 1000})
+        counts = {row["tag"]: row["count"] for row in res.structured_content["tags"]}
+        # Inbox/todo, Projects/plan and Shared/Public/ok; not the denied Privé/secret.
+        assert counts["shared-tag"] == 3, counts
+    async with acl_server.session(VIEWER_TOKEN) as session:
+        res = await session.call_tool("vault_list_tags", {"limit": 1000})
+        counts = {row["tag"]: row["count"] for row in res.structured_content["tags"]}
+        assert counts == {"shared-tag": 1}, counts
+
+
+async def test_a_folder_leading_to_a_readable_one_shows_nothing_else(acl_server):
+    async with acl_server.session(VIEWER_TOKEN) as session:
+        for folder in (None, "Shared", "Shared/Public"):
+            args = {"limit": 1000} | ({"folder": folder} if folder else {})
+            res = await session.call_tool("vault_list_notes", args)
+            assert not res.is_error, res.content
+            assert [n["path"] for n in res.structured_content["notes"]] == ["Shared/Public/ok.md"]
+        for folder in ("Shared/Other", "Projects", "Inbox"):
+            is_error, text = await call(session, "vault_list_notes", {"folder": folder})
+            assert is_error and error_code(text) == "not_found", text
+        is_error, text = await call(session, "vault_read_note", {"path": "Shared/Public/ok.md"})
+        assert not is_error, text
+        is_error, text = await call(session, "vault_read_note", {"path": "Shared/Other/no.md"})
+        assert is_error and error_code(text) == "not_found"
+
+
+async def test_write_tools_follow_write_rules(acl_server, acl_vault):
+    async with acl_server.session(VIEWER_TOKEN) as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert names and not (names & WRITE_TOOLS), names
+    async with acl_server.session(AGENT_TOKEN) as session:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert WRITE_TOOLS <= names
+        is_error, text = await call(session, "vault_write_note", {"path": "Inbox/new.md", "body": "hi\n"})
+        assert not is_error, text
+        is_error, text = await call(
+            session, "vault_patch_note", {"path": "Inbox/todo.md", "operation": "append", "content": "- [ ] more"}
+        )
+        assert not is_error, text
+        before = (acl_vault / "Projects/plan.md").read_bytes()
+        for tool, args in path_tools("Projects/plan.md", "Projects"):
+            if tool in WRITE_TOOLS:
+                is_error, text = await call(session, tool, args)
+                assert is_error and error_code(text) == "path_forbidden", (tool, text)
+        assert (acl_vault / "Projects/plan.md").read_bytes() == before
+        assert not (acl_vault / "Projects/new.md").exists()
+        is_error, text = await call(session, "vault_read_note", {"path": "Projects/plan.md"})
+        assert not is_error, text
+
+
+async def test_unknown_tokens_and_the_owner_token_get_401(acl_server):
+    async with httpx.AsyncClient() as http:
+        for headers in ({}, {"Authorization": "Bearer not-a-token-at-all-0123456789abcdef"}):
+            response = await http.post(
+                acl_server.url,
+                headers={"Accept": "application/json, text/event-stream", **headers},
+                json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            )
+            assert response.status_code == 401
+            assert "resource_metadata=" in response.headers["www-authenticate"]
+
+
+async def test_reload_changes_rules_and_announces_tool_changes(acl_server):
+    announced = asyncio.Event()
+
+    async def on_message(message):
+        # mcp 2.x hands over the notification itself; 1.x wrapped it in `.root`.
+        method = getattr(message, "method", None) or getattr(getattr(message, "root", None), "method", "")
+        if method == "notifications/tools/list_changed":
+            announced.set()
+
+    async with acl_server.session(VIEWER_TOKEN, message_handler=on_message) as session:
+        assert not ({t.name for t in (await session.list_tools()).tools} & WRITE_TOOLS)
+        # An invalid file is refused and the last good rules stay.
+        acl_server.config.write_text(CONFIG + '\n[[identity]]\nname = "bad"\nread = ["../x/"]\n')
+        await asyncio.sleep(3)
+        is_error, text = await call(session, "vault_read_note", {"path": "Shared/Public/ok.md"})
+        assert not is_error, text
+        acl_server.config.write_text(CONFIG.replace(
+            'read = ["Shared/Public/"]', 'read = ["Shared/Public/"]\nwrite = ["Shared/Public/"]'
+        ))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            names = {t.name for t in (await session.list_tools()).tools}
+            if WRITE_TOOLS <= names:
+                break
+            await asyncio.sleep(0.3)
+        assert WRITE_TOOLS <= names
+        await asyncio.wait_for(announced.wait(), 10)
+        is_error, text = await call(session, "vault_write_note", {"path": "Shared/Public/new.md", "body": "x\n"})
+        assert not is_error, text
+
+
+def test_acl_explain_names_the_deciding_rule(quire_bin, acl_vault, tmp_path, xdg_home):
+    import subprocess
+
+    (tmp_path / "agent.token").write_text(AGENT_TOKEN)
+    (tmp_path / "viewer.token").write_text(VIEWER_TOKEN)
+    config = tmp_path / "quire.toml"
+    config.write_text(CONFIG)
+    cases = [
+        ("agent", "PRIVE/secret.md", ["read  denied by deny rule \"Privé/\""]),
+        ("agent", "Inbox/a.md", ["write allowed by write rule \"Inbox/\""]),
+        ("agent", "Projects/a.md", ["read  allowed by read rule \"/\"", "write denied: read rule \"/\" covers it"]),
+        ("viewer", "Shared", ["list  allowed: the folder leads to \"Shared/Public/\""]),
+        ("viewer", "Keys/api.md", ["always_deny rule \"Keys/\""]),
+    ]
+    for identity, path, needles in cases:
+        run = subprocess.run(
+            [str(quire_bin), "--config", str(config), "--vault", str(acl_vault), "acl", "explain", identity, path],
+            capture_output=True, text=True, env=server_env(xdg_home), timeout=30,
+        )
+        assert run.returncode == 0, run.stderr
+        for needle in needles:
+            assert needle in run.stdout, run.stdout
+    run = subprocess.run(
+        [str(quire_bin), "--config", str(config), "--vault", str(acl_vault), "acl", "explain", "nobody", "a.md"],
+        capture_output=True, text=True, env=server_env(xdg_home), timeout=30,
+    )
+    assert run.returncode != 0 and "nobody" in run.stderr
+
+
+async def test_the_audit_log_records_changes_and_refusals(acl_server, xdg_home):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        res = await session.call_tool("vault_write_note", {"path": "Inbox/a.md", "body": "one\n"})
+        first = res.structured_content["revision"]
+        res = await session.call_tool(
+            "vault_replace_in_note", {"path": "Inbox/a.md", "old_text": "one", "new_text": "two"}
+        )
+        second = res.structured_content["revision"]
+        await session.call_tool("vault_read_note", {"path": "Inbox/a.md"})
+        await session.call_tool("vault_write_note", {"path": "Projects/x.md", "body": "x\n"})
+        await session.call_tool("vault_read_note", {"path": "Privé/secret.md"})
+        await session.call_tool("vault_list_notes", {"folder": "PRIVE"})
+        res = await session.call_tool("vault_delete_note", {"path": "Inbox/a.md", "expected_revision": second})
+        assert not res.is_error, res.content
+    async with acl_server.session(VIEWER_TOKEN) as session:
+        await session.call_tool("vault_write_note", {"path": "Shared/Public/x.md", "body": "x\n"})
+    logs = list((xdg_home / "state" / "quire").glob("*/audit.jsonl"))
+    assert len(logs) == 1, logs
+    assert oct(logs[0].stat().st_mode & 0o777) == "0o600"
+    entries = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    for entry in entries:
+        assert entry["time"].endswith("Z") and entry["client_id"] is None
+    picked = [
+        (e["identity"], e["tool"], e["path"], e.get("destination"), e["revision_before"], e["revision_after"], e["outcome"])
+        for e in entries
+    ]
+    assert picked == [
+        ("agent", "vault_write_note", "Inbox/a.md", None, None, first, "ok"),
+        ("agent", "vault_replace_in_note", "Inbox/a.md", None, first, second, "ok"),
+        ("agent", "vault_write_note", "Projects/x.md", None, None, None, "denied"),
+        ("agent", "vault_read_note", "Privé/secret.md", None, None, None, "denied"),
+        ("agent", "vault_list_notes", "PRIVE", None, None, None, "denied"),
+        ("agent", "vault_delete_note", "Inbox/a.md", ".trash/a.md", second, None, "ok"),
+        ("viewer", "vault_write_note", "Shared/Public/x.md", None, None, None, "denied"),
+    ], picked
+    text = logs[0].read_text()
+    assert AGENT_TOKEN not in text and VIEWER_TOKEN not in text
+
+
+async def test_links_into_a_denied_folder_lead_nowhere(acl_server, acl_vault):
+    async with acl_server.session(AGENT_TOKEN) as session:
+        for tool, args in (
+            ("vault_read_note", {"path": "Inbox/link.md"}),
+            ("vault_read_note", {"path": "Shared/Public/door/secret.md"}),
+            ("vault_list_notes", {"folder": "Shared/Public/door"}),
+        ):
+            is_error, text = await call(session, tool, args)
+            assert is_error and error_code(text) == "not_found", (tool, text)
+        for tool, args in (
+            ("vault_write_note", {"path": "Shared/Public/door/new.md", "body": "x\n"}),
+            ("vault_replace_in_note", {"path": "Inbox/link.md", "old_text": "zebracorn", "new_text": "x"}),
+            ("vault_delete_note", {"path": "Inbox/link.md"}),
+        ):
+            is_error, text = await call(session, tool, args)
+            assert is_error and error_code(text) == "path_forbidden", (tool, text)
+        assert "zebracorn" in (acl_vault / "Privé" / "secret.md").read_text()
+        assert not (acl_vault / "Privé" / "new.md").exists()
+
+
+def test_token_new_creates_usable_tokens(quire_bin, tmp_path):
+    import subprocess
+
+    printed = subprocess.run([str(quire_bin), "token", "new", "--identity", "claude"], capture_output=True, text=True, timeout=30)
+    assert printed.returncode == 0 and re_hex64(printed.stdout.strip())
+    target = tmp_path / "claude.token"
+    written = subprocess.run(
+        [str(quire_bin), "token", "new", "--identity", "claude", "--file", str(target)], capture_output=True, text=True, timeout=30
+    )
+    assert written.returncode == 0, written.stderr
+    assert oct(target.stat().st_mode & 0o777) == "0o600" and re_hex64(target.read_text().strip())
+    assert target.read_text().strip() not in written.stdout
+    again = subprocess.run(
+        [str(quire_bin), "token", "new", "--identity", "claude", "--file", str(target)], capture_output=True, text=True, timeout=30
+    )
+    assert again.returncode == 1
+
+
+def re_hex64(text: str) -> bool:
+    import re
+
+    return re.fullmatch(r"[0-9a-f]{64}", text) is not None
