@@ -212,10 +212,23 @@ impl Index {
 
     /// Reconciles the whole vault again (size and time first, then hashes), as at startup.
     pub fn reconcile(&self) -> Result<ReconcileStats, IndexError> {
+        self.reconcile_with(false, None)
+    }
+
+    /// Like `reconcile`; `force` parses every note again, and `progress` hears (done, total).
+    pub fn reconcile_with(
+        &self,
+        force: bool,
+        progress: Option<ProgressFn>,
+    ) -> Result<ReconcileStats, IndexError> {
         let (reply, answer) = mpsc::channel();
         self.shared
             .commands
-            .send(Command::Reconcile { reply })
+            .send(Command::Reconcile {
+                reply,
+                force,
+                progress,
+            })
             .map_err(|_| IndexError::WriterStopped)?;
         answer.recv().map_err(|_| IndexError::WriterStopped)?
     }

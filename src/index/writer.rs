@@ -44,6 +44,9 @@ pub(super) enum Command {
     },
     Reconcile {
         reply: mpsc::Sender<Result<ReconcileStats, IndexError>>,
+        /// Parse every note again, not only those whose size, time or hash changed.
+        force: bool,
+        progress: Option<ProgressFn>,
     },
 }
 
@@ -152,8 +155,21 @@ impl Writer {
                         let _ = reply.send(outcome);
                     }
                 }
-                Command::Reconcile { reply } => {
-                    let _ = reply.send(self.reconcile(None));
+                Command::Reconcile {
+                    reply,
+                    force,
+                    progress,
+                } => {
+                    let heartbeat = heartbeat.clone();
+                    let beating = move |done: usize, total: usize| {
+                        if let Some(heartbeat) = &heartbeat {
+                            heartbeat.beat();
+                        }
+                        if let Some(progress) = &progress {
+                            progress(done, total);
+                        }
+                    };
+                    let _ = reply.send(self.reconcile_with(Some(&beating), force));
                 }
             }
         }
@@ -162,6 +178,14 @@ impl Writer {
     fn reconcile(
         &mut self,
         progress: Option<&(dyn Fn(usize, usize) + Send)>,
+    ) -> Result<ReconcileStats, IndexError> {
+        self.reconcile_with(progress, false)
+    }
+
+    fn reconcile_with(
+        &mut self,
+        progress: Option<&(dyn Fn(usize, usize) + Send)>,
+        force: bool,
     ) -> Result<ReconcileStats, IndexError> {
         let started = Instant::now();
         let scanned: Vec<_> = self
@@ -176,9 +200,10 @@ impl Writer {
         let mut seen = HashSet::with_capacity(scanned.len());
         for file in &scanned {
             seen.insert(file.path.as_str());
-            let unchanged = known.get(file.path.as_str()).is_some_and(|known| {
-                known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
-            });
+            let unchanged = !force
+                && known.get(file.path.as_str()).is_some_and(|known| {
+                    known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
+                });
             if !unchanged {
                 todo.push(file);
             }
@@ -230,13 +255,13 @@ impl Writer {
             let (sender, receiver) = mpsc::sync_channel::<Loaded>(256);
             for _ in 0..workers {
                 let sender = sender.clone();
-                let (todo, known, next, vault) = (&todo, &known, &next, &vault);
+                let (todo, known, next, vault, force) = (&todo, &known, &next, &vault, force);
                 scope.spawn(move || {
                     loop {
                         let at = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = todo.get(at) else { return };
                         let known = known.get(file.path.as_str());
-                        let loaded = load(vault, &file.path, &file.fs_path, known);
+                        let loaded = load(vault, &file.path, &file.fs_path, known, force);
                         if sender.send(loaded).is_err() {
                             return;
                         }
@@ -358,7 +383,7 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
     let known = known_note(transaction, path.as_str())?;
     apply(
         transaction,
-        load(vault, &path, &resolved.fs_path, known.as_ref()),
+        load(vault, &path, &resolved.fs_path, known.as_ref(), false),
     )
 }
 
@@ -401,7 +426,7 @@ fn refresh_folder(
         if !unchanged {
             apply(
                 transaction,
-                load(vault, &file.path, &file.fs_path, known.as_ref()),
+                load(vault, &file.path, &file.fs_path, known.as_ref(), false),
             )?;
         }
     }
@@ -426,7 +451,14 @@ fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>
 }
 
 /// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.
-fn load(vault: &Vault, path: &VaultPath, fs_path: &Path, known: Option<&Known>) -> Loaded {
+/// `force` parses the note even when its hash says it is unchanged (a requested rebuild).
+fn load(
+    vault: &Vault,
+    path: &VaultPath,
+    fs_path: &Path,
+    known: Option<&Known>,
+    force: bool,
+) -> Loaded {
     let gone = || Loaded::Gone {
         path: path.to_string(),
     };
@@ -447,7 +479,7 @@ fn load(vault: &Vault, path: &VaultPath, fs_path: &Path, known: Option<&Known>) 
         return gone();
     }
     let hash = Revision::of(&bytes).to_string();
-    if known.is_some_and(|known| known.hash == hash) {
+    if !force && known.is_some_and(|known| known.hash == hash) {
         return Loaded::Same {
             path: path.to_string(),
             size: bytes.len() as i64,

@@ -815,6 +815,49 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
         })
         .await
     }
+    #[tool(
+        name = "vault_rebuild_index",
+        description = "Bring the search index in line with the vault now (the owner only). Rarely needed: the index follows every change by itself; use it after restoring a backup or when search results look stale. \
+`force: true` parses every note again. Send a progress token to receive progress notifications while it runs. \
+Returns counts of notes parsed, removed and unchanged. Errors: path_forbidden (not the owner), internal.",
+        annotations(
+            title = "Rebuild search index",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_rebuild_index(
+        &self,
+        Parameters(params): Parameters<RebuildIndexParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<RebuildIndexResult>, String> {
+        let progress = context.meta.get_progress_token().map(|token| {
+            // The writer thread reports synchronously; a task forwards to the client in order.
+            let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((done, total)) = receiver.recv().await {
+                    let mut param =
+                        rmcp::model::ProgressNotificationParam::new(token.clone(), done as f64);
+                    param.total = Some(total as f64);
+                    param.message = Some(format!("indexed {done} of {total} notes"));
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            Box::new(move |done: usize, total: usize| {
+                let _ = sender.send((done, total));
+            }) as crate::index::ProgressFn
+        });
+        let force = params.force;
+        self.run("vault_rebuild_index", move |ops, ctx| {
+            ops.rebuild_index(ctx, force, progress)
+        })
+        .await
+    }
 }
 
 fn read_mode(params: &ReadNoteParams) -> Result<ops::ReadMode, OpsError> {

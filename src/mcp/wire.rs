@@ -974,3 +974,36 @@ enum PropertyScalarSchema {
     Number(f64),
     Flag(bool),
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebuildIndexParams {
+    /// Parse every note again instead of only those whose size, time or content changed.
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RebuildIndexResult {
+    /// Notes in the vault.
+    pub notes: usize,
+    /// Notes read and parsed again.
+    pub parsed: usize,
+    /// Notes dropped from the index because they left the vault.
+    pub removed: usize,
+    /// Notes skipped because they had not changed.
+    pub unchanged: usize,
+    pub elapsed_ms: u64,
+}
+
+impl From<ops::RebuiltIndex> for RebuildIndexResult {
+    fn from(rebuilt: ops::RebuiltIndex) -> Self {
+        RebuildIndexResult {
+            notes: rebuilt.notes,
+            parsed: rebuilt.parsed,
+            removed: rebuilt.removed,
+            unchanged: rebuilt.unchanged,
+            elapsed_ms: rebuilt.elapsed_ms,
+        }
+    }
+}

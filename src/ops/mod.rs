@@ -29,8 +29,8 @@ pub use notes::{
 };
 pub use search::{
     CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
-    ListPropertyValues, RecentNotes, RecentSort, SearchByFolder, SearchByProperty, SearchByTag,
-    SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
+    ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
+    SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
 
 use std::sync::{Arc, RwLock};

@@ -851,3 +851,42 @@ mod tests {
         assert!(decode_search_cursor(&encode_offset_cursor(7)).is_err());
     }
 }
+
+/// What a client-triggered index rebuild did.
+#[derive(Debug, Clone)]
+pub struct RebuiltIndex {
+    pub notes: usize,
+    pub parsed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub elapsed_ms: u64,
+}
+
+impl Ops {
+    /// Brings the index in line with the vault now; `force` parses every note again. The owner
+    /// only: a full rebuild costs minutes on a large vault, so no agent identity may start one.
+    pub fn rebuild_index(
+        &self,
+        ctx: &Context,
+        force: bool,
+        progress: Option<crate::index::ProgressFn>,
+    ) -> Result<RebuiltIndex, OpsError> {
+        if ctx.principal != crate::acl::Principal::Owner {
+            return Err(OpsError::PathForbidden {
+                input: "/".into(),
+                reason: "only the vault owner may rebuild the index".into(),
+            });
+        }
+        let stats = self
+            .index
+            .reconcile_with(force, progress)
+            .map_err(internal)?;
+        Ok(RebuiltIndex {
+            notes: stats.notes,
+            parsed: stats.parsed,
+            removed: stats.removed,
+            unchanged: stats.unchanged,
+            elapsed_ms: u64::try_from(stats.elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+}

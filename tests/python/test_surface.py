@@ -173,3 +173,23 @@ async def test_http_needs_the_token(quire_bin: Path, vault: Path, xdg_home: Path
         assert again.token == server.token
     finally:
         again.stop()
+
+
+async def test_a_rebuild_the_client_triggers_reports_progress(session, vault: Path):
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    notes = sum(1 for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+    result = await session.call_tool("vault_rebuild_index", {"force": True}, progress_callback=on_progress)
+    assert not result.is_error, result.content
+    stats = result.structured_content
+    assert stats["notes"] == notes and stats["parsed"] == notes, stats
+    assert await wait_for(lambda: (notes, notes) in [(int(p), int(t or 0)) for p, t in seen], 5), seen
+    progresses = [p for p, _ in seen]
+    assert progresses == sorted(progresses), "progress only grows"
+    # Without force only what changed is parsed.
+    (vault / "Inbox" / "Fresh.md").write_text("fresh\n")
+    again = await session.call_tool("vault_rebuild_index", {})
+    assert again.structured_content["parsed"] <= 1, again.structured_content

@@ -177,6 +177,8 @@ async def test_a_hung_index_writer_stops_the_watchdog(faults_bin, vault, xdg_hom
                         group.cancel_scope.cancel()
                 assert "the index writer hangs now" in err_log.read_text()
                 await anyio.sleep(1.0)
+                # Drain pings the socket buffered while we waited, then listen afresh.
+                await anyio.to_thread.run_sync(lambda: notify.collect(0.3))
                 notify.messages.clear()
                 await anyio.to_thread.run_sync(lambda: notify.collect(2))
                 assert "WATCHDOG=1" not in notify.messages, "pings continued with a hung writer"
