@@ -107,7 +107,7 @@ pkgs.testers.runNixOSTest {
             "--data-urlencode redirect_uri=http://127.0.0.1:9/callback "
             f"--data-urlencode code_challenge={challenge} --data-urlencode code_challenge_method=S256 "
             f"--data-urlencode resource=http://notes.test/mcp --data-urlencode state=xyz "
-            "--data-urlencode owner_token=${claudeToken}"
+            "--data-urlencode decision=allow --data-urlencode token=${claudeToken}"
         ).strip()
         assert "state=xyz" in location, location
         code = [part.split("=", 1)[1] for part in location.split("?", 1)[1].split("&") if part.startswith("code=")][0]
