@@ -93,7 +93,8 @@ let
       example = "Europe/Berlin";
       description = ''
         The zone that decides "today" (daily notes, done dates, recurrence); null uses the system's.
-        Rendered as `[time] timezone`.
+        Rendered as `[time] timezone`. Upcoming: this Quire does not accept `[time]` yet, so setting
+        it fails the build's `quire check-config` until daily notes and tasks land.
       '';
     };
 
