@@ -344,23 +344,14 @@ impl Ops {
     }
 
     pub fn recent_notes(&self, ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
-        let limit = check_limit(request.limit)?;
-        let mut filter = NoteFilter {
-            folder: self.check_folder(ctx, request.folder.as_deref())?,
-            ..NoteFilter::default()
-        };
-        if self.policy().has_rules_for(&ctx.principal) {
-            let visibility = self.visibility(ctx);
-            let mut paths = self.index.note_paths(&filter).map_err(internal)?;
-            paths.retain(|path| visibility.shows(path));
-            filter.only_paths = Some(paths);
-        }
-        let offset = request
-            .cursor
-            .as_deref()
-            .map(decode_offset_cursor)
-            .transpose()?
-            .unwrap_or(0);
+        let (filter, offset, limit) = self.count_request(
+            ctx,
+            &CountList {
+                folder: request.folder.clone(),
+                limit: request.limit,
+                cursor: request.cursor.clone(),
+            },
+        )?;
         let order = match request.sort_by {
             RecentSort::Modified => RecentOrder::Modified,
             RecentSort::Created => RecentOrder::Created,
@@ -466,6 +457,8 @@ impl Ops {
         })
     }
 
+    /// The filter, offset and page size of a paged request, restricted to the notes the caller
+    /// may see: counts, recent notes and the orientation vocabulary all page through this.
     pub(super) fn count_request(
         &self,
         ctx: &Context,
