@@ -330,16 +330,7 @@ impl Writer {
         let mut statement = self
             .connection
             .prepare("SELECT path, size, mtime, hash FROM notes")?;
-        let rows = statement.query_map([], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                Known {
-                    size: row.get(1)?,
-                    mtime: row.get(2)?,
-                    hash: row.get(3)?,
-                },
-            ))
-        })?;
+        let rows = statement.query_map([], known_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
@@ -403,16 +394,7 @@ fn refresh_folder(
         let mut statement = transaction.prepare_cached(
             "SELECT path, size, mtime, hash FROM notes WHERE path > ?1 AND path < ?2",
         )?;
-        let rows = statement.query_map(params![low, high], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                Known {
-                    size: row.get(1)?,
-                    mtime: row.get(2)?,
-                    hash: row.get(3)?,
-                },
-            ))
-        })?;
+        let rows = statement.query_map(params![low, high], known_row)?;
         for row in rows {
             let (path, known) = row?;
             indexed.insert(path, known);
@@ -451,6 +433,18 @@ fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>
 }
 
 /// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.
+/// One row of `SELECT path, size, mtime, hash FROM notes ...`.
+fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
+    Ok((
+        row.get::<_, String>(0)?,
+        Known {
+            size: row.get(1)?,
+            mtime: row.get(2)?,
+            hash: row.get(3)?,
+        },
+    ))
+}
+
 /// `force` parses the note even when its hash says it is unchanged (a requested rebuild).
 fn load(
     vault: &Vault,
