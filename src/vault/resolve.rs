@@ -108,16 +108,21 @@ fn check_inside(root: &Path, target: &Path, path: &VaultPath) -> Result<(), Vaul
             path: path.to_string(),
         });
     };
-    let hidden = inside.components().any(|component| match component {
-        Component::Normal(name) => name.to_string_lossy().starts_with('.'),
-        _ => true,
-    });
-    if hidden {
+    if has_hidden_segment(inside) {
         return Err(VaultError::HiddenTarget {
             path: path.to_string(),
         });
     }
     Ok(())
+}
+
+/// True when a vault-relative path has a dot-prefixed (or non-plain) segment: such places are
+/// never reachable through Quire, whether named directly or reached through a link.
+pub(super) fn has_hidden_segment(inside: &Path) -> bool {
+    inside.components().any(|component| match component {
+        Component::Normal(name) => name.as_encoded_bytes().first() == Some(&b'.'),
+        _ => true,
+    })
 }
 
 fn io_error(path: &VaultPath, source: io::Error) -> VaultError {

@@ -5,7 +5,7 @@
 //! inside the vault; symlinked folders are not descended, so a scan can neither leave the vault nor
 //! loop.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use unicode_normalization::UnicodeNormalization;
@@ -114,11 +114,7 @@ fn is_hidden(name: &std::ffi::OsStr) -> bool {
 fn visible_target(root: &Path, link: &Path) -> Option<std::fs::Metadata> {
     let target = link.canonicalize().ok()?;
     let inside = target.strip_prefix(root).ok()?;
-    let hidden = inside.components().any(|component| match component {
-        Component::Normal(name) => is_hidden(name),
-        _ => true,
-    });
-    if hidden {
+    if resolve::has_hidden_segment(inside) {
         return None;
     }
     let metadata = std::fs::metadata(&target).ok()?;
