@@ -55,7 +55,7 @@ pub struct Features {
 
 /// The tool names a configuration may mention, for validating `disabled_tools` at startup.
 pub fn tool_names() -> Vec<String> {
-    QuireServer::tool_router()
+    QuireServer::all_tools()
         .list_all()
         .into_iter()
         .map(|tool| tool.name.to_string())
@@ -103,7 +103,7 @@ pub struct QuireServer {
 impl QuireServer {
     pub fn new(shared: Arc<Shared>) -> QuireServer {
         let instructions = instructions(&shared.ops);
-        let mut tool_router = Self::tool_router();
+        let mut tool_router = Self::all_tools();
         let removed: HashSet<String> = tool_router
             .list_all()
             .into_iter()
@@ -128,6 +128,12 @@ impl QuireServer {
             log_level: Arc::new(logging::ClientLogLevel::default()),
             tool_router,
         }
+    }
+
+    /// Every tool Quire has. Each area keeps its tools in its own `#[tool_router(router = ...)]`
+    /// block (its own file), so adding an area touches only this sum.
+    fn all_tools() -> ToolRouter<QuireServer> {
+        Self::tool_router()
     }
 
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.
