@@ -72,6 +72,23 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
     if let Some(credentials) = std::env::var_os("CREDENTIALS_DIRECTORY") {
         read_only.push(PathBuf::from(credentials));
     }
+    let mut connect_ports = Vec::new();
+    if config.fetches_client_metadata(!binds_itself) {
+        // Client ID Metadata Documents: https on its default port (the fetcher refuses others),
+        // and DNS over TCP for answers too long for UDP. Name resolution and the CA store need
+        // their files (on NixOS these are links into /nix/store, which is readable anyway).
+        connect_ports.extend([443, 53]);
+        connect_ports.extend(config.oauth.test_loopback_port);
+        read_only.extend(
+            OUTBOUND_HTTPS_FILES
+                .iter()
+                .map(PathBuf::from)
+                .filter(|path| path.exists()),
+        );
+        for variable in ["SSL_CERT_FILE", "SSL_CERT_DIR"] {
+            read_only.extend(std::env::var_os(variable).map(PathBuf::from));
+        }
+    }
     SandboxPlan {
         mode: match config.sandbox {
             Sandbox::Required => SandboxMode::Required,
@@ -85,8 +102,23 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
             .as_ref()
             .filter(|_| binds_itself)
             .map(|http| http.listen.port()),
+        connect_ports,
     }
 }
+
+/// What resolving a host name and checking a server certificate read, on Debian-like systems
+/// (glibc's resolver and NSS configuration, the CA store) and with systemd-resolved.
+const OUTBOUND_HTTPS_FILES: &[&str] = &[
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/ssl",
+    "/etc/pki",
+    "/etc/ca-certificates",
+    "/run/systemd/resolve",
+];
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM.
@@ -238,8 +270,21 @@ async fn serve_http(
             &config.state_dir,
             &settings.base_url(),
             tokens.clone(),
+            config
+                .oauth
+                .client_id_metadata_documents
+                .then_some(crate::http::oauth::CimdSettings {
+                    test_loopback_port: config.oauth.test_loopback_port,
+                }),
         )
         .context("cannot open the OAuth state (oauth.db and its key)")?;
+        if let Some(port) = config.oauth.test_loopback_port {
+            tracing::warn!(
+                port,
+                "{} is set: Client ID Metadata Documents may come from loopback addresses (tests only)",
+                crate::config::CIMD_TEST_PORT_VARIABLE
+            );
+        }
         let oauth = Arc::new(oauth);
         tokio::spawn(sweep_oauth(Arc::clone(&oauth)));
         settings.oauth = Some(oauth);

@@ -36,6 +36,14 @@ struct RawConfig {
     acl: RawAcl,
     #[serde(default, rename = "identity")]
     identities: Vec<RawIdentity>,
+    #[serde(default)]
+    oauth: RawOAuth,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOAuth {
+    client_id_metadata_documents: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -190,6 +198,21 @@ pub struct Config {
     pub disabled_tools: Vec<String>,
     pub sandbox: Sandbox,
     pub access: Access,
+    pub oauth: OAuthConfig,
+}
+
+/// The test-only variable that lets Client ID Metadata Documents come from this machine.
+pub const CIMD_TEST_PORT_VARIABLE: &str = "QUIRE_TEST_CIMD_LOOPBACK_PORT";
+
+/// `[oauth]`: how the authorization server (on when identities are configured) accepts clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// Accept https URLs as client IDs and fetch their Client ID Metadata Documents (outbound
+    /// HTTPS, so the sandbox allows connecting to port 443). On by default.
+    pub client_id_metadata_documents: bool,
+    /// Tests only (`QUIRE_TEST_CIMD_LOOPBACK_PORT`): documents may also come from loopback
+    /// addresses on this port, which the SSRF guard otherwise refuses.
+    pub test_loopback_port: Option<u16>,
 }
 
 /// How strictly to confine the process with landlock (`sandbox = "..."`).
@@ -347,8 +370,26 @@ impl Config {
             }
         }
         let access = access(&raw.acl, &raw.identities, &file_dir, env)?;
+        let test_loopback_port = match env.variables.get(CIMD_TEST_PORT_VARIABLE) {
+            None => None,
+            Some(value) => Some(
+                value
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|port| *port != 0)
+                    .ok_or_else(|| ConfigError::Access {
+                        key: CIMD_TEST_PORT_VARIABLE.into(),
+                        message: format!("{value:?} is not a TCP port"),
+                    })?,
+            ),
+        };
+        let oauth = OAuthConfig {
+            client_id_metadata_documents: raw.oauth.client_id_metadata_documents.unwrap_or(true),
+            test_loopback_port,
+        };
         Ok(Config {
             access,
+            oauth,
             http,
             read_only: raw.features.read_only,
             sandbox,
@@ -362,6 +403,18 @@ impl Config {
             index,
             max_note_bytes,
         })
+    }
+
+    /// Whether this configuration serves OAuth (HTTP with auth and identities) and fetches Client
+    /// ID Metadata Documents, and so needs outbound HTTPS. `socket_activated`: systemd passed a
+    /// listening socket, which means HTTP (with auth) even without `http.listen`.
+    pub fn fetches_client_metadata(&self, socket_activated: bool) -> bool {
+        self.oauth.client_id_metadata_documents
+            && self.access.has_identities
+            && self
+                .http
+                .as_ref()
+                .map_or(socket_activated, |http| http.auth)
     }
 
     /// The vault's folder name, shown to clients and used to name the state directory.

@@ -2,8 +2,9 @@
 //!
 //! Quire may then read and write only the vault (read only when `read_only`), the state directory
 //! and the index, and read only its config file, systemd credentials and the system's libraries;
-//! with a kernel that supports it, it may bind only its own port and connect nowhere. A path outside
-//! these fails with a permission error inside Quire (a tool error), never a crash.
+//! with a kernel that supports it, it may bind only its own port and connect only to the ports of
+//! the plan (443 and 53 while OAuth Client ID Metadata Documents are fetched, else none). A path
+//! outside these fails with a permission error inside Quire (a tool error), never a crash.
 
 use std::path::PathBuf;
 
@@ -46,6 +47,8 @@ pub struct SandboxPlan {
     pub read_only: Vec<PathBuf>,
     /// A TCP port Quire binds itself (none under socket activation).
     pub bind_port: Option<u16>,
+    /// TCP ports Quire may connect to (outbound HTTPS for Client ID Metadata Documents).
+    pub connect_ports: Vec<u16>,
 }
 
 /// What was enforced, for the log and `quire doctor`.
@@ -118,6 +121,9 @@ fn restrict(plan: &SandboxPlan) -> Result<RulesetStatus, landlock::RulesetError>
         .add_rules(path_beneath_rules(system, fs_read))?;
     if let Some(port) = plan.bind_port {
         ruleset = ruleset.add_rule(NetPort::new(port, AccessNet::BindTcp))?;
+    }
+    for port in &plan.connect_ports {
+        ruleset = ruleset.add_rule(NetPort::new(*port, AccessNet::ConnectTcp))?;
     }
     Ok(ruleset.restrict_self()?.ruleset)
 }

@@ -67,6 +67,7 @@ fn child(dir: &Path) {
         read_write: vec![vault.clone(), state.clone()],
         read_only: Vec::new(),
         bind_port: None,
+        connect_ports: Vec::new(),
     })
     .expect("best effort never fails");
     if report != SandboxReport::FullyEnforced {

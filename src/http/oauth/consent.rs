@@ -87,11 +87,23 @@ pub fn form(
         .map(|message| format!("<p class=\"error\">{}</p>", escape(message)))
         .unwrap_or_default();
     let redirect = params.redirect_uri.as_deref().unwrap_or_default();
+    // A Client ID Metadata Document client names itself; the host serving the document is what
+    // actually vouches for it, so the owner sees that too.
+    let vouched = client
+        .document_host
+        .as_deref()
+        .map(|host| {
+            format!(
+                "<p>Its description comes from <strong>{}</strong>; connect it only if you trust that site.</p>",
+                escape(host)
+            )
+        })
+        .unwrap_or_default();
     page(
         status,
         format!(
             "<h1>Connect {name} to your vault?</h1>\
-<p><strong>{name}</strong> wants to use this Quire server. It will be sent back to <code>{redirect}</code>.</p>\
+<p><strong>{name}</strong> wants to use this Quire server. It will be sent back to <code>{redirect}</code>.</p>{vouched}\
 <p>Paste the token of the identity it should act as; it gets exactly that identity's folders.</p>{error}\
 <form method=\"post\" action=\"authorize\">{hidden}\
 <label for=\"token\">Identity token</label><input type=\"password\" id=\"token\" name=\"token\" autocomplete=\"off\" required>\

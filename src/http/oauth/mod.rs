@@ -3,12 +3,13 @@
 //! PKCE S256 only, a consent page where the owner pastes an identity's token (binding the grant to
 //! that identity and so to its ACL), JWT access tokens bound to `public_url` as issuer and `/mcp`
 //! as audience (RFC 8707 `resource` checked), `iss` in the authorization response (RFC 9207),
-//! refresh tokens rotated on use with reuse revoking the grant, revocation (RFC 7009), and rate
-//! limits on every endpoint.
+//! refresh tokens rotated on use with reuse revoking the grant, revocation (RFC 7009), rate
+//! limits on every endpoint, and Client ID Metadata Documents (`cimd.rs`) when enabled.
 //!
 //! Nothing here redirects to a URI that is not registered for the client, byte for byte (ports
 //! of loopback URIs excepted, RFC 8252); every other failure before that check is an HTML page.
 
+mod cimd;
 mod consent;
 mod store;
 mod tokens;
@@ -35,6 +36,8 @@ use url::Url;
 
 use super::auth::IdentityTokens;
 use super::token::{TokenError, load_or_create_secret};
+pub use cimd::CimdSettings;
+use cimd::{CimdError, MetadataFetcher, is_url_client_id};
 pub use store::StoreError;
 use store::{Client, CodeGrant, GrantInfo, Redeemed, Refreshed, Store};
 pub use tokens::AccessClaims;
@@ -57,6 +60,8 @@ pub enum OAuthError {
     Store(#[from] StoreError),
     #[error("the OAuth key is not usable: {0}")]
     Jwt(#[from] jsonwebtoken::errors::Error),
+    #[error("cannot set up the HTTPS client for Client ID Metadata Documents: {0}")]
+    Fetcher(#[from] reqwest::Error),
 }
 
 /// Everything the OAuth endpoints and the bearer check share.
@@ -67,6 +72,8 @@ pub struct OAuthState {
     keys: tokens::Keys,
     identities: IdentityTokens,
     limiter: DefaultKeyedRateLimiter<IpAddr>,
+    /// Set when Client ID Metadata Documents are accepted (`[oauth] client_id_metadata_documents`).
+    documents: Option<MetadataFetcher>,
 }
 
 impl std::fmt::Debug for OAuthState {
@@ -89,11 +96,13 @@ fn random_token() -> String {
 
 impl OAuthState {
     /// Opens `oauth.db` and the key in `state_dir`. `base_url` is the issuer; `/mcp` under it is
-    /// the one resource (audience) tokens are issued for.
+    /// the one resource (audience) tokens are issued for. With `documents`, https URLs are
+    /// accepted as client IDs (Client ID Metadata Documents).
     pub fn open(
         state_dir: &Path,
         base_url: &str,
         identities: IdentityTokens,
+        documents: Option<CimdSettings>,
     ) -> Result<OAuthState, OAuthError> {
         let (secret, _) = load_or_create_secret(state_dir, "oauth-key")?;
         // One secret, two purposes, separated by hashing with distinct labels.
@@ -108,6 +117,7 @@ impl OAuthState {
             keys: tokens::Keys::new(&derive("jwt-signing"))?,
             identities,
             limiter: RateLimiter::keyed(quota),
+            documents: documents.map(MetadataFetcher::new).transpose()?,
         })
     }
 
@@ -125,6 +135,7 @@ impl OAuthState {
             "token_endpoint_auth_methods_supported": ["none"],
             "revocation_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": self.documents.is_some(),
             "scopes_supported": ["vault"],
         })
     }
@@ -383,6 +394,7 @@ async fn register(
         client_id: random_token(),
         client_name,
         redirect_uris: request.redirect_uris,
+        document_host: None,
     };
     let issued_at = now();
     let store = Arc::clone(&state.store);
@@ -468,18 +480,32 @@ async fn check_client(
         .filter(|id| !id.is_empty() && id.len() <= MAX_FIELD_CHARS)
         .ok_or_else(|| page("The request has no client_id. Start again from your MCP client."))?;
     let store = Arc::clone(&state.store);
-    let client = match tokio::task::spawn_blocking(move || store.client(&client_id)).await {
-        Ok(Ok(Some(client))) => client,
-        Ok(Ok(None)) => {
-            return Err(page(
-                "This client is not registered with Quire (or its registration expired). Start again from your MCP client.",
-            ));
+    let client = if is_url_client_id(&client_id) {
+        let fetched = match &state.documents {
+            Some(documents) => documents.client(&client_id).await,
+            None => Err(CimdError::Disabled),
+        };
+        match fetched {
+            Ok(client) => client,
+            Err(error) => {
+                tracing::warn!(%client_id, %error, "a Client ID Metadata Document was refused");
+                return Err(page(&error.to_string()));
+            }
         }
-        _ => {
-            return Err(AuthorizeError::Page(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Quire could not read its OAuth database; see the server log.".into(),
-            ));
+    } else {
+        match tokio::task::spawn_blocking(move || store.client(&client_id)).await {
+            Ok(Ok(Some(client))) => client,
+            Ok(Ok(None)) => {
+                return Err(page(
+                    "This client is not registered with Quire (or its registration expired). Start again from your MCP client.",
+                ));
+            }
+            _ => {
+                return Err(AuthorizeError::Page(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Quire could not read its OAuth database; see the server log.".into(),
+                ));
+            }
         }
     };
     let redirect_uri = params.redirect_uri.clone().ok_or_else(|| {
@@ -716,6 +742,13 @@ async fn token(
             "client_id is required",
         );
     };
+    if is_url_client_id(&client_id) && state.documents.is_none() {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "Client ID Metadata Documents are turned off on this server ([oauth] client_id_metadata_documents)",
+        );
+    }
     if let Some(resource) = request.resource.as_deref()
         && !resource_matches(&state, resource)
     {
@@ -943,6 +976,7 @@ mod tests {
             client_id: "c".into(),
             client_name: None,
             redirect_uris: vec!["https://a.example/cb".into()],
+            document_host: None,
         };
         store.register(&client, 0).expect("register");
         let grant = CodeGrant {

@@ -59,6 +59,9 @@ pub struct Client {
     pub client_id: String,
     pub client_name: Option<String>,
     pub redirect_uris: Vec<String>,
+    /// For a Client ID Metadata Document client, the host that vouches for it (shown on the
+    /// consent page); never stored, as those clients are fetched, not registered.
+    pub document_host: Option<String>,
 }
 
 /// What an authorization code was issued for.
@@ -165,6 +168,7 @@ impl Store {
             client_id: client_id.to_string(),
             client_name,
             redirect_uris: serde_json::from_str(&uris).unwrap_or_default(),
+            document_host: None,
         }))
     }
 
