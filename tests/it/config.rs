@@ -342,3 +342,74 @@ fn identity_tokens_are_long_unique_and_a_missing_one_disables_its_identity() {
     .to_string();
     assert!(error.contains("identity[1].name"), "{error}");
 }
+
+#[test]
+fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() {
+    let setup = Setup::new();
+    let mut env = setup.env();
+    env.variables.insert("A_TOKEN".into(), LONG_TOKEN.into());
+    let load = |extra: &str, env: &Environment| {
+        std::fs::write(
+            setup.path("quire.toml"),
+            format!(
+                "[vault]\npath = \"Notes\"\n[http]\nlisten = \"127.0.0.1:8787\"\n[[identity]]\nname = \"a\"\ntoken_env = \"A_TOKEN\"\n{extra}"
+            ),
+        )
+        .expect("write config");
+        Config::load(
+            &Overrides {
+                config: Some(PathBuf::from("quire.toml")),
+                ..Overrides::default()
+            },
+            env,
+            &tools(),
+        )
+    };
+    let on = load("", &env).expect("default");
+    assert!(on.oauth.client_id_metadata_documents);
+    assert_eq!(on.oauth.test_loopback_port, None);
+    let plan = quire::app::sandbox_plan(&on, true);
+    assert_eq!(plan.connect_ports, vec![443, 53]);
+    assert!(
+        plan.read_only
+            .iter()
+            .any(|p| p == Path::new("/etc/resolv.conf") || p == Path::new("/etc/hosts"))
+            || !Path::new("/etc/hosts").exists(),
+        "name resolution files are readable: {:?}",
+        plan.read_only
+    );
+
+    let off = load("[oauth]\nclient_id_metadata_documents = false\n", &env).expect("off");
+    assert!(!off.oauth.client_id_metadata_documents);
+    let plan = quire::app::sandbox_plan(&off, true);
+    assert!(plan.connect_ports.is_empty(), "{:?}", plan.connect_ports);
+    assert!(!plan.read_only.iter().any(|p| p.starts_with("/etc")));
+
+    // Without identities there is no OAuth server, so nothing is fetched either.
+    let plain = setup.load_file("[vault]\npath = \"Notes\"\n[http]\nlisten = \"127.0.0.1:8787\"\n");
+    let plan = quire::app::sandbox_plan(&plain.expect("plain"), true);
+    assert!(plan.connect_ports.is_empty());
+
+    // The test-only escape hatch adds exactly its port.
+    env.variables
+        .insert("QUIRE_TEST_CIMD_LOOPBACK_PORT".into(), "8443".into());
+    let hatch = load("", &env).expect("hatch");
+    assert_eq!(hatch.oauth.test_loopback_port, Some(8443));
+    assert_eq!(
+        quire::app::sandbox_plan(&hatch, true).connect_ports,
+        vec![443, 53, 8443]
+    );
+    env.variables
+        .insert("QUIRE_TEST_CIMD_LOOPBACK_PORT".into(), "https".into());
+    let error = load("", &env).expect_err("not a port").to_string();
+    assert!(error.contains("QUIRE_TEST_CIMD_LOOPBACK_PORT"), "{error}");
+
+    check_error(
+        "[vault]\npath = \"Notes\"\n[oauth]\nclient_id_metadata_document = true\n",
+        &["client_id_metadata_document"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[oauth]\nclient_id_metadata_documents = \"yes\"\n",
+        &["client_id_metadata_documents"],
+    );
+}

@@ -167,3 +167,33 @@ async fn protected_resource_metadata_names_the_endpoint() {
     let json: serde_json::Value = serde_json::from_str(&body).expect("json");
     assert_eq!(json["resource"], "http://127.0.0.1:8787/mcp");
 }
+
+#[test]
+fn authorization_server_metadata_says_whether_client_id_metadata_documents_are_accepted() {
+    use quire::http::IdentityTokens;
+    use quire::http::oauth::{CimdSettings, OAuthState};
+    for (documents, supported) in [
+        (
+            Some(CimdSettings {
+                test_loopback_port: None,
+            }),
+            true,
+        ),
+        (None, false),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = OAuthState::open(
+            dir.path(),
+            "https://notes.example",
+            IdentityTokens::new(Vec::new()),
+            documents,
+        )
+        .expect("open");
+        let metadata = state.metadata();
+        assert_eq!(
+            metadata["client_id_metadata_document_supported"],
+            serde_json::Value::Bool(supported)
+        );
+        assert_eq!(metadata["issuer"], "https://notes.example");
+    }
+}

@@ -62,12 +62,17 @@ fn child(dir: &Path) {
     stray_index.wait_ready().expect("reconcile");
     let stray = Ops::new(stray_vault, stray_index);
 
+    // Two listeners made before the sandbox: the plan lets Quire connect to one port only (as it
+    // allows 443 for Client ID Metadata Documents).
+    let allowed = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let refused = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = |listener: &std::net::TcpListener| listener.local_addr().expect("addr").port();
     let report = apply_sandbox(&SandboxPlan {
         mode: SandboxMode::BestEffort,
         read_write: vec![vault.clone(), state.clone()],
         read_only: Vec::new(),
         bind_port: None,
-        connect_ports: Vec::new(),
+        connect_ports: vec![port(&allowed)],
     })
     .expect("best effort never fails");
     if report != SandboxReport::FullyEnforced {
@@ -88,6 +93,10 @@ fn child(dir: &Path) {
         "no writes outside"
     );
     assert!(std::fs::read("/etc/hostname").is_err() || !Path::new("/etc/hostname").exists());
+    std::net::TcpStream::connect(("127.0.0.1", port(&allowed))).expect("the planned port");
+    let denied = std::net::TcpStream::connect(("127.0.0.1", port(&refused)))
+        .expect_err("any other port is refused");
+    assert_eq!(denied.kind(), std::io::ErrorKind::PermissionDenied);
 
     // Through Quire: a tool error with the stable code, not a crash.
     let error = stray
