@@ -73,6 +73,10 @@ class OAuthClient:
         page = await self.http.get(f"{self.base}/oauth/authorize", params=params)
         assert page.status_code == 200, page.text
         assert page.headers["x-frame-options"] == "DENY"
+        # The form posts to Quire, whose answer redirects to the client: browsers that apply
+        # form-action to that redirect (Chromium) must be allowed to follow it, and nothing else.
+        redirect = urlparse(params["redirect_uri"])
+        assert f"form-action 'self' {redirect.scheme}://{redirect.netloc};" in page.headers["content-security-policy"]
         form = Inputs()
         form.feed(page.text)
         fields = form.fields | {"token": token, "decision": decision}

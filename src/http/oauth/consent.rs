@@ -23,7 +23,10 @@ fn escape(text: &str) -> String {
     out
 }
 
-fn page(status: StatusCode, body: String) -> Response {
+/// `redirect_origin`: the origin of the client's (verified) redirect URI. Browsers that enforce
+/// `form-action` on the redirect after a form POST (Chromium does) would otherwise block Quire's
+/// answer to the consent form, which is a redirect to the client.
+fn page(status: StatusCode, body: String, redirect_origin: Option<&str>) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Quire: connect a client</title>\
 <style>body{{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;line-height:1.5}}input[type=password]{{width:100%;padding:.4rem}}button{{padding:.4rem 1rem;margin:.8rem .5rem 0 0}}.error{{color:#a00}}</style></head><body>{body}</body></html>"
@@ -31,9 +34,18 @@ fn page(status: StatusCode, body: String) -> Response {
     let mut response = (status, Html(html)).into_response();
     let headers = response.headers_mut();
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    let form_action = match redirect_origin {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_string(),
+    };
+    let policy = format!(
+        "default-src 'none'; style-src 'unsafe-inline'; form-action {form_action}; frame-ancestors 'none'"
+    );
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"),
+        HeaderValue::from_str(&policy).unwrap_or_else(|_| {
+            HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+        }),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -50,6 +62,7 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
             "<h1>Cannot connect this client</h1><p class=\"error\">{}</p>",
             escape(message)
         ),
+        None,
     )
 }
 
@@ -87,6 +100,13 @@ pub fn form(
         .map(|message| format!("<p class=\"error\">{}</p>", escape(message)))
         .unwrap_or_default();
     let redirect = params.redirect_uri.as_deref().unwrap_or_default();
+    // Only an http(s) origin (scheme, host and port, nothing a header or policy could be split
+    // on); the redirect URI was checked against the client's registration before this page.
+    let redirect_origin = url::Url::parse(redirect)
+        .ok()
+        .map(|url| url.origin())
+        .filter(url::Origin::is_tuple)
+        .map(|origin| origin.ascii_serialization());
     // A Client ID Metadata Document client names itself; the host serving the document is what
     // actually vouches for it, so the owner sees that too.
     let vouched = client
@@ -112,5 +132,6 @@ pub fn form(
             name = escape(name),
             redirect = escape(redirect),
         ),
+        redirect_origin.as_deref(),
     )
 }
