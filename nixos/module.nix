@@ -152,12 +152,25 @@ let
         /run/credentials/<unit>.service/<name>.
       '';
     };
+    oauth.clientIdMetadataDocuments = mkOption {
+      type = types.bool;
+      default = true;
+      description = ''
+        Accept https URLs as OAuth client IDs (Client ID Metadata Documents: how claude.ai and other
+        MCP clients identify themselves without registering), fetching each document over outbound
+        HTTPS. Rendered as `[oauth] client_id_metadata_documents`. The OAuth server exists only with
+        identities; then this also turns `outboundNetwork` on. Off, such clients are refused and
+        only clients that register themselves can connect.
+      '';
+    };
     outboundNetwork = mkOption {
       type = types.bool;
-      default = false;
+      default = self.oauth.clientIdMetadataDocuments && self.identities != { };
+      defaultText = lib.literalExpression "${optionPath}.oauth.clientIdMetadataDocuments && ${optionPath}.identities != { }";
       description = ''
-        Let Quire open outbound connections (OAuth Client ID Metadata Documents are fetched over
-        https). Off, the service runs with PrivateNetwork=true and only serves its socket.
+        Let Quire open outbound connections (Client ID Metadata Documents are fetched over https;
+        Quire itself connects only to port 443 of public addresses, enforced with landlock). Off,
+        the service runs with PrivateNetwork=true and only serves its socket.
       '';
     };
 
@@ -371,6 +384,7 @@ let
           read_only = instance.readOnly;
           disabled_tools = instance.disabledTools;
         };
+        oauth.client_id_metadata_documents = instance.oauth.clientIdMetadataDocuments;
       }
     // lib.optionalAttrs (instance.acl.alwaysDeny != [ ]) {
       acl.always_deny = instance.acl.alwaysDeny;
@@ -739,7 +753,10 @@ in
       warnings = lib.concatMap
         (instance: lib.optional
           (instance.proxy.enable && !instance.proxy.acme && (publicUrlParts instance).scheme or "" == "https")
-          "${instance.optionPath}.publicUrl is https but proxy.acme is off: the proxy serves plain HTTP, so TLS must end in front of it.")
+          "${instance.optionPath}.publicUrl is https but proxy.acme is off: the proxy serves plain HTTP, so TLS must end in front of it."
+        ++ lib.optional
+          (instance.oauth.clientIdMetadataDocuments && instance.identities != { } && !instance.outboundNetwork)
+          "${instance.optionPath}.oauth.clientIdMetadataDocuments is on but outboundNetwork is off: clients that identify themselves by URL (claude.ai) cannot connect. Turn outboundNetwork on, or clientIdMetadataDocuments off.")
         allInstances;
 
       networking.firewall.allowedTCPPorts = lib.mkIf
