@@ -530,6 +530,25 @@ pub fn describe(config: &Config) -> String {
             config.disabled_tools.join(", ")
         },
     ) + &describe_access(&config.access)
+        + &format!("  oauth:          {}\n", describe_oauth(config, false))
+}
+
+/// Whether the OAuth server runs and whether it accepts Client ID Metadata Documents (and so
+/// makes outbound HTTPS requests). `socket_activated`: as for `Config::fetches_client_metadata`.
+fn describe_oauth(config: &Config, socket_activated: bool) -> String {
+    let serves_http_with_auth = config
+        .http
+        .as_ref()
+        .map_or(socket_activated, |http| http.auth);
+    if !config.access.has_identities || !serves_http_with_auth {
+        "off (it needs HTTP with auth and at least one identity to bind grants to)".into()
+    } else if config.fetches_client_metadata(socket_activated) {
+        "on; Client ID Metadata Documents accepted (outbound HTTPS to port 443 of public addresses)"
+            .into()
+    } else {
+        "on; Client ID Metadata Documents refused ([oauth] client_id_metadata_documents = false), only registered clients"
+            .into()
+    }
 }
 
 fn describe_access(access: &crate::config::Access) -> String {
@@ -624,6 +643,10 @@ pub fn doctor(config: &Config) -> String {
     lines.push(
         "semantic search: off (no embedding model is configured; search is keyword-only)".into(),
     );
+    lines.push(format!(
+        "oauth:           {}",
+        describe_oauth(config, config.http.is_none())
+    ));
     let plan = sandbox_plan(config, config.http.is_some());
     let sandbox = match crate::systemd::apply_sandbox(&plan) {
         Ok(report) => report.to_string(),

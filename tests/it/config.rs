@@ -379,7 +379,18 @@ fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() 
         plan.read_only
     );
 
+    assert!(
+        quire::app::describe(&on)
+            .contains("oauth:          on; Client ID Metadata Documents accepted"),
+        "{}",
+        quire::app::describe(&on)
+    );
     let off = load("[oauth]\nclient_id_metadata_documents = false\n", &env).expect("off");
+    assert!(
+        quire::app::describe(&off).contains("Client ID Metadata Documents refused"),
+        "{}",
+        quire::app::describe(&off)
+    );
     assert!(!off.oauth.client_id_metadata_documents);
     let plan = quire::app::sandbox_plan(&off, true);
     assert!(plan.connect_ports.is_empty(), "{:?}", plan.connect_ports);
@@ -387,7 +398,9 @@ fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() 
 
     // Without identities there is no OAuth server, so nothing is fetched either.
     let plain = setup.load_file("[vault]\npath = \"Notes\"\n[http]\nlisten = \"127.0.0.1:8787\"\n");
-    let plan = quire::app::sandbox_plan(&plain.expect("plain"), true);
+    let plain = plain.expect("plain");
+    assert!(quire::app::describe(&plain).contains("oauth:          off"));
+    let plan = quire::app::sandbox_plan(&plain, true);
     assert!(plan.connect_ports.is_empty());
 
     // The test-only escape hatch adds exactly its port.
