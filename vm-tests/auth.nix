@@ -90,6 +90,9 @@ pkgs.testers.runNixOSTest {
         issuer = resource["authorization_servers"][0]
         metadata = json.loads(client.succeed(f"curl -sf {issuer}/.well-known/oauth-authorization-server"))
         assert "S256" in metadata["code_challenge_methods_supported"], metadata
+        # On by default; with identities the module then gives the service outbound network.
+        assert metadata["client_id_metadata_document_supported"] is True, metadata
+        assert server.succeed("systemctl show quire.service -p PrivateNetwork --value").strip() == "no"
         client_id = json.loads(client.succeed(
             f"curl -sf -X POST -H 'Content-Type: application/json' {metadata['registration_endpoint']} "
             "-d '{\"client_name\":\"vm-test\",\"redirect_uris\":[\"http://127.0.0.1:9/callback\"],"
