@@ -72,6 +72,11 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
     if let Some(credentials) = std::env::var_os("CREDENTIALS_DIRECTORY") {
         read_only.push(PathBuf::from(credentials));
     }
+    // A time zone database named by `$TZDIR` (NixOS sets it for services) stays readable, so
+    // zones resolve on a config reload as they did at start.
+    if let Some(tzdir) = std::env::var_os("TZDIR").filter(|dir| !dir.is_empty()) {
+        read_only.push(PathBuf::from(tzdir));
+    }
     SandboxPlan {
         mode: match config.sandbox {
             Sandbox::Required => SandboxMode::Required,
@@ -146,7 +151,9 @@ pub async fn serve(
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index).with_audit(audit);
+    let ops = Ops::new(vault, index)
+        .with_audit(audit)
+        .with_time_zone(config.time_zone.clone());
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let (policy_changes, _) = broadcast::channel(4);
@@ -398,7 +405,9 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index).with_audit(audit);
+    let ops = Ops::new(vault, index)
+        .with_audit(audit)
+        .with_time_zone(config.time_zone.clone());
     let found = ops.search(
         &Context::owner(),
         SearchNotes {
@@ -484,7 +493,8 @@ pub fn describe(config: &Config) -> String {
         } else {
             config.disabled_tools.join(", ")
         },
-    ) + &describe_access(&config.access)
+    ) + &format!("  time zone:      {}\n", config.time_zone_description())
+        + &describe_access(&config.access)
 }
 
 fn describe_access(access: &crate::config::Access) -> String {
@@ -575,6 +585,11 @@ pub fn doctor(config: &Config) -> String {
         } else {
             "not in use (stderr)"
         },
+    ));
+    lines.push(format!(
+        "time zone:       {}; tz database {:?}, with the copy built into Quire as the fallback",
+        config.time_zone_description(),
+        jiff::tz::db()
     ));
     lines.push(
         "semantic search: off (no embedding model is configured; search is keyword-only)".into(),

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use std::collections::{BTreeMap, HashMap};
 
+use jiff::tz::TimeZone;
 use serde::Deserialize;
 use url::Url;
 
@@ -36,6 +37,15 @@ struct RawConfig {
     acl: RawAcl,
     #[serde(default, rename = "identity")]
     identities: Vec<RawIdentity>,
+    #[serde(default)]
+    time: RawTime,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTime {
+    /// An IANA name such as `Europe/Berlin`; absent means the system's zone.
+    timezone: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -149,6 +159,8 @@ pub struct Environment {
     pub state_directory: Option<PathBuf>,
     /// The process environment, for `token_env` (development only).
     pub variables: HashMap<String, String>,
+    /// The system's time zone (`$TZ`, else `/etc/localtime`), when it could be determined.
+    pub system_time_zone: Option<TimeZone>,
 }
 
 impl Environment {
@@ -170,6 +182,8 @@ impl Environment {
                         .map(PathBuf::from)
                 }),
             variables: std::env::vars().collect(),
+            // Read once, before the sandbox exists; a reload reuses it.
+            system_time_zone: TimeZone::try_system().ok(),
         }
     }
 }
@@ -190,6 +204,20 @@ pub struct Config {
     pub disabled_tools: Vec<String>,
     pub sandbox: Sandbox,
     pub access: Access,
+    /// The zone that decides "today" (daily notes, done dates, recurrence).
+    pub time_zone: TimeZone,
+    pub time_zone_origin: TimeZoneOrigin,
+}
+
+/// Where the time zone came from, for `check-config` and `doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeZoneOrigin {
+    /// `[time] timezone` in the config file.
+    Configured,
+    /// The system's zone (`$TZ` or `/etc/localtime`).
+    System,
+    /// Neither was available, so UTC.
+    Fallback,
 }
 
 /// How strictly to confine the process with landlock (`sandbox = "..."`).
@@ -261,6 +289,10 @@ pub enum ConfigError {
     UnknownTool { name: String, known: String },
     #[error("{key}: {message}")]
     Access { key: String, message: String },
+    #[error(
+        "time.timezone: {value:?} is not an IANA time zone name; use one such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or leave the key out to use the system's zone"
+    )]
+    TimeZone { value: String },
 }
 
 impl Config {
@@ -347,6 +379,18 @@ impl Config {
             }
         }
         let access = access(&raw.acl, &raw.identities, &file_dir, env)?;
+        let (time_zone, time_zone_origin) = match &raw.time.timezone {
+            Some(name) => (
+                resolve_time_zone(name).ok_or_else(|| ConfigError::TimeZone {
+                    value: name.clone(),
+                })?,
+                TimeZoneOrigin::Configured,
+            ),
+            None => match &env.system_time_zone {
+                Some(zone) => (zone.clone(), TimeZoneOrigin::System),
+                None => (TimeZone::UTC, TimeZoneOrigin::Fallback),
+            },
+        };
         Ok(Config {
             access,
             http,
@@ -361,13 +405,43 @@ impl Config {
             state_dir,
             index,
             max_note_bytes,
+            time_zone,
+            time_zone_origin,
         })
+    }
+
+    /// The time zone as `check-config` and `doctor` print it.
+    pub fn time_zone_description(&self) -> String {
+        let name = self.time_zone.iana_name().unwrap_or("an unnamed zone");
+        match self.time_zone_origin {
+            TimeZoneOrigin::Configured => format!("{name} (time.timezone)"),
+            TimeZoneOrigin::System => format!("{name} (the system's)"),
+            TimeZoneOrigin::Fallback => {
+                "UTC (the system's zone could not be determined; set time.timezone)".into()
+            }
+        }
     }
 
     /// The vault's folder name, shown to clients and used to name the state directory.
     pub fn vault_name(&self) -> String {
         vault_name(&self.vault)
     }
+}
+
+/// Looks up an IANA time zone name: in the system's database (`$TZDIR`, `/usr/share/zoneinfo`,
+/// `/etc/zoneinfo` on NixOS) first, so tzdata updates apply, then in the copy compiled into Quire,
+/// so a machine (or a sandbox) without a readable system database still knows every zone.
+pub fn resolve_time_zone(name: &str) -> Option<TimeZone> {
+    let name = name.trim();
+    if name.is_empty() {
+        return None;
+    }
+    jiff::tz::db()
+        .get(name)
+        .or_else(|_| jiff::tz::TimeZoneDatabase::bundled().get(name))
+        .ok()
+        // `Etc/Unknown` is a real entry meaning "no zone"; as a setting it is a mistake.
+        .filter(|zone| !zone.is_unknown())
 }
 
 fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig>, ConfigError> {

@@ -8,6 +8,7 @@
 
 mod access;
 mod audit;
+mod clock;
 mod edit;
 mod error;
 mod notes;
@@ -71,6 +72,7 @@ pub struct Ops {
     /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
     policy: RwLock<Arc<Policy>>,
     audit: AuditLog,
+    clock: clock::Clock,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -106,6 +108,7 @@ impl Ops {
             index,
             policy: RwLock::new(Arc::new(Policy::default())),
             audit: AuditLog::default(),
+            clock: clock::Clock::default(),
         }
     }
 

@@ -31,6 +31,7 @@ impl Setup {
             xdg_state_home: None,
             state_directory: None,
             variables: Default::default(),
+            system_time_zone: None,
         }
     }
 
@@ -341,4 +342,76 @@ fn identity_tokens_are_long_unique_and_a_missing_one_disables_its_identity() {
     .expect_err("twice")
     .to_string();
     assert!(error.contains("identity[1].name"), "{error}");
+}
+
+#[test]
+fn the_time_zone_is_an_iana_name_or_the_system_zone() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[time]\ntimezone = \"Europe/Berlin\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("Europe/Berlin"));
+    assert!(config.time_zone_description().contains("time.timezone"));
+    // Names are looked up without regard to ASCII case, as the tz database does.
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[time]\ntimezone = \"asia/tokyo\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("Asia/Tokyo"));
+
+    for bad in [
+        "Europe/Berln",
+        "",
+        "Etc/Unknown",
+        "+01:00",
+        "../../etc/passwd",
+    ] {
+        check_error(
+            &format!("[vault]\npath = \"Notes\"\n[time]\ntimezone = {bad:?}\n"),
+            &["time.timezone", bad, "IANA"],
+        );
+    }
+    check_error(
+        "[vault]\npath = \"Notes\"\n[time]\nzone = \"UTC\"\n",
+        &["zone"],
+    );
+
+    // Without the key: the system's zone, else UTC (said so, not silently).
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone, jiff::tz::TimeZone::UTC);
+    assert!(
+        config
+            .time_zone_description()
+            .contains("could not be determined")
+    );
+    let mut env = setup.env();
+    env.system_time_zone = quire::config::resolve_time_zone("America/New_York");
+    let config = Config::load(
+        &Overrides {
+            vault: Some(PathBuf::from("Notes")),
+            ..Overrides::default()
+        },
+        &env,
+        &tools(),
+    )
+    .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("America/New_York"));
+    assert!(config.time_zone_description().contains("the system's"));
+}
+
+#[test]
+fn every_zone_resolves_without_a_system_database() {
+    // The copy built into Quire knows the zones people configure, so a machine without
+    // /usr/share/zoneinfo (a minimal container, a NixOS service without TZDIR) still starts.
+    let bundled = jiff::tz::TimeZoneDatabase::bundled();
+    for name in [
+        "Europe/Berlin",
+        "America/New_York",
+        "Asia/Kolkata",
+        "Pacific/Kiritimati",
+        "UTC",
+    ] {
+        assert!(bundled.get(name).is_ok(), "{name} is not bundled");
+    }
 }
