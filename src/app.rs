@@ -153,7 +153,8 @@ pub async fn serve(
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
     let ops = Ops::new(vault, index)
         .with_audit(audit)
-        .with_time_zone(config.time_zone.clone());
+        .with_time_zone(config.time_zone.clone())
+        .with_daily_notes(config.daily_notes.clone());
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let (policy_changes, _) = broadcast::channel(4);
@@ -407,7 +408,8 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
     let ops = Ops::new(vault, index)
         .with_audit(audit)
-        .with_time_zone(config.time_zone.clone());
+        .with_time_zone(config.time_zone.clone())
+        .with_daily_notes(config.daily_notes.clone());
     let found = ops.search(
         &Context::owner(),
         SearchNotes {

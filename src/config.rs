@@ -14,6 +14,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
+use crate::vault::{DailyNotesOverrides, VaultPath};
 
 /// The largest note Quire reads or writes unless configured otherwise.
 pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
@@ -39,6 +40,17 @@ struct RawConfig {
     identities: Vec<RawIdentity>,
     #[serde(default)]
     time: RawTime,
+    #[serde(default)]
+    daily_notes: RawDailyNotes,
+}
+
+/// Overrides for Obsidian's daily-notes settings; each key set here wins over the vault's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDailyNotes {
+    folder: Option<String>,
+    format: Option<String>,
+    template: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -207,6 +219,8 @@ pub struct Config {
     /// The zone that decides "today" (daily notes, done dates, recurrence).
     pub time_zone: TimeZone,
     pub time_zone_origin: TimeZoneOrigin,
+    /// `[daily_notes]`: values that win over `.obsidian/daily-notes.json`.
+    pub daily_notes: DailyNotesOverrides,
 }
 
 /// Where the time zone came from, for `check-config` and `doctor`.
@@ -289,6 +303,8 @@ pub enum ConfigError {
     UnknownTool { name: String, known: String },
     #[error("{key}: {message}")]
     Access { key: String, message: String },
+    #[error("daily_notes.{key}: {message}")]
+    DailyNotes { key: &'static str, message: String },
     #[error(
         "time.timezone: {value:?} is not an IANA time zone name; use one such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or leave the key out to use the system's zone"
     )]
@@ -407,6 +423,7 @@ impl Config {
             max_note_bytes,
             time_zone,
             time_zone_origin,
+            daily_notes: daily_notes(raw.daily_notes)?,
         })
     }
 
@@ -442,6 +459,42 @@ pub fn resolve_time_zone(name: &str) -> Option<TimeZone> {
         .ok()
         // `Etc/Unknown` is a real entry meaning "no zone"; as a setting it is a mistake.
         .filter(|zone| !zone.is_unknown())
+}
+
+/// Checks `[daily_notes]`: folder and template are vault paths, the format is not empty.
+fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
+    let invalid = |key: &'static str, message: String| ConfigError::DailyNotes { key, message };
+    if let Some(folder) = &raw.folder {
+        VaultPath::parse_folder(folder.trim()).map_err(|error| {
+            invalid(
+                "folder",
+                format!("{folder:?} is not a folder inside the vault ({error}); use a vault-relative folder such as \"Journal\", or \"\" for the root"),
+            )
+        })?;
+    }
+    if let Some(format) = &raw.format
+        && format.trim().is_empty()
+    {
+        return Err(invalid(
+            "format",
+            "the format is empty; use a moment.js format such as \"YYYY-MM-DD\", or leave the key out to use Obsidian's".into(),
+        ));
+    }
+    if let Some(template) = raw.template.as_deref().map(str::trim)
+        && !template.is_empty()
+    {
+        VaultPath::parse(template).map_err(|error| {
+            invalid(
+                "template",
+                format!("{template:?} is not a note path inside the vault ({error}); use a vault-relative path such as \"Templates/Daily\", or \"\" for no template"),
+            )
+        })?;
+    }
+    Ok(DailyNotesOverrides {
+        folder: raw.folder.map(|folder| folder.trim().to_string()),
+        format: raw.format.map(|format| format.trim().to_string()),
+        template: raw.template.map(|template| template.trim().to_string()),
+    })
 }
 
 fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig>, ConfigError> {

@@ -132,6 +132,36 @@ const TOKENS: &[&str] = &[
     "Z",
 ];
 
+/// Whether `pattern` counts ISO weeks (`W`, `GGGG`) rather than the locale's (`w`, `gggg`), so a
+/// weekly note's week starts on Monday. Literal text is skipped, as `format` skips it.
+pub fn uses_iso_weeks(pattern: &str) -> bool {
+    let mut iso = false;
+    let mut rest = pattern;
+    while let Some(first) = rest.chars().next() {
+        if first == '[' {
+            let after = &rest[1..];
+            let segment_end = after.find('[').unwrap_or(after.len());
+            if let Some(close) = after[..segment_end].rfind(']') {
+                rest = &after[close + 1..];
+                continue;
+            }
+        }
+        if first == '\\' {
+            let after = &rest[1..];
+            rest = token_at(after).map_or(after, |token| &after[token.len()..]);
+            continue;
+        }
+        let token = token_at(rest).unwrap_or(&rest[..first.len_utf8()]);
+        match token.chars().next() {
+            Some('W' | 'G') => iso = true,
+            Some('w' | 'g') => return false,
+            _ => {}
+        }
+        rest = &rest[token.len()..];
+    }
+    iso
+}
+
 /// The token starting `text`, or the first character when none does; `None` for empty text.
 fn token_at(text: &str) -> Option<&str> {
     let first = text.chars().next()?;
@@ -638,6 +668,16 @@ mod tests {
         }
         check("YYYY", at(-1, 1, 1, 0, 0, 0), "-0001");
         assert_eq!(start_of_week(Date::MIN, ISO_WEEKS), Date::MIN);
+    }
+
+    #[test]
+    fn iso_week_formats() {
+        assert!(uses_iso_weeks("GGGG-[W]WW"));
+        assert!(uses_iso_weeks("YYYY-[W]W"));
+        assert!(!uses_iso_weeks("gggg-[W]ww"));
+        assert!(!uses_iso_weeks("YYYY-[Week] MM"));
+        assert!(!uses_iso_weeks("[GGGG W] YYYY"));
+        assert!(!uses_iso_weeks("\\W YYYY"));
     }
 
     #[test]

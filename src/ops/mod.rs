@@ -9,6 +9,7 @@
 mod access;
 mod audit;
 mod clock;
+mod daily;
 mod edit;
 mod error;
 mod notes;
@@ -21,7 +22,11 @@ use time::format_description::well_known::Rfc3339;
 
 pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
+pub use crate::vault::Period;
 pub use audit::AuditLog;
+pub use daily::{
+    AppendDailyNote, AppendedDailyNote, DailyNote, GetDailyNote, PeriodicSettingsUsed,
+};
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
 pub use notes::{
@@ -73,6 +78,7 @@ pub struct Ops {
     policy: RwLock<Arc<Policy>>,
     audit: AuditLog,
     clock: clock::Clock,
+    daily_notes: crate::vault::DailyNotesOverrides,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -109,6 +115,7 @@ impl Ops {
             policy: RwLock::new(Arc::new(Policy::default())),
             audit: AuditLog::default(),
             clock: clock::Clock::default(),
+            daily_notes: crate::vault::DailyNotesOverrides::default(),
         }
     }
 
