@@ -12,7 +12,7 @@ use jiff::Span;
 use jiff::civil::{Date, DateTime};
 use regex::{Captures, Regex};
 
-use super::moment::{self, LOCALE_WEEKS};
+use super::moment::{self, ISO_WEEKS, LOCALE_WEEKS};
 
 /// What a template is filled in with.
 #[derive(Debug, Clone, Copy)]
@@ -96,9 +96,15 @@ fn substitute(captures: &Captures<'_>, values: &TemplateValues<'_>) -> Option<St
             })
         }
         weekday if offset.is_none() => {
-            // Periodic Notes' weekly tokens: that day of the note's (Sunday-first) week.
+            // Periodic Notes' weekly tokens: that day of the note's week, which starts on
+            // Monday when the format counts ISO weeks and on Sunday otherwise.
             let wanted = moment::weekday_named(weekday)?;
-            let start = moment::start_of_week(values.date, LOCALE_WEEKS);
+            let rule = if moment::uses_iso_weeks(values.format) {
+                ISO_WEEKS
+            } else {
+                LOCALE_WEEKS
+            };
+            let start = moment::start_of_week(values.date, rule);
             let ahead = (wanted.to_sunday_zero_offset() - start.weekday().to_sunday_zero_offset())
                 .rem_euclid(7);
             let day = (0..ahead).try_fold(start, |day, _| day.tomorrow().ok())?;
@@ -175,6 +181,15 @@ mod tests {
         ] {
             assert_eq!(render(template, &v), expected, "template {template:?}");
         }
+    }
+
+    #[test]
+    fn weekday_tokens_follow_the_formats_week() {
+        // The same Tuesday: in a Sunday-first week and in an ISO (Monday-first) week.
+        let locale = values("gggg-[W]ww", "2025-W25");
+        assert_eq!(render("{{monday:D}}-{{sunday:D}}", &locale), "16-15");
+        let iso = values("GGGG-[W]WW", "2025-W25");
+        assert_eq!(render("{{monday:D}}-{{sunday:D}}", &iso), "16-22");
     }
 
     #[test]

@@ -311,6 +311,8 @@ impl Ops {
             }
             let initial = create()?;
             let outcome = compute(path, &initial)?;
+            #[cfg(feature = "test-faults")]
+            pause_if_asked();
             let written =
                 match self
                     .vault
@@ -379,6 +381,8 @@ impl Ops {
                 false,
             )
         } else {
+            #[cfg(feature = "test-faults")]
+            pause_if_asked();
             let written = self
                 .vault
                 .write(
@@ -410,6 +414,22 @@ impl Ops {
             changed_keys: outcome.changed_keys,
             properties: outcome.properties,
         })
+    }
+}
+
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=pause-before-write:MS` holds every edit for MS
+/// milliseconds between reading the note and writing it, so a test can write the note from outside
+/// in exactly that gap and see the conflict.
+#[cfg(feature = "test-faults")]
+fn pause_if_asked() {
+    let pause = std::env::var("QUIRE_TEST_FAULT").ok().and_then(|fault| {
+        fault
+            .strip_prefix("pause-before-write:")
+            .and_then(|ms| ms.parse::<u64>().ok())
+    });
+    if let Some(ms) = pause {
+        tracing::warn!(ms, "test fault: pausing before the write");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
 
