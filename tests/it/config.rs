@@ -415,3 +415,37 @@ fn every_zone_resolves_without_a_system_database() {
         assert!(bundled.get(name).is_ok(), "{name} is not bundled");
     }
 }
+
+#[test]
+fn daily_notes_overrides_are_checked_naming_the_key() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[daily_notes]\nfolder = \"Journal/\"\nformat = \"YYYY/MM/YYYY-MM-DD\"\ntemplate = \"\"\n",
+        )
+        .expect("valid");
+    assert_eq!(config.daily_notes.folder.as_deref(), Some("Journal/"));
+    assert_eq!(
+        config.daily_notes.format.as_deref(),
+        Some("YYYY/MM/YYYY-MM-DD")
+    );
+    // An empty template means "none", whatever Obsidian's settings say.
+    assert_eq!(config.daily_notes.template.as_deref(), Some(""));
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.daily_notes, Default::default());
+
+    for (toml, needles) in [
+        ("folder = \"../elsewhere\"", &["daily_notes.folder", "elsewhere"][..]),
+        ("folder = \".hidden\"", &["daily_notes.folder"][..]),
+        ("format = \"  \"", &["daily_notes.format", "moment.js"][..]),
+        ("template = \"/etc/passwd\"", &["daily_notes.template"][..]),
+        ("templates = \"T\"", &["templates"][..]),
+    ] {
+        check_error(
+            &format!("[vault]\npath = \"Notes\"\n[daily_notes]\n{toml}\n"),
+            needles,
+        );
+    }
+}
