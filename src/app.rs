@@ -588,10 +588,20 @@ pub fn doctor(config: &Config) -> String {
             "not in use (stderr)"
         },
     ));
+    // jiff describes its database only through Debug: `TimeZoneDatabase(ZoneInfo(/dir))` or
+    // `TimeZoneDatabase(Bundled(available))`.
+    let database = format!("{:?}", jiff::tz::db());
     lines.push(format!(
-        "time zone:       {}; tz database {:?}, with the copy built into Quire as the fallback",
+        "time zone:       {}; {}",
         config.time_zone_description(),
-        jiff::tz::db()
+        match database
+            .split_once("ZoneInfo(")
+            .and_then(|(_, rest)| rest.split(')').next())
+        {
+            Some(dir) =>
+                format!("tz database {dir} (the copy built into Quire covers zones it lacks)"),
+            None => "no system tz database found; using the copy built into Quire".to_string(),
+        }
     ));
     lines.push(
         "semantic search: off (no embedding model is configured; search is keyword-only)".into(),

@@ -437,7 +437,10 @@ fn daily_notes_overrides_are_checked_naming_the_key() {
     assert_eq!(config.daily_notes, Default::default());
 
     for (toml, needles) in [
-        ("folder = \"../elsewhere\"", &["daily_notes.folder", "elsewhere"][..]),
+        (
+            "folder = \"../elsewhere\"",
+            &["daily_notes.folder", "elsewhere"][..],
+        ),
         ("folder = \".hidden\"", &["daily_notes.folder"][..]),
         ("format = \"  \"", &["daily_notes.format", "moment.js"][..]),
         ("template = \"/etc/passwd\"", &["daily_notes.template"][..]),
