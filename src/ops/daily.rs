@@ -271,6 +271,13 @@ impl Ops {
             start.to_datetime(jiff::civil::Time::midnight()),
             None,
         );
+        if name.trim().is_empty() {
+            return Err(OpsError::invalid_argument(format!(
+                "the {} notes' format \"{}\" gives an empty name; fix it in Obsidian's settings or in [daily_notes] of Quire's config",
+                period.name(),
+                settings.format
+            )));
+        }
         let folder = settings.folder.trim().trim_matches('/');
         let relative = if folder.is_empty() {
             format!("{name}.md")

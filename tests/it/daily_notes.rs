@@ -399,6 +399,26 @@ fn config_overrides_and_templates() {
         "{:?}",
         note.warnings
     );
+    let unnamed = ops.with_daily_notes(DailyNotesOverrides {
+        folder: None,
+        format: Some("[]".into()),
+        template: None,
+    });
+    let error = unnamed
+        .get_daily_note(&ctx, get(None, true))
+        .expect_err("no name");
+    assert_eq!(error.code(), "invalid_argument");
+    assert!(error.to_string().contains("empty name"), "{error}");
+    let ops = unnamed.with_daily_notes(DailyNotesOverrides {
+        folder: Some(".hidden".into()),
+        format: None,
+        template: None,
+    });
+    let error = ops
+        .get_daily_note(&ctx, get(None, true))
+        .expect_err("hidden");
+    assert_eq!(error.code(), "path_forbidden");
+    let ops = ops.with_daily_notes(DailyNotesOverrides::default());
     for error in [
         ops.append_daily_note(&ctx, append("  ", None, None)),
         ops.append_daily_note(&ctx, append("x", Some("###"), None)),
