@@ -309,9 +309,11 @@ fn render(token: &str, at: DateTime, offset_seconds: Option<i32>) -> Option<Stri
             pad(i64::from(second), 2)
         ),
         _ if token.starts_with('S') => {
-            // Fractions of a second, truncated to as many digits as there are `S`s.
-            let nanos = format!("{:09}", at.subsec_nanosecond().clamp(0, 999_999_999));
-            nanos[..token.len().min(9)].to_string()
+            // Fractions of a second, truncated to as many digits as there are `S`s. moment keeps
+            // milliseconds only, so digits past the third are zeros there and here.
+            let millis = at.subsec_nanosecond().clamp(0, 999_999_999) / 1_000_000;
+            let digits = format!("{millis:03}000000");
+            digits[..token.len().min(9)].to_string()
         }
         "Z" | "ZZ" => {
             let sign = if offset < 0 { '-' } else { '+' };
@@ -521,7 +523,8 @@ mod tests {
             ("S", "1"),
             ("SS", "12"),
             ("SSS", "123"),
-            ("SSSSSSSSS", "123456789"),
+            ("SSSS", "1230"),
+            ("SSSSSSSSS", "123000000"),
             ("Hmm", "705"),
             ("Hmmss", "70509"),
             ("hmm", "705"),
