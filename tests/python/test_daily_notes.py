@@ -187,6 +187,23 @@ async def test_a_stale_revision_is_a_conflict_and_the_external_edit_stays(daily,
     assert path.read_text().startswith(external)
 
 
+async def test_concurrent_appends_to_a_new_note_each_land_once(daily, vault: Path):
+    """Twenty appends at once to a day without a note: one creates it from the template, the
+    per-note lock serialises the rest, and every line is there exactly once."""
+    day = "2031-09-09"
+    texts = [f"entry {n:02d}" for n in range(20)]
+    results = await asyncio.gather(
+        *(call(daily, "vault_append_daily_note", {"text": text, "heading": "Log", "date": day}) for text in texts)
+    )
+    errors = [text for is_error, _, text in results if is_error]
+    assert not errors, errors
+    assert sum(sc["created"] for _, sc, _ in results) == 1
+    content = (vault / "Daily" / f"{day}.md").read_text()
+    for text in texts:
+        assert content.count(f" {text}\n") == 1, text
+    assert content.count("## Log") == 1 and content.startswith("---\n"), content
+
+
 @pytest.fixture
 def faults_bin() -> Path:
     path = os.environ.get("QUIRE_FAULTS_BIN")
