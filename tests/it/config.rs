@@ -452,3 +452,68 @@ fn daily_notes_overrides_are_checked_naming_the_key() {
         );
     }
 }
+
+/// Runs `script` with `sh` in a private mount namespace; `None` when this machine cannot make one
+/// (not root, no `unshare`), which the caller reports as a skip.
+fn in_private_mounts(script: &str, state: &Path) -> Option<std::process::Output> {
+    let output = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", script])
+        .env("XDG_STATE_HOME", state)
+        .env_remove("TZDIR")
+        .env_remove("TZ")
+        .output()
+        .ok()?;
+    Some(output)
+}
+
+#[test]
+fn zones_resolve_on_a_machine_without_zoneinfo() {
+    // A minimal container or a NixOS service may have no /usr/share/zoneinfo: hide it behind an
+    // empty folder (in a mount namespace of the child only) and check that Quire still knows
+    // every zone, from the copy built into it.
+    let setup = Setup::new();
+    let empty = setup.path("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let hide = format!("mount --bind '{}' /usr/share/zoneinfo", empty.display());
+    let state = setup.path("state");
+    let probe = in_private_mounts(
+        &format!("{hide} && ls -A /usr/share/zoneinfo | wc -l"),
+        &state,
+    );
+    match &probe {
+        Some(output)
+            if output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == "0" => {
+        }
+        _ => {
+            eprintln!(
+                "SKIP: cannot hide /usr/share/zoneinfo in a private mount namespace here (needs root and unshare)"
+            );
+            return;
+        }
+    }
+    std::fs::write(
+        setup.path("quire.toml"),
+        "[time]\ntimezone = \"America/Sao_Paulo\"\n",
+    )
+    .expect("config");
+    let quire = env!("CARGO_BIN_EXE_quire");
+    let output = in_private_mounts(
+        &format!(
+            "{hide} && '{quire}' doctor --vault '{}' --config '{}'",
+            setup.path("Notes").display(),
+            setup.path("quire.toml").display()
+        ),
+        &state,
+    )
+    .expect("ran before");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("America/Sao_Paulo (time.timezone); no system tz database found"),
+        "{stdout}"
+    );
+}
