@@ -14,7 +14,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
-use crate::vault::{DailyNotesOverrides, VaultPath};
+use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// The largest note Quire reads or writes unless configured otherwise.
 pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
@@ -51,6 +51,7 @@ struct RawDailyNotes {
     folder: Option<String>,
     format: Option<String>,
     template: Option<String>,
+    week_start: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -490,7 +491,21 @@ fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
             )
         })?;
     }
+    let week_start = match raw.week_start.as_deref().map(str::trim) {
+        None => None,
+        Some(day) if day.eq_ignore_ascii_case("sunday") => Some(WeekStart::Sunday),
+        Some(day) if day.eq_ignore_ascii_case("monday") => Some(WeekStart::Monday),
+        Some(other) => {
+            return Err(invalid(
+                "week_start",
+                format!(
+                    "{other:?} is not a week start; use \"sunday\" (English weeks, the default) or \"monday\" (German, French and most European languages)"
+                ),
+            ));
+        }
+    };
     Ok(DailyNotesOverrides {
+        week_start,
         folder: raw.folder.map(|folder| folder.trim().to_string()),
         format: raw.format.map(|format| format.trim().to_string()),
         template: raw.template.map(|template| template.trim().to_string()),

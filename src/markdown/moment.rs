@@ -12,9 +12,21 @@
 
 use jiff::civil::{Date, DateTime, Weekday};
 
-/// Formats `at` with the moment.js `pattern`. `offset_seconds` is the UTC offset for the tokens
-/// that need one (`Z`, `ZZ`, `X`, `x`); without it those format as UTC.
+/// Formats `at` with the moment.js `pattern` in the English locale (Sunday-first weeks).
+/// `offset_seconds` is the UTC offset for the tokens that need one (`Z`, `ZZ`, `X`, `x`); without
+/// it those format as UTC.
 pub fn format(pattern: &str, at: DateTime, offset_seconds: Option<i32>) -> String {
+    format_in(pattern, at, offset_seconds, LOCALE_WEEKS)
+}
+
+/// `format` with the locale's weeks given: `weeks` numbers `w`/`ww`/`gggg` (`LOCALE_WEEKS` for
+/// English, `ISO_WEEKS` for locales such as German or French, whose weeks are ISO weeks).
+pub fn format_in(
+    pattern: &str,
+    at: DateTime,
+    offset_seconds: Option<i32>,
+    weeks: WeekRule,
+) -> String {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut rest = pattern;
     while let Some(first) = rest.chars().next() {
@@ -42,7 +54,7 @@ pub fn format(pattern: &str, at: DateTime, offset_seconds: Option<i32>) -> Strin
             continue;
         }
         let token = token_at(rest).unwrap_or(&rest[..first.len_utf8()]);
-        match render(token, at, offset_seconds) {
+        match render(token, at, offset_seconds, weeks) {
             Some(text) => out.push_str(&text),
             None => out.push_str(token),
         }
@@ -210,7 +222,12 @@ pub const LOCALE_WEEKS: WeekRule = WeekRule { dow: 0, doy: 6 };
 /// ISO 8601 weeks (`W`, `GGGG`): Monday first, January 4th always in week 1.
 pub const ISO_WEEKS: WeekRule = WeekRule { dow: 1, doy: 4 };
 
-fn render(token: &str, at: DateTime, offset_seconds: Option<i32>) -> Option<String> {
+fn render(
+    token: &str,
+    at: DateTime,
+    offset_seconds: Option<i32>,
+    weeks: WeekRule,
+) -> Option<String> {
     let date = at.date();
     let year = i32::from(date.year());
     let month = usize::try_from(date.month()).unwrap_or(1).clamp(1, 12);
@@ -237,24 +254,23 @@ fn render(token: &str, at: DateTime, offset_seconds: Option<i32>) -> Option<Stri
         "DDD" => day_of_year.to_string(),
         "DDDo" => ordinal(i64::from(day_of_year)),
         "DDDD" => pad(i64::from(day_of_year), 3),
-        "d" | "e" => weekday.to_string(),
+        "d" => weekday.to_string(),
+        // The weekday counted from the locale's first day of the week.
+        "e" => (weekday - weeks.dow).rem_euclid(7).to_string(),
         "do" => ordinal(i64::from(weekday)),
         "dd" => WEEKDAYS[weekday as usize % 7][..2].to_string(),
         "ddd" => WEEKDAYS[weekday as usize % 7][..3].to_string(),
         "dddd" => WEEKDAYS[weekday as usize % 7].to_string(),
         "E" => date.weekday().to_monday_one_offset().to_string(),
-        "w" => week_of_year(date, LOCALE_WEEKS).1.to_string(),
-        "wo" => ordinal(i64::from(week_of_year(date, LOCALE_WEEKS).1)),
-        "ww" => pad(i64::from(week_of_year(date, LOCALE_WEEKS).1), 2),
+        "w" => week_of_year(date, weeks).1.to_string(),
+        "wo" => ordinal(i64::from(week_of_year(date, weeks).1)),
+        "ww" => pad(i64::from(week_of_year(date, weeks).1), 2),
         "W" => week_of_year(date, ISO_WEEKS).1.to_string(),
         "Wo" => ordinal(i64::from(week_of_year(date, ISO_WEEKS).1)),
         "WW" => pad(i64::from(week_of_year(date, ISO_WEEKS).1), 2),
-        "gg" => pad(
-            i64::from(week_of_year(date, LOCALE_WEEKS).0.rem_euclid(100)),
-            2,
-        ),
-        "gggg" => pad(i64::from(week_of_year(date, LOCALE_WEEKS).0), 4),
-        "ggggg" => pad(i64::from(week_of_year(date, LOCALE_WEEKS).0), 5),
+        "gg" => pad(i64::from(week_of_year(date, weeks).0.rem_euclid(100)), 2),
+        "gggg" => pad(i64::from(week_of_year(date, weeks).0), 4),
+        "ggggg" => pad(i64::from(week_of_year(date, weeks).0), 5),
         "GG" => pad(
             i64::from(week_of_year(date, ISO_WEEKS).0.rem_euclid(100)),
             2,
@@ -671,6 +687,21 @@ mod tests {
         }
         check("YYYY", at(-1, 1, 1, 0, 0, 0), "-0001");
         assert_eq!(start_of_week(Date::MIN, ISO_WEEKS), Date::MIN);
+    }
+
+    #[test]
+    fn monday_first_locales_number_weeks_as_iso() {
+        // Sunday 2024-12-29: English week 1 of 2025, German (ISO-like) week 52 of 2024.
+        let sunday = at(2024, 12, 29, 0, 0, 0);
+        assert_eq!(format("gggg-[W]ww e", sunday, None), "2025-W01 0");
+        assert_eq!(
+            format_in("gggg-[W]ww e", sunday, None, ISO_WEEKS),
+            "2024-W52 6"
+        );
+        assert_eq!(
+            format_in("GGGG-[W]WW E", sunday, None, LOCALE_WEEKS),
+            "2024-W52 7"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use jiff::Span;
 use jiff::civil::{Date, DateTime};
 use regex::{Captures, Regex};
 
-use super::moment::{self, ISO_WEEKS, LOCALE_WEEKS};
+use super::moment::{self, ISO_WEEKS, WeekRule};
 
 /// What a template is filled in with.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +27,8 @@ pub struct TemplateValues<'a> {
     pub format: &'a str,
     /// The note's file name without folder and extension.
     pub title: &'a str,
+    /// How the locale numbers weeks (`w`, `gggg`) and where they start.
+    pub weeks: WeekRule,
 }
 
 static VARIABLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -64,8 +66,9 @@ fn substitute(captures: &Captures<'_>, values: &TemplateValues<'_>) -> Option<St
         .get(4)
         .map(|format| format.as_str().trim())
         .filter(|format| !format.is_empty());
-    let format_with =
-        |at: DateTime, pattern: &str| moment::format(pattern, at, Some(values.offset_seconds));
+    let format_with = |at: DateTime, pattern: &str| {
+        moment::format_in(pattern, at, Some(values.offset_seconds), values.weeks)
+    };
     // The note's day at the current time of day, as Obsidian computes `{{date:...}}`.
     let note_moment = values.date.to_datetime(values.now.time());
     match name.as_str() {
@@ -97,12 +100,12 @@ fn substitute(captures: &Captures<'_>, values: &TemplateValues<'_>) -> Option<St
         }
         weekday if offset.is_none() => {
             // Periodic Notes' weekly tokens: that day of the note's week, which starts on
-            // Monday when the format counts ISO weeks and on Sunday otherwise.
+            // Monday when the format counts ISO weeks and on the locale's first day otherwise.
             let wanted = moment::weekday_named(weekday)?;
             let rule = if moment::uses_iso_weeks(values.format) {
                 ISO_WEEKS
             } else {
-                LOCALE_WEEKS
+                values.weeks
             };
             let start = moment::start_of_week(values.date, rule);
             let ahead = (wanted.to_sunday_zero_offset() - start.weekday().to_sunday_zero_offset())
@@ -150,6 +153,7 @@ mod tests {
             offset_seconds: 7200,
             format,
             title,
+            weeks: moment::LOCALE_WEEKS,
         }
     }
 
@@ -236,6 +240,7 @@ mod tests {
                 offset_seconds: -43_200,
                 format: &format,
                 title: "t",
+                weeks: moment::LOCALE_WEEKS,
             };
             let _ = render(&template, &values);
             let _ = render(&format!("{{{{date:{format}}}}} {{{{monday}}}}"), &values);

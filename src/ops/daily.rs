@@ -14,10 +14,12 @@ use jiff::civil::Date;
 use super::edit::{Outcome, apply, edit_error, keep_properties};
 use super::notes::{find_heading, parse_revision};
 use super::{Context, Ops, OpsError, rfc3339};
-use crate::markdown::moment::{self, ISO_WEEKS, LOCALE_WEEKS};
+use crate::markdown::moment::{self, ISO_WEEKS, LOCALE_WEEKS, WeekRule};
 use crate::markdown::sections::{self, PatchOperation};
 use crate::markdown::template::{self, TemplateValues};
-use crate::vault::{DailyNotesOverrides, Period, PeriodicSettings, VaultError, VaultPath};
+use crate::vault::{
+    DailyNotesOverrides, Period, PeriodicSettings, VaultError, VaultPath, WeekStart,
+};
 
 #[derive(Debug, Clone)]
 pub struct GetDailyNote {
@@ -265,11 +267,12 @@ impl Ops {
             (settings, read.warnings)
         };
         let day = self.parse_day(date)?;
-        let start = period_start(day, period, &settings.format);
-        let name = moment::format(
+        let start = period_start(day, period, &settings.format, self.weeks());
+        let name = moment::format_in(
             &settings.format,
             start.to_datetime(jiff::civil::Time::midnight()),
             None,
+            self.weeks(),
         );
         if name.trim().is_empty() {
             return Err(OpsError::invalid_argument(format!(
@@ -306,6 +309,14 @@ impl Ops {
             settings,
             warnings,
         })
+    }
+
+    /// How `ww`/`gggg` count weeks: `[daily_notes] week_start`, English weeks by default.
+    fn weeks(&self) -> WeekRule {
+        match self.daily_notes.week_start {
+            Some(WeekStart::Monday) => ISO_WEEKS,
+            Some(WeekStart::Sunday) | None => LOCALE_WEEKS,
+        }
     }
 
     /// `None`, `today`, `yesterday`, `tomorrow` (in the configured time zone) or `YYYY-MM-DD`.
@@ -380,21 +391,22 @@ impl Ops {
                 offset_seconds: now.offset().seconds(),
                 format: &target.settings.format,
                 title: &title,
+                weeks: self.weeks(),
             },
         ))
     }
 }
 
 /// The first day of the period holding `day`. Weeks start on Monday when the format counts ISO
-/// weeks (`W`, `GGGG`), else on Sunday as moment's English locale does.
-fn period_start(day: Date, period: Period, format: &str) -> Date {
+/// weeks (`W`, `GGGG`), else on the locale's first day (`weeks`).
+fn period_start(day: Date, period: Period, format: &str, weeks: WeekRule) -> Date {
     match period {
         Period::Daily => day,
         Period::Weekly => {
             let rule = if moment::uses_iso_weeks(format) {
                 ISO_WEEKS
             } else {
-                LOCALE_WEEKS
+                weeks
             };
             moment::start_of_week(day, rule)
         }
@@ -492,30 +504,38 @@ mod tests {
     #[test]
     fn periods_start_where_their_notes_do() {
         let tuesday = date(2025, 6, 17);
-        assert_eq!(period_start(tuesday, Period::Daily, "YYYY-MM-DD"), tuesday);
         assert_eq!(
-            period_start(tuesday, Period::Weekly, "gggg-[W]ww"),
+            period_start(tuesday, Period::Daily, "YYYY-MM-DD", LOCALE_WEEKS),
+            tuesday
+        );
+        assert_eq!(
+            period_start(tuesday, Period::Weekly, "gggg-[W]ww", LOCALE_WEEKS),
             date(2025, 6, 15)
         );
         assert_eq!(
-            period_start(tuesday, Period::Weekly, "GGGG-[W]WW"),
+            period_start(tuesday, Period::Weekly, "GGGG-[W]WW", LOCALE_WEEKS),
             date(2025, 6, 16)
         );
         // A Sunday belongs to the ISO week that began the Monday before.
         assert_eq!(
-            period_start(date(2025, 6, 22), Period::Weekly, "GGGG-[W]WW"),
+            period_start(
+                date(2025, 6, 22),
+                Period::Weekly,
+                "GGGG-[W]WW",
+                LOCALE_WEEKS
+            ),
             date(2025, 6, 16)
         );
         assert_eq!(
-            period_start(tuesday, Period::Monthly, "YYYY-MM"),
+            period_start(tuesday, Period::Monthly, "YYYY-MM", LOCALE_WEEKS),
             date(2025, 6, 1)
         );
         assert_eq!(
-            period_start(tuesday, Period::Quarterly, "YYYY-[Q]Q"),
+            period_start(tuesday, Period::Quarterly, "YYYY-[Q]Q", LOCALE_WEEKS),
             date(2025, 4, 1)
         );
         assert_eq!(
-            period_start(tuesday, Period::Yearly, "YYYY"),
+            period_start(tuesday, Period::Yearly, "YYYY", LOCALE_WEEKS),
             date(2025, 1, 1)
         );
     }

@@ -25,7 +25,7 @@ pub use revision::Revision;
 pub use scan::ScannedFile;
 pub use settings::{
     DAILY_NOTES_SETTINGS, DailyNotesOverrides, ExcludedFiles, PERIODIC_NOTES_SETTINGS, Period,
-    PeriodicSettings, SettingsRead,
+    PeriodicSettings, SettingsRead, WeekStart,
 };
 
 /// What can go wrong between a valid `VaultPath` and the disk.

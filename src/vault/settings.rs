@@ -126,10 +126,22 @@ pub struct DailyNotesOverrides {
     pub folder: Option<String>,
     pub format: Option<String>,
     pub template: Option<String>,
+    /// How Obsidian's language numbers weeks (`ww`, `gggg`); the vault does not record it.
+    pub week_start: Option<WeekStart>,
+}
+
+/// The first day of the week in Obsidian's language, which decides moment's `w`/`gggg` weeks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeekStart {
+    /// English (the default): Sunday first, week 1 holds January 1st.
+    Sunday,
+    /// Most European languages (German, French, British English...): Monday first, week 1
+    /// holds January 4th, as ISO weeks.
+    Monday,
 }
 
 impl DailyNotesOverrides {
-    /// Whether every value is set, so Obsidian's settings file need not be read at all.
+    /// Whether every value Obsidian's file could give is set, so it need not be read at all.
     pub fn is_complete(&self) -> bool {
         self.folder.is_some() && self.format.is_some() && self.template.is_some()
     }

@@ -432,6 +432,13 @@ fn daily_notes_overrides_are_checked_naming_the_key() {
     // An empty template means "none", whatever Obsidian's settings say.
     assert_eq!(config.daily_notes.template.as_deref(), Some(""));
     let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[daily_notes]\nweek_start = \"Monday\"\n")
+        .expect("valid");
+    assert_eq!(
+        config.daily_notes.week_start,
+        Some(quire::vault::WeekStart::Monday)
+    );
+    let config = setup
         .load_file("[vault]\npath = \"Notes\"\n")
         .expect("valid");
     assert_eq!(config.daily_notes, Default::default());
@@ -445,6 +452,10 @@ fn daily_notes_overrides_are_checked_naming_the_key() {
         ("format = \"  \"", &["daily_notes.format", "moment.js"][..]),
         ("template = \"/etc/passwd\"", &["daily_notes.template"][..]),
         ("templates = \"T\"", &["templates"][..]),
+        (
+            "week_start = \"friday\"",
+            &["daily_notes.week_start", "monday"][..],
+        ),
     ] {
         check_error(
             &format!("[vault]\npath = \"Notes\"\n[daily_notes]\n{toml}\n"),

@@ -12,7 +12,7 @@ use jiff::tz::TimeZone;
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
 use quire::index::{Index, IndexOptions};
 use quire::ops::{AppendDailyNote, Context, GetDailyNote, Ops, OpsError, Period};
-use quire::vault::{DailyNotesOverrides, Vault};
+use quire::vault::{DailyNotesOverrides, Vault, WeekStart};
 
 /// `<repo>/../shared`, or `$QUIRE_SHARED`.
 fn shared_dir() -> PathBuf {
@@ -315,6 +315,7 @@ fn config_overrides_and_templates() {
         folder: Some("Journal".into()),
         format: Some("YYYY/MM/YYYY-MM-DD".into()),
         template: None,
+        ..Default::default()
     });
     let ctx = Context::owner();
     let note = ops.get_daily_note(&ctx, get(None, true)).expect("created");
@@ -386,6 +387,7 @@ fn config_overrides_and_templates() {
         folder: Some(String::new()),
         format: Some("YYYY-MM-DD".into()),
         template: Some("Templates/Gone".into()),
+        ..Default::default()
     });
     let note = ops
         .get_daily_note(&ctx, get(Some("2025-01-01"), true))
@@ -403,6 +405,7 @@ fn config_overrides_and_templates() {
         folder: None,
         format: Some("[]".into()),
         template: None,
+        ..Default::default()
     });
     let error = unnamed
         .get_daily_note(&ctx, get(None, true))
@@ -413,6 +416,7 @@ fn config_overrides_and_templates() {
         folder: Some(".hidden".into()),
         format: None,
         template: None,
+        ..Default::default()
     });
     let error = ops
         .get_daily_note(&ctx, get(None, true))
@@ -469,8 +473,27 @@ fn weekly_and_monthly_notes_from_periodic_notes() {
     assert_eq!(week.path, "Weeks/2025-W01.md");
     assert_eq!(week.date, "2024-12-29");
     assert_eq!(week.content, "# Week 2025-W01\nMonday: 2024-12-30\n");
-    let month = f
-        .ops
+    // In a Monday-first language the same Sunday ends week 52 of 2024, which began on the 23rd.
+    let ops = f.ops.with_daily_notes(DailyNotesOverrides {
+        week_start: Some(WeekStart::Monday),
+        ..Default::default()
+    });
+    let week = ops
+        .get_daily_note(
+            &ctx,
+            GetDailyNote {
+                date: None,
+                period: Period::Weekly,
+                create: true,
+            },
+        )
+        .expect("weekly");
+    assert_eq!(
+        (week.path.as_str(), week.date.as_str()),
+        ("Weeks/2024-W52.md", "2024-12-23")
+    );
+    assert_eq!(week.content, "# Week 2024-W52\nMonday: 2024-12-23\n");
+    let month = ops
         .append_daily_note(
             &ctx,
             AppendDailyNote {
@@ -483,8 +506,7 @@ fn weekly_and_monthly_notes_from_periodic_notes() {
         (month.path.as_str(), month.date.as_str()),
         ("Months/2025-02.md", "2025-02-01")
     );
-    let error = f
-        .ops
+    let error = ops
         .get_daily_note(
             &ctx,
             GetDailyNote {
