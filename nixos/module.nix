@@ -92,9 +92,10 @@ let
       default = null;
       example = "Europe/Berlin";
       description = ''
-        The zone that decides "today" (daily notes, done dates, recurrence); null uses the system's.
-        Rendered as `[time] timezone`. Upcoming: this Quire does not accept `[time]` yet, so setting
-        it fails the build's `quire check-config` until daily notes and tasks land.
+        The IANA zone that decides "today" (daily notes, done dates, recurrence), rendered as
+        `[time] timezone`; an unknown name fails the build's `quire check-config`. null uses the
+        system's zone (`time.timeZone`, read from /etc/localtime), else UTC. Zones are looked up in
+        the system's tzdata (TZDIR, /etc/zoneinfo) and, failing that, in the copy built into Quire.
       '';
     };
 

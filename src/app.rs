@@ -89,6 +89,11 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
             read_only.extend(std::env::var_os(variable).map(PathBuf::from));
         }
     }
+    // A time zone database named by `$TZDIR` (NixOS sets it for services) stays readable, so
+    // zones resolve on a config reload as they did at start.
+    if let Some(tzdir) = std::env::var_os("TZDIR").filter(|dir| !dir.is_empty()) {
+        read_only.push(PathBuf::from(tzdir));
+    }
     SandboxPlan {
         mode: match config.sandbox {
             Sandbox::Required => SandboxMode::Required,
@@ -178,7 +183,10 @@ pub async fn serve(
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index).with_audit(audit);
+    let ops = Ops::new(vault, index)
+        .with_audit(audit)
+        .with_time_zone(config.time_zone.clone())
+        .with_daily_notes(config.daily_notes.clone());
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let (policy_changes, _) = broadcast::channel(4);
@@ -443,7 +451,10 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index).with_audit(audit);
+    let ops = Ops::new(vault, index)
+        .with_audit(audit)
+        .with_time_zone(config.time_zone.clone())
+        .with_daily_notes(config.daily_notes.clone());
     let found = ops.search(
         &Context::owner(),
         SearchNotes {
@@ -529,7 +540,8 @@ pub fn describe(config: &Config) -> String {
         } else {
             config.disabled_tools.join(", ")
         },
-    ) + &describe_access(&config.access)
+    ) + &format!("  time zone:      {}\n", config.time_zone_description())
+        + &describe_access(&config.access)
         + &format!("  oauth:          {}\n", describe_oauth(config, false))
 }
 
@@ -639,6 +651,21 @@ pub fn doctor(config: &Config) -> String {
         } else {
             "not in use (stderr)"
         },
+    ));
+    // jiff describes its database only through Debug: `TimeZoneDatabase(ZoneInfo(/dir))` or
+    // `TimeZoneDatabase(Bundled(available))`.
+    let database = format!("{:?}", jiff::tz::db());
+    lines.push(format!(
+        "time zone:       {}; {}",
+        config.time_zone_description(),
+        match database
+            .split_once("ZoneInfo(")
+            .and_then(|(_, rest)| rest.split(')').next())
+        {
+            Some(dir) =>
+                format!("tz database {dir} (the copy built into Quire covers zones it lacks)"),
+            None => "no system tz database found; using the copy built into Quire".to_string(),
+        }
     ));
     lines.push(
         "semantic search: off (no embedding model is configured; search is keyword-only)".into(),

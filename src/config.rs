@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 use std::collections::{BTreeMap, HashMap};
 
+use jiff::tz::TimeZone;
 use serde::Deserialize;
 use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
+use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// The largest note Quire reads or writes unless configured otherwise.
 pub const DEFAULT_MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
@@ -38,12 +40,33 @@ struct RawConfig {
     identities: Vec<RawIdentity>,
     #[serde(default)]
     oauth: RawOAuth,
+    #[serde(default)]
+    time: RawTime,
+    #[serde(default)]
+    daily_notes: RawDailyNotes,
+}
+
+/// Overrides for Obsidian's daily-notes settings; each key set here wins over the vault's.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDailyNotes {
+    folder: Option<String>,
+    format: Option<String>,
+    template: Option<String>,
+    week_start: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawOAuth {
     client_id_metadata_documents: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTime {
+    /// An IANA name such as `Europe/Berlin`; absent means the system's zone.
+    timezone: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,6 +180,8 @@ pub struct Environment {
     pub state_directory: Option<PathBuf>,
     /// The process environment, for `token_env` (development only).
     pub variables: HashMap<String, String>,
+    /// The system's time zone (`$TZ`, else `/etc/localtime`), when it could be determined.
+    pub system_time_zone: Option<TimeZone>,
 }
 
 impl Environment {
@@ -178,6 +203,8 @@ impl Environment {
                         .map(PathBuf::from)
                 }),
             variables: std::env::vars().collect(),
+            // Read once, before the sandbox exists; a reload reuses it.
+            system_time_zone: TimeZone::try_system().ok(),
         }
     }
 }
@@ -199,6 +226,11 @@ pub struct Config {
     pub sandbox: Sandbox,
     pub access: Access,
     pub oauth: OAuthConfig,
+    /// The zone that decides "today" (daily notes, done dates, recurrence).
+    pub time_zone: TimeZone,
+    pub time_zone_origin: TimeZoneOrigin,
+    /// `[daily_notes]`: values that win over `.obsidian/daily-notes.json`.
+    pub daily_notes: DailyNotesOverrides,
 }
 
 /// The test-only variable that lets Client ID Metadata Documents come from this machine.
@@ -213,6 +245,17 @@ pub struct OAuthConfig {
     /// Tests only (`QUIRE_TEST_CIMD_LOOPBACK_PORT`): documents may also come from loopback
     /// addresses on this port, which the SSRF guard otherwise refuses.
     pub test_loopback_port: Option<u16>,
+}
+
+/// Where the time zone came from, for `check-config` and `doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeZoneOrigin {
+    /// `[time] timezone` in the config file.
+    Configured,
+    /// The system's zone (`$TZ` or `/etc/localtime`).
+    System,
+    /// Neither was available, so UTC.
+    Fallback,
 }
 
 /// How strictly to confine the process with landlock (`sandbox = "..."`).
@@ -284,6 +327,12 @@ pub enum ConfigError {
     UnknownTool { name: String, known: String },
     #[error("{key}: {message}")]
     Access { key: String, message: String },
+    #[error("daily_notes.{key}: {message}")]
+    DailyNotes { key: &'static str, message: String },
+    #[error(
+        "time.timezone: {value:?} is not an IANA time zone name; use one such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or leave the key out to use the system's zone"
+    )]
+    TimeZone { value: String },
 }
 
 impl Config {
@@ -387,6 +436,18 @@ impl Config {
             client_id_metadata_documents: raw.oauth.client_id_metadata_documents.unwrap_or(true),
             test_loopback_port,
         };
+        let (time_zone, time_zone_origin) = match &raw.time.timezone {
+            Some(name) => (
+                resolve_time_zone(name).ok_or_else(|| ConfigError::TimeZone {
+                    value: name.clone(),
+                })?,
+                TimeZoneOrigin::Configured,
+            ),
+            None => match &env.system_time_zone {
+                Some(zone) => (zone.clone(), TimeZoneOrigin::System),
+                None => (TimeZone::UTC, TimeZoneOrigin::Fallback),
+            },
+        };
         Ok(Config {
             access,
             oauth,
@@ -402,6 +463,9 @@ impl Config {
             state_dir,
             index,
             max_note_bytes,
+            time_zone,
+            time_zone_origin,
+            daily_notes: daily_notes(raw.daily_notes)?,
         })
     }
 
@@ -417,10 +481,88 @@ impl Config {
                 .map_or(socket_activated, |http| http.auth)
     }
 
+    /// The time zone as `check-config` and `doctor` print it.
+    pub fn time_zone_description(&self) -> String {
+        let name = self.time_zone.iana_name().unwrap_or("an unnamed zone");
+        match self.time_zone_origin {
+            TimeZoneOrigin::Configured => format!("{name} (time.timezone)"),
+            TimeZoneOrigin::System => format!("{name} (the system's)"),
+            TimeZoneOrigin::Fallback => {
+                "UTC (the system's zone could not be determined; set time.timezone)".into()
+            }
+        }
+    }
+
     /// The vault's folder name, shown to clients and used to name the state directory.
     pub fn vault_name(&self) -> String {
         vault_name(&self.vault)
     }
+}
+
+/// Looks up an IANA time zone name: in the system's database (`$TZDIR`, `/usr/share/zoneinfo`,
+/// `/etc/zoneinfo` on NixOS) first, so tzdata updates apply, then in the copy compiled into Quire,
+/// so a machine (or a sandbox) without a readable system database still knows every zone.
+pub fn resolve_time_zone(name: &str) -> Option<TimeZone> {
+    let name = name.trim();
+    if name.is_empty() {
+        return None;
+    }
+    jiff::tz::db()
+        .get(name)
+        .or_else(|_| jiff::tz::TimeZoneDatabase::bundled().get(name))
+        .ok()
+        // `Etc/Unknown` is a real entry meaning "no zone"; as a setting it is a mistake.
+        .filter(|zone| !zone.is_unknown())
+}
+
+/// Checks `[daily_notes]`: folder and template are vault paths, the format is not empty.
+fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
+    let invalid = |key: &'static str, message: String| ConfigError::DailyNotes { key, message };
+    if let Some(folder) = &raw.folder {
+        VaultPath::parse_folder(folder.trim()).map_err(|error| {
+            invalid(
+                "folder",
+                format!("{folder:?} is not a folder inside the vault ({error}); use a vault-relative folder such as \"Journal\", or \"\" for the root"),
+            )
+        })?;
+    }
+    if let Some(format) = &raw.format
+        && format.trim().is_empty()
+    {
+        return Err(invalid(
+            "format",
+            "the format is empty; use a moment.js format such as \"YYYY-MM-DD\", or leave the key out to use Obsidian's".into(),
+        ));
+    }
+    if let Some(template) = raw.template.as_deref().map(str::trim)
+        && !template.is_empty()
+    {
+        VaultPath::parse(template).map_err(|error| {
+            invalid(
+                "template",
+                format!("{template:?} is not a note path inside the vault ({error}); use a vault-relative path such as \"Templates/Daily\", or \"\" for no template"),
+            )
+        })?;
+    }
+    let week_start = match raw.week_start.as_deref().map(str::trim) {
+        None => None,
+        Some(day) if day.eq_ignore_ascii_case("sunday") => Some(WeekStart::Sunday),
+        Some(day) if day.eq_ignore_ascii_case("monday") => Some(WeekStart::Monday),
+        Some(other) => {
+            return Err(invalid(
+                "week_start",
+                format!(
+                    "{other:?} is not a week start; use \"sunday\" (English weeks, the default) or \"monday\" (German, French and most European languages)"
+                ),
+            ));
+        }
+    };
+    Ok(DailyNotesOverrides {
+        week_start,
+        folder: raw.folder.map(|folder| folder.trim().to_string()),
+        format: raw.format.map(|format| format.trim().to_string()),
+        template: raw.template.map(|template| template.trim().to_string()),
+    })
 }
 
 fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig>, ConfigError> {

@@ -7,9 +7,11 @@ mod blocks;
 pub mod edit;
 pub mod frontmatter;
 pub mod headings;
+pub mod moment;
 pub mod properties_edit;
 pub mod sections;
 pub mod tags;
+pub mod template;
 
 #[cfg(test)]
 mod tests {

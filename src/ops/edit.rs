@@ -13,7 +13,7 @@ use crate::markdown::edit::{self, EditError, Edited, Position};
 use crate::markdown::frontmatter;
 use crate::markdown::properties_edit::{self, PropertiesEditError};
 use crate::markdown::sections::{self, PatchOperation};
-use crate::vault::{VaultPath, WriteMode};
+use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
 
 #[derive(Debug, Clone)]
 pub struct PatchNote {
@@ -73,6 +73,8 @@ pub struct EditedNote {
     pub modified: String,
     /// False when the edit left the bytes as they were (nothing was written).
     pub changed: bool,
+    /// True when the note did not exist and this edit created it.
+    pub created: bool,
     /// 1-based lines of the new content in the edited note.
     pub lines: Option<(usize, usize)>,
     /// For text replacement: how many occurrences were replaced.
@@ -83,12 +85,12 @@ pub struct EditedNote {
 }
 
 /// What an edit computed from the current text.
-struct Outcome {
-    text: String,
-    lines: Option<(usize, usize)>,
-    replacements: Option<usize>,
-    changed_keys: Vec<String>,
-    properties: Option<Map<String, Value>>,
+pub(super) struct Outcome {
+    pub(super) text: String,
+    pub(super) lines: Option<(usize, usize)>,
+    pub(super) replacements: Option<usize>,
+    pub(super) changed_keys: Vec<String>,
+    pub(super) properties: Option<Map<String, Value>>,
 }
 
 impl From<Edited> for Outcome {
@@ -254,13 +256,7 @@ impl Ops {
         compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
     ) -> Result<EditedNote, OpsError> {
         self.edit_note(ctx, raw_path, expected_revision, |path, text| {
-            let outcome = compute(path, text)?;
-            if properties_block(text) != properties_block(&outcome.text) {
-                return Err(OpsError::invalid_argument(format!(
-                    "this edit of '{path}' would create or change its properties block (a '---' line at the top of the note, or the closing '---' of the block); body edits never touch properties. Use vault_update_properties for properties, or change the content so it does not form a '---' block"
-                )));
-            }
-            Ok(outcome)
+            keep_properties(path, text, compute(path, text)?)
         })
     }
 
@@ -282,16 +278,86 @@ impl Ops {
         // Checked before the disk is touched, so the answer is the same whether the note exists.
         self.require_write(ctx, &path)?;
         let expected = parse_revision(expected_revision)?;
-        let _lock = self.vault.lock(&path);
+        self.read_modify_write(ctx, &path, expected.as_ref(), None, compute)
+    }
+
+    /// The read-modify-write every edit shares, for a `path` the caller was already allowed to
+    /// write: take the note's lock, read it (or, when it is missing and `create` is given, start
+    /// from the text `create` returns), check `expected`, compute, and write only if the file
+    /// still has the revision that was read (or, when creating, still does not exist).
+    pub(super) fn read_modify_write(
+        &self,
+        ctx: &Context,
+        path: &VaultPath,
+        expected: Option<&Revision>,
+        create: Option<&dyn Fn() -> Result<String, OpsError>>,
+        compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
+    ) -> Result<EditedNote, OpsError> {
+        let _lock = self.vault.lock(path);
         let resolved = self
             .vault
-            .resolve(&path)
-            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
+            .resolve(path)
+            .map_err(|e| OpsError::from_vault(e, expected))?;
+        if !resolved.exists
+            && let Some(create) = create
+        {
+            if let Some(expected) = expected {
+                return Err(OpsError::NotFound {
+                    what: format!(
+                        "'{path}' does not exist, but expected_revision {expected} was given: it may have been moved or deleted"
+                    ),
+                    hint: "Omit expected_revision to create it.",
+                });
+            }
+            let initial = create()?;
+            let outcome = compute(path, &initial)?;
+            #[cfg(feature = "test-faults")]
+            pause_if_asked();
+            let written =
+                match self
+                    .vault
+                    .write(&resolved, outcome.text.as_bytes(), WriteMode::CreateNew)
+                {
+                    Ok(written) => written,
+                    // Someone else created it after the lookup: their note stays, ours is refused.
+                    Err(VaultError::AlreadyExists { .. }) => {
+                        let current = self
+                            .vault
+                            .read(path)
+                            .map(|file| file.revision.to_string())
+                            .unwrap_or_else(|_| "unknown".into());
+                        return Err(OpsError::Conflict {
+                            path: path.to_string(),
+                            expected: "(none: the note did not exist yet)".into(),
+                            current,
+                        });
+                    }
+                    Err(error) => return Err(OpsError::from_vault(error, None)),
+                };
+            self.reindex(path);
+            let after = written.revision.to_string();
+            self.audit.record(
+                ctx,
+                super::audit::Event::changed(path.as_str(), None, Some(&after)),
+            );
+            return Ok(EditedNote {
+                path: path.to_string(),
+                revision: after,
+                bytes: written.bytes,
+                modified: rfc3339(written.modified),
+                changed: true,
+                created: true,
+                lines: outcome.lines,
+                replacements: outcome.replacements,
+                changed_keys: outcome.changed_keys,
+                properties: outcome.properties,
+            });
+        }
         let current = self
             .vault
             .read_resolved(&resolved)
-            .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
-        if let Some(expected) = &expected
+            .map_err(|e| OpsError::from_vault(e, expected))?;
+        if let Some(expected) = expected
             && *expected != current.revision
         {
             return Err(OpsError::Conflict {
@@ -306,7 +372,7 @@ impl Ops {
                 error.valid_up_to()
             ))
         })?;
-        let outcome = compute(&path, text)?;
+        let outcome = compute(path, text)?;
         let (revision, bytes, modified, changed) = if outcome.text == text {
             (
                 current.revision.to_string(),
@@ -315,6 +381,8 @@ impl Ops {
                 false,
             )
         } else {
+            #[cfg(feature = "test-faults")]
+            pause_if_asked();
             let written = self
                 .vault
                 .write(
@@ -325,6 +393,7 @@ impl Ops {
                     },
                 )
                 .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
+            self.reindex(path);
             let before = current.revision.to_string();
             let after = written.revision.to_string();
             self.audit.record(
@@ -339,6 +408,7 @@ impl Ops {
             bytes,
             modified: rfc3339(modified),
             changed,
+            created: false,
             lines: outcome.lines,
             replacements: outcome.replacements,
             changed_keys: outcome.changed_keys,
@@ -347,20 +417,50 @@ impl Ops {
     }
 }
 
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=pause-before-write:MS` holds every edit for MS
+/// milliseconds between reading the note and writing it, so a test can write the note from outside
+/// in exactly that gap and see the conflict.
+#[cfg(feature = "test-faults")]
+fn pause_if_asked() {
+    let pause = std::env::var("QUIRE_TEST_FAULT").ok().and_then(|fault| {
+        fault
+            .strip_prefix("pause-before-write:")
+            .and_then(|ms| ms.parse::<u64>().ok())
+    });
+    if let Some(ms) = pause {
+        tracing::warn!(ms, "test fault: pausing before the write");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Refuses an outcome that changed the properties block: body edits never touch it.
+pub(super) fn keep_properties(
+    path: &VaultPath,
+    before: &str,
+    outcome: Outcome,
+) -> Result<Outcome, OpsError> {
+    if properties_block(before) != properties_block(&outcome.text) {
+        return Err(OpsError::invalid_argument(format!(
+            "this edit of '{path}' would create or change its properties block (a '---' line at the top of the note, or the closing '---' of the block); body edits never touch properties. Use vault_update_properties for properties, or change the content so it does not form a '---' block"
+        )));
+    }
+    Ok(outcome)
+}
+
 /// The properties block exactly as written (fences included), or `None`.
 fn properties_block(text: &str) -> Option<&str> {
     let split = frontmatter::split(text);
     split.yaml.and(text.get(..split.block_len))
 }
 
-fn apply(splice: edit::Splice, text: &str) -> Result<Outcome, OpsError> {
+pub(super) fn apply(splice: edit::Splice, text: &str) -> Result<Outcome, OpsError> {
     splice
         .apply(text)
         .map(Outcome::from)
         .ok_or_else(|| OpsError::Internal("an edit fell outside the note".into()))
 }
 
-fn edit_error(path: &VaultPath, error: EditError) -> OpsError {
+pub(super) fn edit_error(path: &VaultPath, error: EditError) -> OpsError {
     match error {
         EditError::NoMatch { what, hint } => OpsError::NoMatch {
             path: path.to_string(),

@@ -8,6 +8,8 @@
 
 mod access;
 mod audit;
+mod clock;
+mod daily;
 mod edit;
 mod error;
 mod notes;
@@ -20,7 +22,11 @@ use time::format_description::well_known::Rfc3339;
 
 pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
+pub use crate::vault::Period;
 pub use audit::AuditLog;
+pub use daily::{
+    AppendDailyNote, AppendedDailyNote, DailyNote, GetDailyNote, PeriodicSettingsUsed,
+};
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
 pub use notes::{
@@ -71,6 +77,8 @@ pub struct Ops {
     /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
     policy: RwLock<Arc<Policy>>,
     audit: AuditLog,
+    clock: clock::Clock,
+    daily_notes: crate::vault::DailyNotesOverrides,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -106,6 +114,8 @@ impl Ops {
             index,
             policy: RwLock::new(Arc::new(Policy::default())),
             audit: AuditLog::default(),
+            clock: clock::Clock::default(),
+            daily_notes: crate::vault::DailyNotesOverrides::default(),
         }
     }
 

@@ -23,7 +23,10 @@ const SYSTEM_READ_ONLY: &[&str] = &[
     "/lib64",
     "/nix/store",
     "/etc/ld.so.cache",
+    // The time zone database: the system's zone and the zoneinfo folders jiff searches
+    // (`/etc/zoneinfo` is NixOS's; its files live in /nix/store).
     "/etc/localtime",
+    "/etc/zoneinfo",
     "/dev/null",
     "/dev/urandom",
     "/proc/self",

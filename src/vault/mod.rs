@@ -23,7 +23,10 @@ pub use path::{PathError, VaultPath};
 pub use resolve::Resolved;
 pub use revision::Revision;
 pub use scan::ScannedFile;
-pub use settings::ExcludedFiles;
+pub use settings::{
+    DAILY_NOTES_SETTINGS, DailyNotesOverrides, ExcludedFiles, PERIODIC_NOTES_SETTINGS, Period,
+    PeriodicSettings, SettingsRead, WeekStart,
+};
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]

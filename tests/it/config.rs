@@ -31,6 +31,7 @@ impl Setup {
             xdg_state_home: None,
             state_directory: None,
             variables: Default::default(),
+            system_time_zone: None,
         }
     }
 
@@ -424,5 +425,190 @@ fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() 
     check_error(
         "[vault]\npath = \"Notes\"\n[oauth]\nclient_id_metadata_documents = \"yes\"\n",
         &["client_id_metadata_documents"],
+    );
+}
+
+#[test]
+fn the_time_zone_is_an_iana_name_or_the_system_zone() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[time]\ntimezone = \"Europe/Berlin\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("Europe/Berlin"));
+    assert!(config.time_zone_description().contains("time.timezone"));
+    // Names are looked up without regard to ASCII case, as the tz database does.
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[time]\ntimezone = \"asia/tokyo\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("Asia/Tokyo"));
+
+    for bad in [
+        "Europe/Berln",
+        "",
+        "Etc/Unknown",
+        "+01:00",
+        "../../etc/passwd",
+    ] {
+        check_error(
+            &format!("[vault]\npath = \"Notes\"\n[time]\ntimezone = {bad:?}\n"),
+            &["time.timezone", bad, "IANA"],
+        );
+    }
+    check_error(
+        "[vault]\npath = \"Notes\"\n[time]\nzone = \"UTC\"\n",
+        &["zone"],
+    );
+
+    // Without the key: the system's zone, else UTC (said so, not silently).
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.time_zone, jiff::tz::TimeZone::UTC);
+    assert!(
+        config
+            .time_zone_description()
+            .contains("could not be determined")
+    );
+    let mut env = setup.env();
+    env.system_time_zone = quire::config::resolve_time_zone("America/New_York");
+    let config = Config::load(
+        &Overrides {
+            vault: Some(PathBuf::from("Notes")),
+            ..Overrides::default()
+        },
+        &env,
+        &tools(),
+    )
+    .expect("valid");
+    assert_eq!(config.time_zone.iana_name(), Some("America/New_York"));
+    assert!(config.time_zone_description().contains("the system's"));
+}
+
+#[test]
+fn every_zone_resolves_without_a_system_database() {
+    // The copy built into Quire knows the zones people configure, so a machine without
+    // /usr/share/zoneinfo (a minimal container, a NixOS service without TZDIR) still starts.
+    let bundled = jiff::tz::TimeZoneDatabase::bundled();
+    for name in [
+        "Europe/Berlin",
+        "America/New_York",
+        "Asia/Kolkata",
+        "Pacific/Kiritimati",
+        "UTC",
+    ] {
+        assert!(bundled.get(name).is_ok(), "{name} is not bundled");
+    }
+}
+
+#[test]
+fn daily_notes_overrides_are_checked_naming_the_key() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[daily_notes]\nfolder = \"Journal/\"\nformat = \"YYYY/MM/YYYY-MM-DD\"\ntemplate = \"\"\n",
+        )
+        .expect("valid");
+    assert_eq!(config.daily_notes.folder.as_deref(), Some("Journal/"));
+    assert_eq!(
+        config.daily_notes.format.as_deref(),
+        Some("YYYY/MM/YYYY-MM-DD")
+    );
+    // An empty template means "none", whatever Obsidian's settings say.
+    assert_eq!(config.daily_notes.template.as_deref(), Some(""));
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[daily_notes]\nweek_start = \"Monday\"\n")
+        .expect("valid");
+    assert_eq!(
+        config.daily_notes.week_start,
+        Some(quire::vault::WeekStart::Monday)
+    );
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.daily_notes, Default::default());
+
+    for (toml, needles) in [
+        (
+            "folder = \"../elsewhere\"",
+            &["daily_notes.folder", "elsewhere"][..],
+        ),
+        ("folder = \".hidden\"", &["daily_notes.folder"][..]),
+        ("format = \"  \"", &["daily_notes.format", "moment.js"][..]),
+        ("template = \"/etc/passwd\"", &["daily_notes.template"][..]),
+        ("templates = \"T\"", &["templates"][..]),
+        (
+            "week_start = \"friday\"",
+            &["daily_notes.week_start", "monday"][..],
+        ),
+    ] {
+        check_error(
+            &format!("[vault]\npath = \"Notes\"\n[daily_notes]\n{toml}\n"),
+            needles,
+        );
+    }
+}
+
+/// Runs `script` with `sh` in a private mount namespace; `None` when this machine cannot make one
+/// (not root, no `unshare`), which the caller reports as a skip.
+fn in_private_mounts(script: &str, state: &Path) -> Option<std::process::Output> {
+    let output = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", script])
+        .env("XDG_STATE_HOME", state)
+        .env_remove("TZDIR")
+        .env_remove("TZ")
+        .output()
+        .ok()?;
+    Some(output)
+}
+
+#[test]
+fn zones_resolve_on_a_machine_without_zoneinfo() {
+    // A minimal container or a NixOS service may have no /usr/share/zoneinfo: hide it behind an
+    // empty folder (in a mount namespace of the child only) and check that Quire still knows
+    // every zone, from the copy built into it.
+    let setup = Setup::new();
+    let empty = setup.path("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let hide = format!("mount --bind '{}' /usr/share/zoneinfo", empty.display());
+    let state = setup.path("state");
+    let probe = in_private_mounts(
+        &format!("{hide} && ls -A /usr/share/zoneinfo | wc -l"),
+        &state,
+    );
+    match &probe {
+        Some(output)
+            if output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == "0" => {
+        }
+        _ => {
+            eprintln!(
+                "SKIP: cannot hide /usr/share/zoneinfo in a private mount namespace here (needs root and unshare)"
+            );
+            return;
+        }
+    }
+    std::fs::write(
+        setup.path("quire.toml"),
+        "[time]\ntimezone = \"America/Sao_Paulo\"\n",
+    )
+    .expect("config");
+    let quire = env!("CARGO_BIN_EXE_quire");
+    let output = in_private_mounts(
+        &format!(
+            "{hide} && '{quire}' doctor --vault '{}' --config '{}'",
+            setup.path("Notes").display(),
+            setup.path("quire.toml").display()
+        ),
+        &state,
+    )
+    .expect("ran before");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("America/Sao_Paulo (time.timezone); no system tz database found"),
+        "{stdout}"
     );
 }

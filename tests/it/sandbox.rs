@@ -98,6 +98,27 @@ fn child(dir: &Path) {
         .expect_err("any other port is refused");
     assert_eq!(denied.kind(), std::io::ErrorKind::PermissionDenied);
 
+    // The time zone database stays readable: the system's zone and zone lookups after the
+    // sandbox (a config reload resolves `[time] timezone` again) read the system's zoneinfo.
+    if Path::new("/usr/share/zoneinfo/Europe/Berlin").exists() {
+        let system = jiff::tz::TimeZoneDatabase::from_dir("/usr/share/zoneinfo")
+            .expect("the zoneinfo folder is readable under landlock");
+        system
+            .get("Europe/Berlin")
+            .expect("a zone file is readable under landlock");
+    } else {
+        println!("note: no /usr/share/zoneinfo here; zones come from Quire's built-in copy");
+    }
+    if Path::new("/etc/localtime").exists() {
+        jiff::tz::TimeZone::try_system().expect("/etc/localtime is readable under landlock");
+    }
+    assert_eq!(
+        quire::config::resolve_time_zone("Europe/Berlin")
+            .and_then(|zone| zone.iana_name().map(str::to_owned))
+            .as_deref(),
+        Some("Europe/Berlin")
+    );
+
     // Through Quire: a tool error with the stable code, not a crash.
     let error = stray
         .read_note(
