@@ -5,6 +5,7 @@ mod config;
 mod edit_notes;
 mod http;
 mod index_consistency;
+mod link_oracle;
 mod markdown_oracle;
 mod sandbox;
 mod search;
