@@ -5,6 +5,7 @@
 //! with the stable error code; internal errors are logged with a reference number and never echoed.
 //! This is the only module that knows rmcp.
 
+mod links;
 mod logging;
 mod prompts;
 mod resources;
@@ -133,7 +134,7 @@ impl QuireServer {
     /// Every tool Quire has. Each area keeps its tools in its own `#[tool_router(router = ...)]`
     /// block (its own file), so adding an area touches only this sum.
     fn all_tools() -> ToolRouter<QuireServer> {
-        Self::tool_router()
+        Self::tool_router() + Self::links_tools()
     }
 
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.

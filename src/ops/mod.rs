@@ -10,6 +10,7 @@ mod access;
 mod audit;
 mod edit;
 mod error;
+mod links;
 mod notes;
 mod search;
 
@@ -23,6 +24,10 @@ pub use crate::markdown::sections::PatchOperation;
 pub use audit::AuditLog;
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
+pub use links::{
+    Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
+    OutgoingLink, OutgoingLinks, TargetKind,
+};
 pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,
     ReadNote, WriteNote, WrittenNote,

@@ -23,7 +23,7 @@ pub use path::{PathError, VaultPath};
 pub use resolve::Resolved;
 pub use revision::Revision;
 pub use scan::ScannedFile;
-pub use settings::ExcludedFiles;
+pub use settings::{ExcludedFiles, LinkSettings, NewLinkFormat};
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
@@ -240,6 +240,16 @@ impl Vault {
     }
 
     /// Obsidian's excluded files, read now from `.obsidian/app.json`.
+    /// How Obsidian writes new links in this vault, read now.
+    pub fn link_settings(&self) -> LinkSettings {
+        LinkSettings::read(&self.root)
+    }
+
+    /// The daily-notes and templates folders, read now.
+    pub fn generated_note_folders(&self) -> Vec<String> {
+        settings::generated_note_folders(&self.root)
+    }
+
     pub fn excluded_files(&self) -> ExcludedFiles {
         ExcludedFiles::read(&self.root)
     }
