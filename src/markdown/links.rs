@@ -797,6 +797,201 @@ fn join(folder: &str, relative: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// How a link names its target, which a rewrite keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStyle {
+    /// Only the file name (`[[Note]]`, `[a](Note.md)`).
+    Bare,
+    /// Relative to the linking file's folder (`../Other/Note.md`, `./Note.md`, `Sub/Note`).
+    Relative,
+    /// The vault path (`Folder/Note`).
+    Absolute,
+}
+
+/// The style of `path` as written in `source`, given the file it resolved to.
+pub fn path_style(path: &str, source: &str, target: &str) -> PathStyle {
+    if path.starts_with("./") || path.starts_with("../") {
+        return PathStyle::Relative;
+    }
+    if !path.contains('/') {
+        return PathStyle::Bare;
+    }
+    let folder = source.rsplit_once('/').map_or("", |(folder, _)| folder);
+    if !folder.is_empty()
+        && !path.starts_with('/')
+        && let Some(joined) = join(folder, path)
+    {
+        let joined = fold(&joined);
+        let target = fold(target);
+        if joined == target || format!("{joined}.md") == target {
+            return PathStyle::Relative;
+        }
+    }
+    PathStyle::Absolute
+}
+
+/// `target` (a vault path) written as a link path from `source` in `style`; a note's `.md` is
+/// written only when `keep_md`.
+pub fn path_text(target: &str, source: &str, style: PathStyle, keep_md: bool) -> String {
+    let target = if keep_md { target } else { strip_md(target) };
+    match style {
+        PathStyle::Bare => target.rsplit('/').next().unwrap_or(target).to_owned(),
+        PathStyle::Absolute => target.to_owned(),
+        PathStyle::Relative => {
+            let folder = source.rsplit_once('/').map_or("", |(folder, _)| folder);
+            let from: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
+            let to: Vec<&str> = target.split('/').collect();
+            let common = from
+                .iter()
+                .zip(&to)
+                .take_while(|(a, b)| a == b)
+                .count()
+                .min(to.len().saturating_sub(1));
+            let mut parts = vec![".."; from.len() - common];
+            parts.extend(&to[common..]);
+            parts.join("/")
+        }
+    }
+}
+
+/// `path` without a final `.md` (any case).
+pub fn strip_md(path: &str) -> &str {
+    let cut = path.len().saturating_sub(3);
+    match path.get(cut..) {
+        Some(end) if end.eq_ignore_ascii_case(".md") => &path[..cut],
+        _ => path,
+    }
+}
+
+/// Whether a link path spells out `.md`.
+pub fn spells_md(path: &str) -> bool {
+    strip_md(path).len() != path.len()
+}
+
+/// The link's text (`original`) with its path replaced by `new_path`, keeping everything else: the
+/// embed `!`, the `#heading`/`#^block` part, the alias or link text, angle brackets and the title.
+/// `new_path` is plain text; it is percent-encoded for a markdown link without angle brackets, in
+/// the manner of the original (non-ASCII stays as it is unless the original encoded some).
+/// `None` when the original is not a link of that form.
+pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<String> {
+    match form {
+        LinkForm::Wiki | LinkForm::Property => {
+            let embed = original.starts_with('!');
+            let inner = original
+                .strip_prefix('!')
+                .unwrap_or(original)
+                .strip_prefix("[[")?
+                .strip_suffix("]]")?;
+            let target_end = match inner.find('|') {
+                Some(at) if at > 0 => {
+                    if inner[..at].ends_with('\\') {
+                        at - 1
+                    } else {
+                        at
+                    }
+                }
+                _ => inner.len(),
+            };
+            let path_end = inner[..target_end].find('#').unwrap_or(target_end);
+            // Spaces around a path are trimmed by Obsidian; keep those after the `#` part only.
+            let rest = &inner[path_end..];
+            let rest = if path_end == target_end {
+                rest.trim_start()
+            } else {
+                rest
+            };
+            Some(format!(
+                "{}[[{new_path}{rest}]]",
+                if embed { "!" } else { "" }
+            ))
+        }
+        LinkForm::Markdown => {
+            let open = original.find('[')?;
+            let found = markdown_link(original, open)?;
+            let (start, end, angle) = destination_span(original, found.text_end)?;
+            let raw = &original[start..end];
+            let path_end = raw.find('#').unwrap_or(raw.len());
+            let encoded = if angle {
+                new_path.replace('>', "%3E")
+            } else {
+                encode_path(new_path, raw)
+            };
+            Some(format!(
+                "{}{encoded}{}{}",
+                &original[..start],
+                &raw[path_end..],
+                &original[end..]
+            ))
+        }
+        LinkForm::CanvasFile => Some(new_path.to_owned()),
+    }
+}
+
+/// Where a markdown link's destination lies (without angle brackets) and whether it has them.
+fn destination_span(content: &str, text_end: usize) -> Option<(usize, usize, bool)> {
+    let bytes = content.as_bytes();
+    let mut index = text_end + 2;
+    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
+        index += 1;
+    }
+    if bytes.get(index) == Some(&b'<') {
+        let close = index + 1 + content.get(index + 1..)?.find('>')?;
+        return Some((index + 1, close, true));
+    }
+    let start = index;
+    let mut parens = 0usize;
+    while let Some(byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'(' => {
+                parens += 1;
+                index += 1;
+            }
+            b')' if parens == 0 => break,
+            b')' => {
+                parens -= 1;
+                index += 1;
+            }
+            byte if byte.is_ascii_whitespace() || byte.is_ascii_control() => break,
+            _ => index += 1,
+        }
+    }
+    Some((start, index.min(bytes.len()), false))
+}
+
+/// Percent-encodes a path for a markdown link destination in the manner of `like`, the
+/// destination it replaces.
+fn encode_path(path: &str, like: &str) -> String {
+    let encode_non_ascii = like.as_bytes().windows(3).any(|w| {
+        w[0] == b'%'
+            && matches!(w[1], b'8'..=b'9' | b'A'..=b'F' | b'a'..=b'f')
+            && w[2].is_ascii_hexdigit()
+    });
+    let mut out = String::with_capacity(path.len());
+    for character in path.chars() {
+        match character {
+            ' ' => out.push_str("%20"),
+            '%' | '(' | ')' | '<' | '>' | '#' | '^' | '[' | ']' | '\\' | '|' => {
+                let mut buffer = [0u8; 4];
+                for byte in character.encode_utf8(&mut buffer).bytes() {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            character if !character.is_ascii() && encode_non_ascii => {
+                let mut buffer = [0u8; 4];
+                for byte in character.encode_utf8(&mut buffer).bytes() {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            character if character.is_ascii_control() => {
+                out.push_str(&format!("%{:02X}", character as u32));
+            }
+            character => out.push(character),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -860,6 +1055,67 @@ mod tests {
         assert_eq!(links[0].link, "A/B.md#H");
         assert_eq!(&canvas[links[0].start..links[0].end], "A/B.md");
         assert_eq!(&canvas[links[1].start..links[1].end], "[[C]]");
+    }
+
+    #[test]
+    fn rewriting_keeps_everything_but_the_path() {
+        let cases = [
+            (
+                LinkForm::Wiki,
+                "[[Old#H|alias]]",
+                "New Name",
+                "[[New Name#H|alias]]",
+            ),
+            (LinkForm::Wiki, "![[ Old ]]", "F/New", "![[F/New]]"),
+            (LinkForm::Wiki, "[[Old\\|cell]]", "New", "[[New\\|cell]]"),
+            (
+                LinkForm::Markdown,
+                "[t](Old%20One.md#^b \"T\")",
+                "Sub/New One.md",
+                "[t](Sub/New%20One.md#^b \"T\")",
+            ),
+            (
+                LinkForm::Markdown,
+                "![a](<Old One.png>)",
+                "New One.png",
+                "![a](<New One.png>)",
+            ),
+            (
+                LinkForm::Markdown,
+                "[c](Caf%C3%A9.md)",
+                "Thé.md",
+                "[c](Th%C3%A9.md)",
+            ),
+            (LinkForm::Markdown, "[c](Café.md)", "Thé.md", "[c](Thé.md)"),
+        ];
+        for (form, original, path, expected) in cases {
+            assert_eq!(
+                with_new_path(form, original, path).as_deref(),
+                Some(expected),
+                "{original}"
+            );
+        }
+        assert_eq!(
+            path_text("A/B/N.md", "A/C/x.md", PathStyle::Relative, true),
+            "../B/N.md"
+        );
+        assert_eq!(
+            path_text("A/N.md", "A/x.md", PathStyle::Relative, false),
+            "N"
+        );
+        assert_eq!(
+            path_text("A/N.png", "x.md", PathStyle::Bare, false),
+            "N.png"
+        );
+        assert_eq!(
+            path_style("../B/N.md", "A/x.md", "B/N.md"),
+            PathStyle::Relative
+        );
+        assert_eq!(
+            path_style("Sub/N", "A/x.md", "A/Sub/N.md"),
+            PathStyle::Relative
+        );
+        assert_eq!(path_style("B/N", "A/x.md", "B/N.md"), PathStyle::Absolute);
     }
 
     #[test]

@@ -221,6 +221,85 @@ impl From<ops::BrokenLinks> for BrokenLinksResult {
     }
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveNoteParams {
+    /// Vault-relative path of the note or attachment to move (e.g. "Inbox/Idea.md").
+    pub old_path: String,
+    /// Its new vault-relative path, with the same extension (e.g. "Projects/Idea.md"); must not exist.
+    pub new_path: String,
+    /// true: return the plan (every link that would be rewritten) and change nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Remove the folders the move leaves empty (only folders you may write).
+    #[serde(default)]
+    pub prune_empty_folders: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MovedWire {
+    pub from: String,
+    pub to: String,
+    /// The moved file's revision at its new path.
+    pub revision: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LinkChangeWire {
+    /// 1-based line of the link before the rewrite.
+    pub line: u64,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RewrittenWire {
+    pub path: String,
+    /// The file's new revision (with dry_run: its current one).
+    pub revision: String,
+    pub changes: Vec<LinkChangeWire>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MoveNoteResult {
+    pub moved: MovedWire,
+    pub rewritten: Vec<RewrittenWire>,
+    pub dry_run: bool,
+    /// Folders removed because the move left them empty.
+    pub pruned_folders: Vec<String>,
+}
+
+impl From<ops::MovedNote> for MoveNoteResult {
+    fn from(moved: ops::MovedNote) -> Self {
+        MoveNoteResult {
+            moved: MovedWire {
+                from: moved.from,
+                to: moved.to,
+                revision: moved.revision,
+            },
+            rewritten: moved
+                .rewritten
+                .into_iter()
+                .map(|file| RewrittenWire {
+                    path: file.path,
+                    revision: file.revision,
+                    changes: file
+                        .changes
+                        .into_iter()
+                        .map(|change| LinkChangeWire {
+                            line: change.line,
+                            before: change.before,
+                            after: change.after,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            dry_run: moved.dry_run,
+            pruned_folders: moved.pruned_folders,
+        }
+    }
+}
+
 #[tool_router(router = links_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
@@ -301,6 +380,36 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
         };
         self.run("vault_find_orphans", move |ops, ctx| {
             ops.find_orphans(ctx, request)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "vault_move_note",
+        description = "Move or rename a note or attachment and rewrite every link that would otherwise break (wikilinks, embeds, markdown links, property links, canvas cards), keeping each link's alias, heading or block part and style, as Obsidian does. \
+Use instead of writing a copy and deleting the original. Run with `dry_run: true` first to see every change. A path that must be written follows the vault's new-link format. Nothing is replaced: the destination must not exist. \
+Returns `moved` {from, to, revision}, `rewritten` [{path, revision, changes: [{line, before, after}]}], `dry_run`, `pruned_folders`. \
+Errors: not_found, already_exists (destination), path_forbidden (outside your write rules, or linked from files you may not change), conflict (a file changed during the move; nothing was lost), invalid_path, invalid_argument (other extension, a folder, a link that cannot be rewritten), too_large.",
+        annotations(
+            title = "Move or rename a note",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_move_note(
+        &self,
+        Parameters(params): Parameters<MoveNoteParams>,
+    ) -> Result<Json<MoveNoteResult>, String> {
+        let request = ops::MoveNote {
+            old_path: params.old_path,
+            new_path: params.new_path,
+            dry_run: params.dry_run,
+            prune_empty_folders: params.prune_empty_folders,
+        };
+        self.run("vault_move_note", move |ops, ctx| {
+            ops.move_note(ctx, request)
         })
         .await
     }

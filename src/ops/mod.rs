@@ -11,6 +11,7 @@ mod audit;
 mod edit;
 mod error;
 mod links;
+mod move_note;
 mod notes;
 mod search;
 
@@ -28,6 +29,7 @@ pub use links::{
     Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
     OutgoingLink, OutgoingLinks, TargetKind,
 };
+pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,
     ReadNote, WriteNote, WrittenNote,

@@ -239,7 +239,6 @@ impl Vault {
         }
     }
 
-    /// Obsidian's excluded files, read now from `.obsidian/app.json`.
     /// How Obsidian writes new links in this vault, read now.
     pub fn link_settings(&self) -> LinkSettings {
         LinkSettings::read(&self.root)
@@ -250,6 +249,7 @@ impl Vault {
         settings::generated_note_folders(&self.root)
     }
 
+    /// Obsidian's excluded files, read now from `.obsidian/app.json`.
     pub fn excluded_files(&self) -> ExcludedFiles {
         ExcludedFiles::read(&self.root)
     }

@@ -7,6 +7,7 @@ mod http;
 mod index_consistency;
 mod link_oracle;
 mod markdown_oracle;
+mod move_note;
 mod sandbox;
 mod search;
 mod tidy;

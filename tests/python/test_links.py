@@ -5,6 +5,7 @@ like a link to nothing), and moves that rewrite every link."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -168,3 +169,108 @@ async def test_denied_notes_are_never_sources_targets_or_orphans(links_acl_serve
         text = json.dumps(found, ensure_ascii=False)
         for word in ("zebracorn", "Keys/"):
             assert word not in text
+
+
+MOVE_FILES = {
+    "Move/Target.md": "---\naliases: [T]\n---\n# Target\n\n## Part\n\nSee [up](../Elsewhere/Deep.md) and [[Sibling]].\n",
+    "Move/Sibling.md": "Back to [[Target]].\n",
+    "Move/Refs.md": '---\nup: "[[Target]]"\n---\n[[Target|alias]] ![[Target#Part]] [[Move/Target#^b]]\n'
+    "[md](Target.md#Part) [enc](<Target.md>) `[[Target]]`\n",
+    "Elsewhere/Deep.md": "[rel](../Move/Target.md) and [[Target]]\n",
+    "Move/Board.canvas": json.dumps(
+        {"nodes": [
+            {"id": "a", "type": "file", "file": "Move/Target.md", "x": 0, "y": 0, "width": 1, "height": 1},
+            {"id": "b", "type": "text", "text": "card [[Target]]", "x": 0, "y": 0, "width": 1, "height": 1},
+        ], "edges": []},
+        indent="\t",
+    ),
+}
+
+
+@pytest.fixture
+def move_vault(vault: Path) -> Path:
+    write_files(vault, MOVE_FILES)
+    return vault
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
+
+
+async def test_move_rewrites_every_link_and_a_dry_run_changes_nothing(open_session, move_vault):
+    async with open_session(move_vault) as session:
+        before = snapshot(move_vault)
+        plan = await ok(session, "vault_move_note", {
+            "old_path": "Move/Target.md", "new_path": "Shelf/2025/Renamed Target.md", "dry_run": True,
+        })
+        assert plan["dry_run"] is True and snapshot(move_vault) == before
+        assert plan["moved"] == {"from": "Move/Target.md", "to": "Shelf/2025/Renamed Target.md",
+                                 "revision": plan["moved"]["revision"]}
+        changes = {f["path"]: [(c["before"], c["after"]) for c in f["changes"]] for f in plan["rewritten"]}
+        assert changes["Move/Refs.md"] == [
+            ("[[Target]]", "[[Renamed Target]]"),
+            ("[[Target|alias]]", "[[Renamed Target|alias]]"),
+            ("![[Target#Part]]", "![[Renamed Target#Part]]"),
+            ("[[Move/Target#^b]]", "[[Shelf/2025/Renamed Target#^b]]"),
+            ("[md](Target.md#Part)", "[md](Renamed%20Target.md#Part)"),
+            ("[enc](<Target.md>)", "[enc](<Renamed Target.md>)"),
+        ]
+        assert changes["Elsewhere/Deep.md"] == [
+            ("[rel](../Move/Target.md)", "[rel](../Shelf/2025/Renamed%20Target.md)"),
+            ("[[Target]]", "[[Renamed Target]]"),
+        ]
+        # The moved note's own relative links follow it.
+        assert changes["Shelf/2025/Renamed Target.md"] == [
+            ("[up](../Elsewhere/Deep.md)", "[up](../../Elsewhere/Deep.md)"),
+        ]
+        assert changes["Move/Board.canvas"] == [
+            ("Move/Target.md", "Shelf/2025/Renamed Target.md"),
+            ("[[Target]]", "[[Renamed Target]]"),
+        ]
+
+        done = await ok(session, "vault_move_note", {
+            "old_path": "Move/Target.md", "new_path": "Shelf/2025/Renamed Target.md",
+        })
+        assert done["dry_run"] is False
+        assert not (move_vault / "Move/Target.md").exists()
+        moved = (move_vault / "Shelf/2025/Renamed Target.md").read_bytes()
+        assert done["moved"]["revision"] == hashlib.sha256(moved).hexdigest()
+        for file in done["rewritten"]:
+            assert hashlib.sha256((move_vault / file["path"]).read_bytes()).hexdigest() == file["revision"]
+        refs = (move_vault / "Move/Refs.md").read_text()
+        assert 'up: "[[Renamed Target]]"' in refs and "`[[Target]]`" in refs
+        # Nothing is broken, and the backlinks followed the note.
+        broken = await ok(session, "vault_find_broken_links", {"folder": "Move"})
+        assert broken["broken"] == []
+        backlinks = await ok(session, "vault_get_backlinks", {"path": "Shelf/2025/Renamed Target.md"})
+        assert {b["source"] for b in backlinks["backlinks"]} == {
+            "Move/Refs.md", "Move/Sibling.md", "Elsewhere/Deep.md", "Move/Board.canvas",
+        }
+
+        # And back: every file is byte-identical to the start.
+        await ok(session, "vault_move_note", {
+            "old_path": "Shelf/2025/Renamed Target.md", "new_path": "Move/Target.md",
+            "prune_empty_folders": True,
+        })
+        assert snapshot(move_vault) == before
+        assert not (move_vault / "Shelf").exists()
+
+
+async def test_move_refuses_existing_destinations_and_bad_paths(open_session, move_vault):
+    async with open_session(move_vault) as session:
+        before = snapshot(move_vault)
+        for args, code in (
+            ({"old_path": "Move/Target.md", "new_path": "Move/Sibling.md"}, "already_exists"),
+            ({"old_path": "Move/Nope.md", "new_path": "Move/Other.md"}, "not_found"),
+            ({"old_path": "Move/Target.md", "new_path": ".obsidian/x.md"}, "path_forbidden"),
+            ({"old_path": "Move/Target.md", "new_path": "../x.md"}, "invalid_path"),
+            ({"old_path": "Move/Target.md", "new_path": "Move/Target.txt"}, "invalid_argument"),
+            ({"old_path": "Move", "new_path": "Moved"}, "invalid_argument"),
+        ):
+            res = await session.call_tool("vault_move_note", args)
+            assert res.is_error and error_code(res.content[0].text) == code, (args, res.content)
+        assert snapshot(move_vault) == before
