@@ -336,17 +336,86 @@ impl Writer {
     }
 
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
+    /// Many notes at once (a move rewrites every linking note) are read and parsed on every core.
     fn refresh(&mut self, paths: &[String]) -> Result<(), IndexError> {
         let transaction = self.connection.transaction()?;
         let mut done = HashSet::new();
+        let mut notes: Vec<(VaultPath, std::path::PathBuf, Option<Known>)> = Vec::new();
         for raw in paths {
-            if done.insert(raw.as_str()) {
-                refresh_path(&transaction, &self.vault, raw)?;
+            if !done.insert(raw.as_str()) {
+                continue;
+            }
+            match plain_note(&self.vault, raw) {
+                Some((path, fs_path)) if paths.len() >= PARALLEL_REFRESH => {
+                    let known = known_note(&transaction, path.as_str())?;
+                    notes.push((path, fs_path, known));
+                }
+                _ => refresh_path(&transaction, &self.vault, raw)?,
+            }
+        }
+        if !notes.is_empty() {
+            let vault = &self.vault;
+            let next = AtomicUsize::new(0);
+            let workers = std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .clamp(1, 8)
+                .min(notes.len());
+            let loaded: Vec<(usize, Loaded)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        let (notes, next) = (&notes, &next);
+                        scope.spawn(move || {
+                            let mut loaded = Vec::new();
+                            loop {
+                                let at = next.fetch_add(1, Ordering::Relaxed);
+                                let Some((path, fs_path, known)) = notes.get(at) else {
+                                    return loaded;
+                                };
+                                loaded
+                                    .push((at, load(vault, path, fs_path, known.as_ref(), false)));
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|handle| handle.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut loaded = loaded;
+            loaded.sort_by_key(|(at, _)| *at);
+            if loaded.len() != notes.len() {
+                // A loader thread died: fall back to refreshing every note here.
+                for (path, ..) in &notes {
+                    refresh_path(&transaction, &self.vault, path.as_str())?;
+                }
+            } else {
+                for (_, loaded) in loaded {
+                    apply(&transaction, loaded)?;
+                }
             }
         }
         transaction.commit()?;
         Ok(())
     }
+}
+
+/// Refreshes of at least this many paths read and parse their notes in parallel.
+const PARALLEL_REFRESH: usize = 32;
+
+/// The path and file of `raw` when it is an existing note reached without a symbolic link: the
+/// case `refresh_path` handles by reading the note, which may then run on another thread.
+fn plain_note(vault: &Vault, raw: &str) -> Option<(VaultPath, std::path::PathBuf)> {
+    let path = VaultPath::parse(raw).ok()?;
+    if !is_note(&path) {
+        return None;
+    }
+    let resolved = vault
+        .resolve(&path)
+        .ok()
+        .filter(|resolved| resolved.exists)?;
+    let metadata = std::fs::metadata(&resolved.fs_path).ok()?;
+    metadata.is_file().then_some((path, resolved.fs_path))
 }
 
 fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Result<(), IndexError> {

@@ -24,6 +24,12 @@ use crate::vault::{
     FileLock, LinkSettings, NewLinkFormat, Revision, VaultError, VaultPath, WriteMode,
 };
 
+/// A rewritten file: its path, the revision written, and the bytes it held before.
+type Written = (VaultPath, Revision, Vec<u8>);
+
+/// Threads that read, plan and write a move's linking files at once.
+const WRITE_THREADS: usize = 16;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MoveNote {
     pub old_path: String,
@@ -74,6 +80,7 @@ struct PlannedFile {
 
 impl Ops {
     pub fn move_note(&self, ctx: &Context, request: MoveNote) -> Result<MovedNote, OpsError> {
+        let started = std::time::Instant::now();
         let old = parse_path(&request.old_path)?;
         let new = parse_path(&request.new_path)?;
         if old == new {
@@ -130,6 +137,11 @@ impl Ops {
             .filter(|source| source != old.as_str())
             .collect();
         sources.remove(new.as_str());
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            candidates = sources.len(),
+            "move: candidate linking files found"
+        );
 
         // Lock every file the move may touch, in one global order.
         let mut keys: Vec<VaultPath> = sources
@@ -167,46 +179,39 @@ impl Ops {
             .read_resolved(&resolved_old)
             .map_err(|e| OpsError::from_vault(e, None))?;
         let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
-        let mut planned: Vec<PlannedFile> = Vec::new();
         let policy = self.policy();
-        for source in &sources {
-            let Ok(path) = VaultPath::parse(source) else {
-                continue;
-            };
-            let resolved = self
-                .vault
-                .resolve(&path)
-                .map_err(|e| OpsError::from_vault(e, None))?;
-            let contents = match self.vault.read_resolved(&resolved) {
-                Ok(contents) => contents,
-                // Gone since it was indexed: nothing there to rewrite.
-                Err(VaultError::NotFound { .. }) => continue,
-                Err(error) => return Err(OpsError::from_vault(error, None)),
-            };
-            let file = planner.plan_file(&path, path.clone(), contents.bytes, contents.revision)?;
-            if file.changes.is_empty() {
-                continue;
-            }
-            // Everything a write would refuse is refused now, before anything is written.
-            if resolved.is_symlink {
-                return Err(OpsError::PathForbidden {
-                    input: old.to_string(),
-                    reason: format!(
-                        "'{source}' links to it through a symbolic link, and Quire never writes through links; change that link by hand, then move"
-                    ),
-                });
-            }
-            if file.new_bytes.len() as u64 > self.vault.max_file_bytes() {
-                return Err(OpsError::from_vault(
-                    VaultError::TooLarge {
-                        path: source.clone(),
-                        bytes: file.new_bytes.len() as u64,
-                        limit: self.vault.max_file_bytes(),
-                    },
-                    None,
-                ));
-            }
-            if !policy.allows(&ctx.principal, Action::Write, source) {
+        // Reading and parsing the linking files is independent per file: spread it over threads.
+        let sources: Vec<&String> = sources.iter().collect();
+        let workers = WRITE_THREADS.min(sources.len()).max(1);
+        let chunk = sources.len().div_ceil(workers).max(1);
+        let plans: Vec<Result<Option<PlannedFile>, OpsError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = sources
+                .chunks(chunk)
+                .map(|chunk| {
+                    let (planner, old) = (&planner, &old);
+                    scope.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|source| self.plan_source(planner, source, old))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        vec![Err(OpsError::Internal(
+                            "a thread planning a move panicked".into(),
+                        ))]
+                    })
+                })
+                .collect()
+        });
+        let mut planned: Vec<PlannedFile> = Vec::new();
+        for plan in plans {
+            let Some(file) = plan? else { continue };
+            if !policy.allows(&ctx.principal, Action::Write, file.path.as_str()) {
                 self.audit.record(ctx, Event::denied(old.as_str()));
                 return Err(OpsError::PathForbidden {
                     input: old.to_string(),
@@ -216,6 +221,11 @@ impl Ops {
             planned.push(file);
         }
 
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            files = planned.len(),
+            "move: planned"
+        );
         if request.dry_run {
             let mut rewritten: Vec<RewrittenFile> = Vec::new();
             if !moved.changes.is_empty() {
@@ -237,35 +247,21 @@ impl Ops {
             .vault
             .write(&resolved_new, &moved.new_bytes, WriteMode::CreateNew)
             .map_err(|e| OpsError::from_vault(e, None))?;
-        let mut done: Vec<(VaultPath, Revision, Vec<u8>)> = Vec::new();
         let mut rewritten: Vec<RewrittenFile> = Vec::new();
         if !moved.changes.is_empty() {
             rewritten.push(report(&moved, &created.revision));
         }
-        for file in &planned {
-            let outcome = self
-                .vault
-                .resolve(&file.path)
-                .and_then(|resolved| {
-                    self.vault.write(
-                        &resolved,
-                        &file.new_bytes,
-                        WriteMode::Replace {
-                            expected: &file.revision,
-                        },
-                    )
-                })
-                .map_err(|e| OpsError::from_vault(e, Some(&file.revision)));
-            match outcome {
-                Ok(written) => {
-                    rewritten.push(report(file, &written.revision));
-                    done.push((file.path.clone(), written.revision, file.old_bytes.clone()));
-                }
-                Err(error) => {
-                    self.undo(&done, &new, &created.revision);
-                    return Err(error);
-                }
-            }
+        let (done, failure) = self.write_planned(&planned);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: linking files written"
+        );
+        if let Some(error) = failure {
+            self.undo(&done, &new, &created.revision);
+            return Err(error);
+        }
+        for (file, (_, revision, _)) in planned.iter().zip(&done) {
+            rewritten.push(report(file, revision));
         }
         // The source goes last, and only if nobody changed it while the move ran.
         let still = self
@@ -309,6 +305,10 @@ impl Ops {
         if let Err(error) = self.index.refresh(refreshed) {
             tracing::error!(%error, "the index could not take in a move");
         }
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: source removed and index refreshed"
+        );
         let moved_revision = created.revision.to_string();
         let before = moved.revision.to_string();
         self.audit.record(
@@ -338,6 +338,109 @@ impl Ops {
             dry_run: false,
             pruned_folders,
         })
+    }
+
+    /// Reads one linking file and plans its rewrites; `None` when it needs none (or is gone).
+    /// Everything a write would refuse is refused here, before anything is written.
+    fn plan_source(
+        &self,
+        planner: &Planner<'_>,
+        source: &str,
+        old: &VaultPath,
+    ) -> Result<Option<PlannedFile>, OpsError> {
+        let Ok(path) = VaultPath::parse(source) else {
+            return Ok(None);
+        };
+        let resolved = self
+            .vault
+            .resolve(&path)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let contents = match self.vault.read_resolved(&resolved) {
+            Ok(contents) => contents,
+            // Gone since it was indexed: nothing there to rewrite.
+            Err(VaultError::NotFound { .. }) => return Ok(None),
+            Err(error) => return Err(OpsError::from_vault(error, None)),
+        };
+        let file = planner.plan_file(&path, path.clone(), contents.bytes, contents.revision)?;
+        if file.changes.is_empty() {
+            return Ok(None);
+        }
+        if resolved.is_symlink {
+            return Err(OpsError::PathForbidden {
+                input: old.to_string(),
+                reason: format!(
+                    "'{source}' links to it through a symbolic link, and Quire never writes through links; change that link by hand, then move"
+                ),
+            });
+        }
+        if file.new_bytes.len() as u64 > self.vault.max_file_bytes() {
+            return Err(OpsError::from_vault(
+                VaultError::TooLarge {
+                    path: source.to_owned(),
+                    bytes: file.new_bytes.len() as u64,
+                    limit: self.vault.max_file_bytes(),
+                },
+                None,
+            ));
+        }
+        Ok(Some(file))
+    }
+
+    /// Writes every planned file (each checked against the revision it was planned from) on a
+    /// few threads: each write waits for its own fsyncs, and the file system commits concurrent
+    /// fsyncs together, so a move rewriting a thousand files does not pay for a thousand commits
+    /// one after the other. Returns what was written, in plan order, and the first failure.
+    fn write_planned(&self, planned: &[PlannedFile]) -> (Vec<Written>, Option<OpsError>) {
+        let workers = WRITE_THREADS.min(planned.len()).max(1);
+        let chunk = planned.len().div_ceil(workers).max(1);
+        let outcomes: Vec<Result<Revision, OpsError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = planned
+                .chunks(chunk)
+                .map(|files| {
+                    scope.spawn(move || {
+                        files
+                            .iter()
+                            .map(|file| {
+                                self.vault
+                                    .resolve(&file.path)
+                                    .and_then(|resolved| {
+                                        self.vault.write(
+                                            &resolved,
+                                            &file.new_bytes,
+                                            WriteMode::Replace {
+                                                expected: &file.revision,
+                                            },
+                                        )
+                                    })
+                                    .map(|written| written.revision)
+                                    .map_err(|e| OpsError::from_vault(e, Some(&file.revision)))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        vec![Err(OpsError::Internal(
+                            "a thread writing a move's files panicked".into(),
+                        ))]
+                    })
+                })
+                .collect()
+        });
+        let mut done = Vec::new();
+        let mut failure = None;
+        for (file, outcome) in planned.iter().zip(outcomes) {
+            match outcome {
+                Ok(revision) => done.push((file.path.clone(), revision, file.old_bytes.clone())),
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+        (done, failure)
     }
 
     /// Puts back what a failed move wrote, where the files still hold exactly that: the old bytes

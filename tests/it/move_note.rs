@@ -305,3 +305,38 @@ fn refusals_change_nothing() {
         assert_eq!(snapshot(&root), before, "{to}");
     }
 }
+
+/// A move that rewrites many notes refreshes them in one parallel batch; the index must still
+/// equal a rebuild afterwards.
+#[test]
+fn a_move_with_many_backlinks_leaves_the_index_equal_to_a_rebuild() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(root.join("Hub")).expect("mkdir");
+    std::fs::write(root.join("Hub/Center.md"), "# Center\n").expect("write");
+    for number in 0..80 {
+        let folder = ["", "A/", "B/C/"][number % 3];
+        std::fs::create_dir_all(root.join(folder)).expect("mkdir");
+        std::fs::write(
+            root.join(format!("{folder}Note {number}.md")),
+            format!(
+                "# Note {number} #tag{number}\n\nSee [[Center]] and [c](<../Hub/Center.md>).\n"
+            ),
+        )
+        .expect("write");
+    }
+    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
+    let options = || IndexOptions {
+        rebuild: true,
+        progress: None,
+        heartbeat: None,
+    };
+    let index =
+        Index::open(&dir.path().join("index.db"), Arc::clone(&vault), options()).expect("index");
+    let ops = Ops::new(Arc::clone(&vault), index.clone());
+    let moved = move_note(&ops, "Hub/Center.md", "Elsewhere/Middle.md");
+    assert_eq!(moved.rewritten.len(), 80);
+    let fresh = Index::open(&dir.path().join("fresh.db"), Arc::clone(&vault), options())
+        .expect("fresh index");
+    assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
+}
