@@ -338,6 +338,7 @@ impl Writer {
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
     /// Many notes at once (a move rewrites every linking note) are read and parsed on every core.
     fn refresh(&mut self, paths: &[String]) -> Result<(), IndexError> {
+        let started = Instant::now();
         let transaction = self.connection.transaction()?;
         let mut done = HashSet::new();
         let mut notes: Vec<(VaultPath, std::path::PathBuf, Option<Known>)> = Vec::new();
@@ -384,6 +385,11 @@ impl Writer {
             });
             let mut loaded = loaded;
             loaded.sort_by_key(|(at, _)| *at);
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                notes = notes.len(),
+                "refresh: notes read and parsed"
+            );
             if loaded.len() != notes.len() {
                 // A loader thread died: fall back to refreshing every note here.
                 for (path, ..) in &notes {
@@ -394,8 +400,18 @@ impl Writer {
                     apply(&transaction, loaded)?;
                 }
             }
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "refresh: rows written"
+            );
         }
         transaction.commit()?;
+        if paths.len() >= PARALLEL_REFRESH {
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "refresh: committed"
+            );
+        }
         Ok(())
     }
 }

@@ -531,39 +531,12 @@ fn markdown_link(content: &str, open: usize) -> Option<MarkdownLink> {
     if bytes.get(text_end + 1) != Some(&b'(') {
         return None;
     }
-    let mut index = text_end + 2;
-    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
-        index += 1;
+    let (start, end, angle) = destination_span(content, text_end)?;
+    let raw = &content[start..end];
+    if angle && raw.contains('<') {
+        return None;
     }
-    let (raw, after) = if bytes.get(index) == Some(&b'<') {
-        let close = index + 1 + content.get(index + 1..)?.find('>')?;
-        let raw = &content[index + 1..close];
-        if raw.contains('\n') || raw.contains('<') {
-            return None;
-        }
-        (raw, close + 1)
-    } else {
-        let start = index;
-        let mut parens = 0usize;
-        while let Some(byte) = bytes.get(index) {
-            match byte {
-                b'\\' => index += 2,
-                b'(' => {
-                    parens += 1;
-                    index += 1;
-                }
-                b')' if parens == 0 => break,
-                b')' => {
-                    parens -= 1;
-                    index += 1;
-                }
-                byte if byte.is_ascii_whitespace() || byte.is_ascii_control() => break,
-                _ => index += 1,
-            }
-        }
-        let index = index.min(bytes.len());
-        (content.get(start..index)?, index)
-    };
+    let after = if angle { end + 1 } else { end };
     let mut index = after;
     while bytes.get(index).is_some_and(|byte| *byte == b' ') {
         index += 1;

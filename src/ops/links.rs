@@ -312,6 +312,7 @@ impl Ops {
         };
         let graph = self.index.link_graph().map_err(internal)?;
         let visibility = self.visibility(ctx);
+        let excluded_files = self.vault.excluded_files();
         let broken: Vec<BrokenLink> = self
             .index
             .all_links()
@@ -322,6 +323,7 @@ impl Ops {
                     .as_deref()
                     .is_none_or(|folder| link.source.starts_with(folder))
             })
+            .filter(|link| !excluded_files.excludes(&link.source))
             .filter(|link| visibility.shows(&link.source))
             .filter(|link| visible_target(&graph, &visibility, link).is_none())
             .map(|link| BrokenLink {
@@ -341,7 +343,8 @@ impl Ops {
     }
 
     /// Notes no other visible file links to (embeds and canvas cards count as links), outside the
-    /// daily-notes and templates folders and `exclude_folders`, in path order.
+    /// daily-notes and templates folders, `exclude_folders` and Obsidian's excluded files, in path
+    /// order.
     pub fn find_orphans(&self, ctx: &Context, request: FindOrphans) -> Result<NoteList, OpsError> {
         let limit = check_limit(request.limit)?;
         let after = request
@@ -378,8 +381,10 @@ impl Ops {
                 linked.insert(target.to_owned());
             }
         }
+        let excluded_files = self.vault.excluded_files();
         let keep = |row: &NoteRow| {
             !linked.contains(&row.path)
+                && !excluded_files.excludes(&row.path)
                 && !excluded
                     .iter()
                     .any(|folder| row.path.starts_with(folder.as_str()))

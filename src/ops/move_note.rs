@@ -644,7 +644,13 @@ impl Planner<'_> {
                 path_text(want, source_after, PathStyle::Absolute, keep_md)
             ));
         }
-        for candidate in tried {
+        // A bare name stays bare only while it is unique: which of several same-named files a
+        // bare name reaches is not something to leave to a tie-break.
+        let unique = self.after.named(&lookup_name(want)).len() == 1;
+        for (number, candidate) in tried.into_iter().enumerate() {
+            if number == 0 && style == PathStyle::Bare && !unique {
+                continue;
+            }
             if link.form != LinkForm::Markdown
                 && (candidate.contains('#') || candidate.contains('|') || candidate.contains("]]"))
             {

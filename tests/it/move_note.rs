@@ -340,3 +340,51 @@ fn a_move_with_many_backlinks_leaves_the_index_equal_to_a_rebuild() {
         .expect("fresh index");
     assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
 }
+
+/// A bare name that the move makes ambiguous becomes a path in the vault's `newLinkFormat`; one
+/// that stays unique stays bare.
+#[test]
+fn an_ambiguous_bare_name_follows_the_new_link_format() {
+    for (format, expected) in [
+        ("relative", "[[../B/Other|alias]]"),
+        ("absolute", "[[B/Other|alias]]"),
+        ("shortest", "[[B/Other|alias]]"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("vault");
+        for folder in ["A", "C", "D", ".obsidian"] {
+            std::fs::create_dir_all(root.join(folder)).expect("mkdir");
+        }
+        std::fs::write(
+            root.join(".obsidian/app.json"),
+            format!("{{\"newLinkFormat\": \"{format}\"}}"),
+        )
+        .expect("write");
+        std::fs::write(root.join("A/Note.md"), "# Note\n").expect("write");
+        std::fs::write(root.join("C/Other.md"), "# Other\n").expect("write");
+        std::fs::write(root.join("D/X.md"), "[[Note|alias]] and [[Other]]\n").expect("write");
+        std::fs::write(root.join("D/Y.md"), "[[Solo]]\n").expect("write");
+        std::fs::write(root.join("C/Solo.md"), "# Solo\n").expect("write");
+        let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
+        let index = Index::open(
+            &dir.path().join("index.db"),
+            Arc::clone(&vault),
+            IndexOptions {
+                rebuild: true,
+                progress: None,
+                heartbeat: None,
+            },
+        )
+        .expect("index");
+        let ops = Ops::new(Arc::clone(&vault), index);
+        move_note(&ops, "A/Note.md", "B/Other.md");
+        let x = std::fs::read_to_string(root.join("D/X.md")).expect("read");
+        // `[[Other]]` kept its target (C/Other.md) although a second Other now exists.
+        assert!(x.starts_with(expected), "{format}: {x}");
+        assert!(!x.ends_with("[[Other]]\n"), "{format}: {x}");
+        // A rename to a unique name keeps a bare name bare.
+        move_note(&ops, "C/Solo.md", "B/Unique.md");
+        let y = std::fs::read_to_string(root.join("D/Y.md")).expect("read");
+        assert_eq!(y, "[[Unique]]\n", "{format}");
+    }
+}

@@ -5,8 +5,10 @@ like a link to nothing), and moves that rewrite every link."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,9 @@ GRAPH_FILES = {
     ),
     "Journal/2025-01-01.md": "A day nobody links to.\n",
     ".obsidian/daily-notes.json": '{"folder": "Journal"}',
+    # Obsidian's excluded files stay out of orphans and broken links (as from its graph view).
+    ".obsidian/app.json": '{"userIgnoreFilters": ["Archive/", "Graph/Ignored/"]}',
+    "Graph/Ignored/Old.md": "An excluded note with [[Nowhere]].\n",
 }
 
 
@@ -104,7 +109,7 @@ async def test_orphans_skip_daily_notes_canvas_cards_and_excluded_folders(sessio
     assert "Graph/Lonely.md" in paths
     for linked in ("Graph/Alone.md", "Graph/Leaf.md", "Graph/Hub.md", "Graph/Sub/Deep.md"):
         assert linked not in paths, linked
-    assert not any(p.startswith("Journal/") for p in paths)
+    assert not any(p.startswith(("Journal/", "Graph/Ignored/")) for p in paths)
     found = await ok(session, "vault_find_orphans", {"limit": 1000, "exclude_folders": ["Graph"]})
     assert not any(n["path"].startswith("Graph/") for n in found["notes"])
 
@@ -122,6 +127,35 @@ async def test_broken_links_and_read_your_writes(session):
     assert "Graph/Lonely.md" not in {n["path"] for n in found["notes"]}
     found = await ok(session, "vault_get_backlinks", {"path": "Graph/Lonely.md"})
     assert [b["source"] for b in found["backlinks"]] == ["Graph/Missing note.md"]
+
+
+async def test_the_watcher_keeps_the_graph_current(session, vault: Path):
+    # Files written by someone else (Obsidian, a sync client) reach the graph through the watcher:
+    # a new note linking an existing one, and an attachment that resolves a broken embed.
+    (vault / "Graph" / "External.md").write_text("Found [[Lonely]] and ![[late.png]].\n")
+    deadline = time.monotonic() + 20
+    while True:
+        found = await ok(session, "vault_get_backlinks", {"path": "Graph/Lonely.md"})
+        if [b["source"] for b in found["backlinks"]] == ["Graph/External.md"]:
+            break
+        assert time.monotonic() < deadline, "the watcher never reported the new note"
+        await asyncio.sleep(0.05)
+    broken = await ok(session, "vault_find_broken_links", {"folder": "Graph"})
+    assert "![[late.png]]" in [b["link"] for b in broken["broken"]]
+    (vault / "Graph" / "late.png").write_bytes(PNG)
+    while True:
+        broken = await ok(session, "vault_find_broken_links", {"folder": "Graph"})
+        if "![[late.png]]" not in [b["link"] for b in broken["broken"]]:
+            break
+        assert time.monotonic() < deadline, "the watcher never reported the attachment"
+        await asyncio.sleep(0.05)
+    (vault / "Graph" / "External.md").unlink()
+    while True:
+        found = await ok(session, "vault_get_backlinks", {"path": "Graph/Lonely.md"})
+        if found["backlinks"] == []:
+            break
+        assert time.monotonic() < deadline, "the watcher never reported the deletion"
+        await asyncio.sleep(0.05)
 
 
 ACL_LINK_FILES = {
