@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::markdown::links::{self, Link};
 use crate::markdown::{frontmatter, headings, tags};
 
 /// One row of the properties table: a key with one value (lists are unpacked into one row each).
@@ -32,6 +33,8 @@ pub struct ParsedNote {
     pub note_type: Option<String>,
     /// Unix seconds from the `created` property, when it holds a date.
     pub created: Option<i64>,
+    /// Every link, embed and property link, in document order.
+    pub links: Vec<Link>,
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
@@ -79,6 +82,7 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         property_rows,
         note_type,
         created,
+        links: links::note_links(text),
     }
 }
 

@@ -9,6 +9,7 @@
 //! already reflects the whole vault. This module may use `markdown` and `vault`, never `ops`/`mcp`.
 
 mod document;
+mod graph;
 mod query_text;
 mod read;
 mod schema;
@@ -24,6 +25,7 @@ use rusqlite::Connection;
 use tokio::sync::broadcast;
 
 pub use document::{number_in, parse_date_time};
+pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
     Count, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue, RecentOrder, SearchHit,
@@ -298,6 +300,26 @@ impl Index {
             readers.push(connection);
         }
         Ok(outcome?)
+    }
+
+    /// Every file the index knows, with Obsidian's resolver over them.
+    pub fn link_graph(&self) -> Result<LinkGraph, IndexError> {
+        self.read(graph::link_graph)
+    }
+
+    /// The links `source` (a note or canvas) holds, in document order.
+    pub fn links_from(&self, source: &str) -> Result<Vec<StoredLink>, IndexError> {
+        self.read(|connection| graph::links_from(connection, source))
+    }
+
+    /// The links that could resolve to a file with one of these folded names.
+    pub fn links_named(&self, names: &[String]) -> Result<Vec<StoredLink>, IndexError> {
+        self.read(|connection| graph::links_named(connection, names))
+    }
+
+    /// Every link of the vault.
+    pub fn all_links(&self) -> Result<Vec<StoredLink>, IndexError> {
+        self.read(graph::all_links)
     }
 
     /// Ranked full-text search (see `read::search`).

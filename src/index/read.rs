@@ -633,6 +633,10 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
             FROM temp.notes_terms v JOIN notes n ON n.id = v.doc",
         "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
             WHERE v.doc NOT IN (SELECT id FROM notes)",
+        "SELECT 'file ' || path || ' size=' || size || ' mtime=' || mtime FROM files",
+        "SELECT 'link ' || source || ' #' || seq || ' ' || form || ' embed=' || embed || ' ' || link
+            || ' -> ' || target_name || ' | ' || display || ' | ' || original || ' @' || line || ':' || col
+            || ' [' || start || ',' || end || ')' FROM links",
     ];
     for sql in queries {
         let mut statement = connection.prepare(sql)?;

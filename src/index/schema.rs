@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -46,6 +46,27 @@ CREATE TABLE properties(
 CREATE INDEX properties_key ON properties(key_lower, value_lower);
 CREATE INDEX properties_number ON properties(key_lower, number);
 CREATE INDEX properties_note ON properties(note_id);
+CREATE TABLE files(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE links(
+    source TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    form TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    link TEXT NOT NULL,
+    target_name TEXT NOT NULL,
+    display TEXT NOT NULL,
+    original TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    col INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    PRIMARY KEY(source, seq)
+) WITHOUT ROWID;
+CREATE INDEX links_target ON links(target_name);
 CREATE VIRTUAL TABLE notes_fts USING fts5(
     title, headings, properties, body,
     content = '', contentless_delete = 1,

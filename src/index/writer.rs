@@ -17,7 +17,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use super::document::{self, ParsedNote};
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
-use crate::vault::{Revision, Vault, VaultPath};
+use crate::markdown::links::{self, Link, LinkForm};
+use crate::vault::{Revision, ScannedFile, Vault, VaultPath};
 
 /// How often an idle writer shows the watchdog it is alive.
 const IDLE_BEAT: std::time::Duration = std::time::Duration::from_millis(500);
@@ -188,13 +189,12 @@ impl Writer {
         force: bool,
     ) -> Result<ReconcileStats, IndexError> {
         let started = Instant::now();
-        let scanned: Vec<_> = self
+        let (scanned, others): (Vec<_>, Vec<_>) = self
             .vault
             .scan(None)
             .map_err(|error| IndexError::Scan(error.to_string()))?
             .into_iter()
-            .filter(|file| is_note(&file.path))
-            .collect();
+            .partition(|file| is_note(&file.path));
         let known = self.known_notes()?;
         let mut todo = Vec::new();
         let mut seen = HashSet::with_capacity(scanned.len());
@@ -230,6 +230,7 @@ impl Writer {
             for path in &gone {
                 remove_exact(&transaction, path)?;
             }
+            reconcile_files(&transaction, &self.vault, &others, None, force)?;
             transaction.commit()?;
         }
         if let Some(progress) = progress {
@@ -335,17 +336,102 @@ impl Writer {
     }
 
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
+    /// Many notes at once (a move rewrites every linking note) are read and parsed on every core.
     fn refresh(&mut self, paths: &[String]) -> Result<(), IndexError> {
+        let started = Instant::now();
         let transaction = self.connection.transaction()?;
         let mut done = HashSet::new();
+        let mut notes: Vec<(VaultPath, std::path::PathBuf, Option<Known>)> = Vec::new();
         for raw in paths {
-            if done.insert(raw.as_str()) {
-                refresh_path(&transaction, &self.vault, raw)?;
+            if !done.insert(raw.as_str()) {
+                continue;
+            }
+            match plain_note(&self.vault, raw) {
+                Some((path, fs_path)) if paths.len() >= PARALLEL_REFRESH => {
+                    let known = known_note(&transaction, path.as_str())?;
+                    notes.push((path, fs_path, known));
+                }
+                _ => refresh_path(&transaction, &self.vault, raw)?,
             }
         }
+        if !notes.is_empty() {
+            let vault = &self.vault;
+            let next = AtomicUsize::new(0);
+            let workers = std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .clamp(1, 8)
+                .min(notes.len());
+            let loaded: Vec<(usize, Loaded)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        let (notes, next) = (&notes, &next);
+                        scope.spawn(move || {
+                            let mut loaded = Vec::new();
+                            loop {
+                                let at = next.fetch_add(1, Ordering::Relaxed);
+                                let Some((path, fs_path, known)) = notes.get(at) else {
+                                    return loaded;
+                                };
+                                loaded
+                                    .push((at, load(vault, path, fs_path, known.as_ref(), false)));
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|handle| handle.join().unwrap_or_default())
+                    .collect()
+            });
+            let mut loaded = loaded;
+            loaded.sort_by_key(|(at, _)| *at);
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                notes = notes.len(),
+                "refresh: notes read and parsed"
+            );
+            if loaded.len() != notes.len() {
+                // A loader thread died: fall back to refreshing every note here.
+                for (path, ..) in &notes {
+                    refresh_path(&transaction, &self.vault, path.as_str())?;
+                }
+            } else {
+                for (_, loaded) in loaded {
+                    apply(&transaction, loaded)?;
+                }
+            }
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "refresh: rows written"
+            );
+        }
         transaction.commit()?;
+        if paths.len() >= PARALLEL_REFRESH {
+            tracing::debug!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "refresh: committed"
+            );
+        }
         Ok(())
     }
+}
+
+/// Refreshes of at least this many paths read and parse their notes in parallel.
+const PARALLEL_REFRESH: usize = 32;
+
+/// The path and file of `raw` when it is an existing note reached without a symbolic link: the
+/// case `refresh_path` handles by reading the note, which may then run on another thread.
+fn plain_note(vault: &Vault, raw: &str) -> Option<(VaultPath, std::path::PathBuf)> {
+    let path = VaultPath::parse(raw).ok()?;
+    if !is_note(&path) {
+        return None;
+    }
+    let resolved = vault
+        .resolve(&path)
+        .ok()
+        .filter(|resolved| resolved.exists)?;
+    let metadata = std::fs::metadata(&resolved.fs_path).ok()?;
+    metadata.is_file().then_some((path, resolved.fs_path))
 }
 
 fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Result<(), IndexError> {
@@ -369,7 +455,14 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
         return refresh_folder(transaction, vault, &path);
     }
     if !is_note(&path) {
-        return remove_exact(transaction, path.as_str());
+        return upsert_file(
+            transaction,
+            vault,
+            &path,
+            &resolved.fs_path,
+            metadata.len(),
+            metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        );
     }
     let known = known_note(transaction, path.as_str())?;
     apply(
@@ -415,7 +508,124 @@ fn refresh_folder(
     for path in indexed.keys() {
         remove_exact(transaction, path)?;
     }
+    let others: Vec<ScannedFile> = files
+        .into_iter()
+        .filter(|file| !is_note(&file.path))
+        .collect();
+    reconcile_files(transaction, vault, &others, Some(folder.as_str()), false)
+}
+
+/// Brings the rows of the vault's other files (attachments, canvases) in line with `scanned`, the
+/// files found in `folder` (or the whole vault): new or changed ones are recorded (a canvas with its
+/// links), vanished ones dropped.
+fn reconcile_files(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    scanned: &[ScannedFile],
+    folder: Option<&str>,
+    force: bool,
+) -> Result<(), IndexError> {
+    let mut known: HashMap<String, (i64, i64)> = HashMap::new();
+    {
+        let (low, high) = match folder {
+            Some(folder) => subtree_range(folder),
+            None => (String::new(), "\u{10ffff}".to_owned()),
+        };
+        let mut statement = transaction
+            .prepare_cached("SELECT path, size, mtime FROM files WHERE path > ?1 AND path < ?2")?;
+        let rows = statement.query_map(params![low, high], |row| {
+            Ok((row.get::<_, String>(0)?, (row.get(1)?, row.get(2)?)))
+        })?;
+        for row in rows {
+            let (path, stat) = row?;
+            known.insert(path, stat);
+        }
+    }
+    for file in scanned {
+        let stat = known.remove(file.path.as_str());
+        if !force && stat == Some((file.bytes as i64, nanos(file.modified))) {
+            continue;
+        }
+        upsert_file(
+            transaction,
+            vault,
+            &file.path,
+            &file.fs_path,
+            file.bytes,
+            file.modified,
+        )?;
+    }
+    for path in known.keys() {
+        remove_exact(transaction, path)?;
+    }
     Ok(())
+}
+
+/// Records a file that is not a note; a canvas also gets its links.
+fn upsert_file(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    path: &VaultPath,
+    fs_path: &Path,
+    size: u64,
+    modified: SystemTime,
+) -> Result<(), IndexError> {
+    transaction
+        .prepare_cached("INSERT OR REPLACE INTO files(path, size, mtime) VALUES(?1, ?2, ?3)")?
+        .execute(params![path.as_str(), size as i64, nanos(modified)])?;
+    delete_links(transaction, path.as_str())?;
+    if path.extension().as_deref() == Some("canvas") && size <= vault.max_file_bytes() {
+        let text = std::fs::read(fs_path)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        insert_links(transaction, path.as_str(), &links::canvas_links(&text))?;
+    }
+    Ok(())
+}
+
+fn delete_links(transaction: &Transaction<'_>, source: &str) -> Result<(), IndexError> {
+    transaction
+        .prepare_cached("DELETE FROM links WHERE source = ?1")?
+        .execute([source])?;
+    Ok(())
+}
+
+fn insert_links(
+    transaction: &Transaction<'_>,
+    source: &str,
+    found: &[Link],
+) -> Result<(), IndexError> {
+    let mut insert = transaction.prepare_cached(
+        "INSERT INTO links(source, seq, form, embed, link, target_name, display, original, line, col, start, end)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    for (seq, link) in found.iter().enumerate() {
+        insert.execute(params![
+            source,
+            seq as i64,
+            form_name(link.form),
+            link.embed,
+            link.link,
+            links::link_lookup_name(link.path()),
+            link.display,
+            link.original,
+            link.line as i64,
+            link.column as i64,
+            link.start as i64,
+            link.end as i64,
+        ])?;
+    }
+    Ok(())
+}
+
+/// How a link's form is stored (read back by `read::form_of`).
+pub(super) fn form_name(form: LinkForm) -> &'static str {
+    match form {
+        LinkForm::Wiki => "wiki",
+        LinkForm::Markdown => "markdown",
+        LinkForm::Property => "property",
+        LinkForm::CanvasFile => "canvas",
+    }
 }
 
 fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>, IndexError> {
@@ -598,6 +808,8 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             parsed.properties_text,
             parsed.body
         ])?;
+    delete_links(transaction, &record.path)?;
+    insert_links(transaction, &record.path, &parsed.links)?;
     let mut insert_tag = transaction
         .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
     for (lower, tag) in &record.tags {
@@ -634,6 +846,10 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
 }
 
 fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexError> {
+    delete_links(transaction, path)?;
+    transaction
+        .prepare_cached("DELETE FROM files WHERE path = ?1")?
+        .execute([path])?;
     let id: Option<i64> = transaction
         .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
         .query_row([path], |row| row.get(0))
@@ -652,7 +868,10 @@ fn remove_subtree(transaction: &Transaction<'_>, path: &str) -> Result<(), Index
     remove_exact(transaction, path)?;
     let (low, high) = subtree_range(path);
     let paths: Vec<String> = transaction
-        .prepare_cached("SELECT path FROM notes WHERE path > ?1 AND path < ?2")?
+        .prepare_cached(
+            "SELECT path FROM notes WHERE path > ?1 AND path < ?2
+             UNION SELECT path FROM files WHERE path > ?1 AND path < ?2",
+        )?
         .query_map(params![low, high], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
     for path in paths {

@@ -7,6 +7,7 @@ mod blocks;
 pub mod edit;
 pub mod frontmatter;
 pub mod headings;
+pub mod links;
 pub mod moment;
 pub mod properties_edit;
 pub mod sections;
@@ -15,7 +16,7 @@ pub mod template;
 
 #[cfg(test)]
 mod tests {
-    use super::{frontmatter, headings, tags};
+    use super::{frontmatter, headings, links, tags};
     use proptest::prelude::*;
     use serde_json::{Map, Value};
 
@@ -96,6 +97,11 @@ mod tests {
                 prop_assert!(heading.start <= heading.section_end && heading.section_end <= text.len());
                 prop_assert!((1..=6).contains(&heading.level));
             }
+            for link in links::note_links(&text) {
+                prop_assert!(link.start <= link.end && link.end <= text.len());
+                prop_assert_eq!(&text[link.start..link.end], link.original.as_str());
+            }
+            let _ = links::canvas_links(&text);
             for tag in tags::note_tags(&text) {
                 prop_assert!(tags::is_valid_tag_name(&tag));
             }

@@ -6,6 +6,7 @@
 //! This is the only module that knows rmcp.
 
 mod daily;
+mod links;
 mod logging;
 mod prompts;
 mod resources;
@@ -134,7 +135,7 @@ impl QuireServer {
     /// Every tool Quire has. Each area keeps its tools in its own `#[tool_router(router = ...)]`
     /// block (its own file), so adding an area touches only this sum.
     fn all_tools() -> ToolRouter<QuireServer> {
-        Self::tool_router() + Self::daily_tools()
+        Self::tool_router() + Self::daily_tools() + Self::links_tools()
     }
 
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.

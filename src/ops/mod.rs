@@ -12,6 +12,8 @@ mod clock;
 mod daily;
 mod edit;
 mod error;
+mod links;
+mod move_note;
 mod notes;
 mod search;
 
@@ -29,6 +31,11 @@ pub use daily::{
 };
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
+pub use links::{
+    Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
+    OutgoingLink, OutgoingLinks, TargetKind,
+};
+pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,
     ReadNote, WriteNote, WrittenNote,

@@ -744,11 +744,11 @@ fn clip_line(line: &str, start: usize, end: usize) -> String {
 const OFFSET_PREFIX: &str = "offset:";
 const SEARCH_PREFIX: &str = "search:";
 
-fn encode_offset_cursor(offset: usize) -> String {
+pub(super) fn encode_offset_cursor(offset: usize) -> String {
     hex::encode(format!("{OFFSET_PREFIX}{offset}"))
 }
 
-fn decode_offset_cursor(raw: &str) -> Result<usize, OpsError> {
+pub(super) fn decode_offset_cursor(raw: &str) -> Result<usize, OpsError> {
     decode_text(raw)
         .and_then(|text| text.strip_prefix(OFFSET_PREFIX)?.parse().ok())
         .ok_or_else(|| bad_cursor(raw))

@@ -27,6 +27,7 @@ pub use settings::{
     DAILY_NOTES_SETTINGS, DailyNotesOverrides, ExcludedFiles, PERIODIC_NOTES_SETTINGS, Period,
     PeriodicSettings, SettingsRead, WeekStart,
 };
+pub use settings::{LinkSettings, NewLinkFormat};
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
@@ -240,6 +241,16 @@ impl Vault {
             Some(parent) => trash::prune_empty_folders(&self.root, parent, may_remove),
             None => Vec::new(),
         }
+    }
+
+    /// How Obsidian writes new links in this vault, read now.
+    pub fn link_settings(&self) -> LinkSettings {
+        LinkSettings::read(&self.root)
+    }
+
+    /// The daily-notes and templates folders, read now.
+    pub fn generated_note_folders(&self) -> Vec<String> {
+        settings::generated_note_folders(&self.root)
     }
 
     /// Obsidian's excluded files, read now from `.obsidian/app.json`.

@@ -51,6 +51,7 @@ fn text() -> impl Strategy<Value = String> {
         Just("Some words about gardens and tomatoes.\n".to_string()),
         Just("#inline #Alpha text\n".to_string()),
         Just("```\n#not-a-tag in code\n```\n".to_string()),
+        Just("See [[x]], ![[data.txt]] and [m](A/y.md#h).\n".to_string()),
         Just("Ünïcödé 日本語 🎉\n".to_string()),
         "[a-z ]{0,20}\n",
     ];

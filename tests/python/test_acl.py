@@ -62,6 +62,7 @@ SPELLINGS = ["Privé", "PRIVÉ", "privé", "Prive\u0301", "prive", "PRIVE", "Ｐ
 WRITE_TOOLS = {
     "vault_write_note", "vault_delete_note", "vault_patch_note", "vault_replace_in_note",
     "vault_insert_at_anchor", "vault_replace_span", "vault_delete_span", "vault_update_properties",
+    "vault_move_note",
 }
 
 
@@ -71,6 +72,10 @@ def path_tools(path: str, folder: str) -> list[tuple[str, dict]]:
         ("vault_read_note", {"path": path}),
         ("vault_read_note", {"path": path, "outline": True}),
         ("vault_read_note", {"path": path, "properties_only": True}),
+        ("vault_get_backlinks", {"path": path}),
+        ("vault_get_outgoing_links", {"path": path}),
+        ("vault_find_broken_links", {"folder": folder}),
+        ("vault_move_note", {"old_path": path, "new_path": "Inbox/moved.md"}),
         ("vault_list_notes", {"folder": folder}),
         ("vault_search", {"query": "zebracorn", "filters": {"folder": folder}}),
         ("vault_grep", {"pattern": "zebracorn", "folder": folder}),

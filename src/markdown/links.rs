@@ -1,0 +1,1116 @@
+//! The links of a note or canvas as Obsidian's metadata cache reports them, and how a link path
+//! resolves to a file of the vault.
+//!
+//! It owns the link grammar (wikilinks and embeds, markdown links and images, links in property
+//! values, canvas file nodes and the links of canvas text cards), each link's position, and
+//! Obsidian's resolution rules over a list of vault paths. It must never report a link Obsidian
+//! would not, never touch the disk, and never panic on any input.
+
+use std::collections::HashMap;
+
+use percent_encoding::percent_decode_str;
+use serde_json::Value;
+use unicode_normalization::UnicodeNormalization;
+
+use super::blocks::{self, LineKind};
+use super::frontmatter;
+
+/// How a link is written, which decides how a move rewrites it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkForm {
+    /// `[[target|alias]]` or `![[target]]`.
+    Wiki,
+    /// `[text](target)` or `![alt](target)`.
+    Markdown,
+    /// A property value that is a wikilink: `up: "[[target]]"`.
+    Property,
+    /// A canvas node of type `file`: `"file": "Folder/Note.md"`.
+    CanvasFile,
+}
+
+/// One link, as Obsidian's `LinkCache` describes it, plus what a rewrite needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub form: LinkForm,
+    pub embed: bool,
+    /// Obsidian's `link`: the target with its `#heading` or `#^block` part, percent-decoded for
+    /// markdown links, trimmed for wikilinks.
+    pub link: String,
+    /// Obsidian's `displayText`: the alias, the markdown link text, or the target with `#` shown as ` > `.
+    pub display: String,
+    /// The link exactly as written (for properties: the wikilink inside the value).
+    pub original: String,
+    /// Byte range of `original` in the text the link was read from.
+    pub start: usize,
+    pub end: usize,
+    /// 1-based line of the link's start.
+    pub line: usize,
+    /// 0-based character offset of the link's start within its line.
+    pub column: usize,
+    /// The property key (`key`, `key.0` for a list item) of a property link.
+    pub key: Option<String>,
+}
+
+impl Link {
+    /// The path part of the link (before the first `#`), which is what resolves to a file.
+    pub fn path(&self) -> &str {
+        link_path(&self.link)
+    }
+
+    /// The `#heading`/`#^block` part, with its `#`, when there is one.
+    pub fn subpath(&self) -> Option<&str> {
+        self.link.find('#').map(|at| &self.link[at..])
+    }
+}
+
+/// The path part of an Obsidian link text (before the first `#`).
+pub fn link_path(link: &str) -> &str {
+    match link.find('#') {
+        Some(at) => &link[..at],
+        None => link,
+    }
+}
+
+/// Every link, embed and property link of a note, in document order (properties first).
+///
+/// Rules, each checked against Obsidian's own output (`../shared/oracles/obsidian-metadata-cache`):
+/// - Wikilinks `[[...]]` lie on one line and are not empty; a `|` splits the alias off unless it is
+///   the first character (`[[|alias]]` links to `|alias`); `\|` (inside tables) also splits.
+///   The target is trimmed. `![[...]]` is an embed.
+/// - Markdown links `[text](destination)` with a non-empty destination that is not a URL with a
+///   scheme (`https:`, `mailto:`, `obsidian:`); `<angle brackets>` allow spaces; the destination is
+///   percent-decoded; `![alt](...)` is an embed.
+/// - Nothing is read inside code spans, fenced or indented code, math, HTML blocks or `<!-- -->`
+///   comments. Links inside `%% %%` comments *are* read, as Obsidian's metadata cache does (the
+///   `comments_markdown_style` oracle note), so a move also rewrites them.
+/// - A property value (or list item) that is exactly a wikilink is a property link.
+pub fn note_links(text: &str) -> Vec<Link> {
+    let mut links = property_links(text);
+    let line_starts = line_starts(text);
+    let mut in_html_comment = false;
+    for line in blocks::scan(text).lines {
+        match line.kind {
+            LineKind::Text | LineKind::Heading | LineKind::Comment => {
+                let Some(offset) = offset_in(text, line.content) else {
+                    continue;
+                };
+                inline_links(
+                    text,
+                    offset,
+                    line.content,
+                    &line_starts,
+                    &mut in_html_comment,
+                    &mut links,
+                );
+            }
+            _ => in_html_comment = false,
+        }
+    }
+    links
+}
+
+/// The links of a canvas file: file nodes (whole vault paths, with an optional `subpath`) and the
+/// links inside text nodes, which Obsidian reads as markdown. Positions are byte ranges in the
+/// canvas file of the JSON string that holds the path (file nodes, quotes excluded) or of the link
+/// inside the text node's JSON string when it contains no escaped character (else the whole string).
+/// A canvas that is not valid JSON has no links.
+pub fn canvas_links(json: &str) -> Vec<Link> {
+    let Ok(canvas) = serde_json::from_str::<Value>(json) else {
+        return Vec::new();
+    };
+    let Some(nodes) = canvas.get("nodes").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let line_starts = line_starts(json);
+    let mut links = Vec::new();
+    let mut search_from = 0;
+    for node in nodes {
+        match node.get("type").and_then(Value::as_str) {
+            Some("file") => {
+                let Some(file) = node.get("file").and_then(Value::as_str) else {
+                    continue;
+                };
+                let subpath = node.get("subpath").and_then(Value::as_str).unwrap_or("");
+                let literal = json_string_body(file);
+                let (start, end) = match find_from(json, &literal, search_from) {
+                    Some(at) => {
+                        search_from = at + literal.len();
+                        (at, at + literal.len())
+                    }
+                    None => (0, 0),
+                };
+                let (line, column) = position(json, &line_starts, start);
+                let link = format!("{file}{subpath}");
+                links.push(Link {
+                    form: LinkForm::CanvasFile,
+                    embed: true,
+                    display: display_of(&link),
+                    link,
+                    original: file.to_owned(),
+                    start,
+                    end,
+                    line,
+                    column,
+                    key: None,
+                });
+            }
+            Some("text") => {
+                let Some(text) = node.get("text").and_then(Value::as_str) else {
+                    continue;
+                };
+                let literal = json_string_body(text);
+                let at = find_from(json, &literal, search_from);
+                if let Some(at) = at {
+                    search_from = at + literal.len();
+                }
+                for mut link in note_links(text) {
+                    // Place the link in the canvas file when its text is written there unescaped.
+                    let escaped = json_string_body(&link.original);
+                    let inside = at.and_then(|at| {
+                        find_from(&json[..at + literal.len()], &escaped, at)
+                            .filter(|_| escaped == link.original)
+                    });
+                    let (start, end) = match (inside, at) {
+                        (Some(found), _) => (found, found + escaped.len()),
+                        (None, Some(at)) => (at, at + literal.len()),
+                        (None, None) => (0, 0),
+                    };
+                    let (line, column) = position(json, &line_starts, start);
+                    link.start = start;
+                    link.end = end;
+                    link.line = line;
+                    link.column = column;
+                    links.push(link);
+                }
+            }
+            _ => {}
+        }
+    }
+    links
+}
+
+/// The body of a JSON string literal for `text` (without the quotes), as JSON.stringify writes it.
+fn json_string_body(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn find_from(haystack: &str, needle: &str, from: usize) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    haystack
+        .get(from..)
+        .and_then(|rest| rest.find(needle))
+        .map(|at| from + at)
+}
+
+/// Byte offsets where each line starts.
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|(_, byte)| *byte == b'\n')
+            .map(|(at, _)| at + 1),
+    );
+    starts
+}
+
+/// 1-based line and 0-based character column of a byte offset.
+fn position(text: &str, line_starts: &[usize], offset: usize) -> (usize, usize) {
+    let index = line_starts
+        .partition_point(|start| *start <= offset)
+        .saturating_sub(1);
+    let start = line_starts.get(index).copied().unwrap_or(0);
+    let column = text
+        .get(start..offset)
+        .map_or(0, |part| part.chars().count());
+    (index + 1, column)
+}
+
+/// Where `part`, a slice of `text`, starts in it.
+fn offset_in(text: &str, part: &str) -> Option<usize> {
+    let offset = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    (offset + part.len() <= text.len()).then_some(offset)
+}
+
+/// Obsidian's display text for a link without alias: `#` parts shown as ` > `, a leading `#` dropped.
+fn display_of(link: &str) -> String {
+    link.split('#')
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" > ")
+}
+
+fn property_links(text: &str) -> Vec<Link> {
+    let split = frontmatter::split(text);
+    let Some(yaml) = split.yaml else {
+        return Vec::new();
+    };
+    let Ok(properties) = frontmatter::parse_properties(yaml) else {
+        return Vec::new();
+    };
+    let mut values = Vec::new();
+    for (key, value) in &properties {
+        collect_property_links(key, value, &mut values);
+    }
+    if values.is_empty() {
+        return Vec::new();
+    }
+    // Place each property link on the first unused occurrence of its wikilink in the block.
+    let block = &text[..split.block_len];
+    let line_starts = line_starts(text);
+    let mut used: Vec<usize> = Vec::new();
+    let mut links = Vec::new();
+    for (key, original) in values {
+        let Some(inner) = original
+            .strip_prefix("[[")
+            .and_then(|rest| rest.strip_suffix("]]"))
+        else {
+            continue;
+        };
+        let Some((link, display)) = parse_wikilink_inner(inner) else {
+            continue;
+        };
+        let mut from = 0;
+        let mut start = None;
+        while let Some(at) = find_from(block, &original, from) {
+            if !used.contains(&at) {
+                start = Some(at);
+                break;
+            }
+            from = at + 1;
+        }
+        let start = match start {
+            Some(at) => {
+                used.push(at);
+                at
+            }
+            None => 0,
+        };
+        let (line, column) = position(text, &line_starts, start);
+        links.push(Link {
+            form: LinkForm::Property,
+            embed: false,
+            link,
+            display,
+            end: start + original.len(),
+            original,
+            start,
+            line,
+            column,
+            key: Some(key),
+        });
+    }
+    // Properties come back sorted by key; report them in the order they are written.
+    links.sort_by_key(|link| link.start);
+    links
+}
+
+fn collect_property_links(key: &str, value: &Value, found: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(text) => {
+            let trimmed = text.trim();
+            if trimmed.starts_with("[[")
+                && trimmed.ends_with("]]")
+                && trimmed.len() > 4
+                && !trimmed[2..trimmed.len() - 2].contains("]]")
+            {
+                found.push((key.to_owned(), trimmed.to_owned()));
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                collect_property_links(&format!("{key}.{index}"), item, found);
+            }
+        }
+        Value::Object(map) => {
+            for (name, item) in map {
+                collect_property_links(&format!("{key}.{name}"), item, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The `link` and `displayText` of a wikilink's inner text, or `None` when Obsidian reads no link.
+fn parse_wikilink_inner(inner: &str) -> Option<(String, String)> {
+    if inner.is_empty() {
+        return None;
+    }
+    let (target, alias) = match inner.find('|') {
+        Some(at) if at > 0 => {
+            let target = &inner[..at];
+            (
+                target.strip_suffix('\\').unwrap_or(target),
+                Some(&inner[at + 1..]),
+            )
+        }
+        _ => (inner, None),
+    };
+    let link = target.trim().to_owned();
+    let display = match alias {
+        Some(alias) => alias.to_owned(),
+        None => display_of(&link),
+    };
+    Some((link, display))
+}
+
+/// The links of one line of text. `offset` is where `content` starts in `text`.
+fn inline_links(
+    text: &str,
+    offset: usize,
+    content: &str,
+    line_starts: &[usize],
+    in_html_comment: &mut bool,
+    links: &mut Vec<Link>,
+) {
+    let bytes = content.as_bytes();
+    let code_spans = blocks::CodeSpans::new(bytes);
+    let mut index = 0;
+    if *in_html_comment {
+        match content.find("-->") {
+            Some(end) => {
+                index = end + 3;
+                *in_html_comment = false;
+            }
+            None => return,
+        }
+    }
+    let mut push = |link: Link| links.push(link);
+    let make =
+        |form: LinkForm, embed: bool, start: usize, end: usize, link: String, display: String| {
+            let (line, column) = position(text, line_starts, offset + start);
+            Link {
+                form,
+                embed,
+                link,
+                display,
+                original: content[start..end].to_owned(),
+                start: offset + start,
+                end: offset + end,
+                line,
+                column,
+                key: None,
+            }
+        };
+    // Every position `index` stops at is an ASCII byte or the start of a character: multi-byte
+    // characters never contain ASCII bytes and other bytes only ever advance by one.
+    while index < bytes.len() {
+        index = match bytes[index] {
+            b'\\' => match bytes.get(index + 1) {
+                Some(next) if next.is_ascii_punctuation() => index + 2,
+                _ => index + 1,
+            },
+            b'`' => code_spans.skip(index),
+            b'<' if content[index..].starts_with("<!--") => {
+                match find_from(content, "-->", index + 4) {
+                    Some(end) => end + 3,
+                    None => {
+                        *in_html_comment = true;
+                        return;
+                    }
+                }
+            }
+            b'$' => skip_inline_math(content, index),
+            b'[' if bytes.get(index + 1) == Some(&b'[') => {
+                let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
+                let start = if embed { index - 1 } else { index };
+                match find_from(content, "]]", index + 2) {
+                    Some(close) => {
+                        let inner = &content[index + 2..close];
+                        if let Some(reopen) = inner.rfind("[[") {
+                            // `[[a [[b]]`: the innermost opener pairs with the closer.
+                            index + 2 + reopen
+                        } else {
+                            if let Some((link, display)) = parse_wikilink_inner(inner) {
+                                push(make(LinkForm::Wiki, embed, start, close + 2, link, display));
+                            }
+                            close + 2
+                        }
+                    }
+                    None => index + 2,
+                }
+            }
+            b'[' => match markdown_link(content, index) {
+                Some(found) => {
+                    let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
+                    let start = if embed { index - 1 } else { index };
+                    if let Some(destination) = found.destination {
+                        push(make(
+                            LinkForm::Markdown,
+                            embed,
+                            start,
+                            found.end,
+                            destination,
+                            content[index + 1..found.text_end].to_owned(),
+                        ));
+                    }
+                    found.end
+                }
+                None => index + 1,
+            },
+            _ => index + 1,
+        };
+    }
+}
+
+/// Whether the byte at `at` is escaped by an odd run of backslashes before it.
+fn escaped(bytes: &[u8], at: usize) -> bool {
+    bytes[..at]
+        .iter()
+        .rev()
+        .take_while(|byte| **byte == b'\\')
+        .count()
+        % 2
+        == 1
+}
+
+/// Skips inline math: `$$...$$`, or `$...$` where the opening `$` is followed by a non-space and the
+/// closing one is preceded by a non-space and not followed by a digit.
+fn skip_inline_math(content: &str, start: usize) -> usize {
+    let bytes = content.as_bytes();
+    if bytes.get(start + 1) == Some(&b'$') {
+        return find_from(content, "$$", start + 2).map_or(start + 2, |end| end + 2);
+    }
+    match bytes.get(start + 1) {
+        Some(next) if !next.is_ascii_whitespace() => {}
+        _ => return start + 1,
+    }
+    let mut at = start + 1;
+    while let Some(found) = find_from(content, "$", at) {
+        let before = bytes[found - 1];
+        let after = bytes.get(found + 1);
+        if !before.is_ascii_whitespace()
+            && before != b'\\'
+            && !after.is_some_and(u8::is_ascii_digit)
+        {
+            return found + 1;
+        }
+        at = found + 1;
+    }
+    start + 1
+}
+
+struct MarkdownLink {
+    /// End of the link text (the `]`).
+    text_end: usize,
+    /// After the closing `)`.
+    end: usize,
+    /// The decoded destination, or `None` for an external URL (still skipped as a whole).
+    destination: Option<String>,
+}
+
+/// Reads `[text](destination "title")` starting at the `[`.
+fn markdown_link(content: &str, open: usize) -> Option<MarkdownLink> {
+    let bytes = content.as_bytes();
+    let mut depth = 0usize;
+    let mut index = open;
+    let text_end = loop {
+        match bytes.get(index)? {
+            b'\\' => index += 2,
+            b'[' => {
+                depth += 1;
+                index += 1;
+            }
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    break index;
+                }
+                index += 1;
+            }
+            _ => index += 1,
+        }
+    };
+    if bytes.get(text_end + 1) != Some(&b'(') {
+        return None;
+    }
+    let (start, end, angle) = destination_span(content, text_end)?;
+    let raw = &content[start..end];
+    if angle && raw.contains('<') {
+        return None;
+    }
+    let after = if angle { end + 1 } else { end };
+    let mut index = after;
+    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
+        index += 1;
+    }
+    // An optional title in quotes or parentheses.
+    if let Some(quote @ (b'"' | b'\'' | b'(')) = bytes.get(index).copied() {
+        let closing = if quote == b'(' { b')' } else { quote };
+        let close = index
+            + 1
+            + bytes
+                .get(index + 1..)?
+                .iter()
+                .position(|byte| *byte == closing)?;
+        index = close + 1;
+        while bytes.get(index).is_some_and(|byte| *byte == b' ') {
+            index += 1;
+        }
+    }
+    if bytes.get(index) != Some(&b')') {
+        return None;
+    }
+    let end = index + 1;
+    if raw.is_empty() {
+        // `[]()` and `[alias]()` are no links.
+        return Some(MarkdownLink {
+            text_end,
+            end,
+            destination: None,
+        });
+    }
+    let destination = (!has_scheme(raw)).then(|| {
+        percent_decode_str(&unescape(raw))
+            .decode_utf8_lossy()
+            .into_owned()
+    });
+    Some(MarkdownLink {
+        text_end,
+        end,
+        destination,
+    })
+}
+
+/// Removes backslash escapes before ASCII punctuation.
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut characters = raw.chars().peekable();
+    while let Some(character) = characters.next() {
+        if character == '\\'
+            && let Some(next) = characters.peek()
+            && next.is_ascii_punctuation()
+        {
+            continue;
+        }
+        out.push(character);
+    }
+    out
+}
+
+/// Whether a destination is a URL with a scheme (`https:`, `mailto:`, `obsidian:`, `file:`), which
+/// never names a vault file. A Windows drive letter is not a scheme either, but is no vault path.
+fn has_scheme(raw: &str) -> bool {
+    let Some(colon) = raw.find(':') else {
+        return raw.starts_with("//");
+    };
+    let scheme = &raw[..colon];
+    scheme
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "+.-".contains(character))
+}
+
+/// Obsidian's link resolution over the files of a vault (notes and attachments, vault-relative
+/// `/`-separated paths in NFC).
+///
+/// A link path resolves, in this order:
+/// 1. empty (`[[#Heading]]`): to the linking file itself;
+/// 2. starting with `./` or `../`: relative to the linking file's folder, and nothing else;
+/// 3. relative to the linking file's folder, with or without `.md` (so `[[Note]]` prefers the
+///    `Note` next to the linking file), unless it starts with `/`;
+/// 4. as a vault path (a leading `/` is dropped), with or without `.md`;
+/// 5. by name: files named like its last segment (notes by name without `.md`, other files by full
+///    name) whose path ends with the whole link path; among several, the one in the linking file's
+///    folder, else the one with the fewest folders, then the alphabetically first.
+///
+/// Every comparison ignores case and Unicode normalisation form, as Obsidian's does.
+#[derive(Debug, Default, Clone)]
+pub struct Resolver {
+    /// Folded path -> path (the first spelling wins).
+    by_path: HashMap<String, String>,
+    /// Folded name (notes without `.md`, other files with their extension) -> paths.
+    by_name: HashMap<String, Vec<String>>,
+}
+
+/// Case- and normalisation-folded form used for every comparison.
+pub fn fold(text: &str) -> String {
+    text.nfc().collect::<String>().to_lowercase()
+}
+
+/// The name a file is found by: a note's name without `.md`, any other file's full name.
+pub fn lookup_name(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let folded = fold(name);
+    match folded.strip_suffix(".md") {
+        Some(stem) => stem.to_owned(),
+        None => folded,
+    }
+}
+
+/// The folded name key a link path is looked up by (the counterpart of `lookup_name`).
+pub fn link_lookup_name(path: &str) -> String {
+    lookup_name(path.trim_end_matches('/'))
+}
+
+impl Resolver {
+    pub fn new<I, S>(paths: I) -> Resolver
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut resolver = Resolver::default();
+        for path in paths {
+            resolver.insert(path.into());
+        }
+        for paths in resolver.by_name.values_mut() {
+            paths.sort_by(|a, b| {
+                a.matches('/')
+                    .count()
+                    .cmp(&b.matches('/').count())
+                    .then_with(|| a.cmp(b))
+            });
+        }
+        resolver
+    }
+
+    fn insert(&mut self, path: String) {
+        self.by_path
+            .entry(fold(&path))
+            .or_insert_with(|| path.clone());
+        self.by_name
+            .entry(lookup_name(&path))
+            .or_default()
+            .push(path);
+    }
+
+    /// Whether the vault holds this exact path (folded).
+    pub fn contains(&self, path: &str) -> bool {
+        self.by_path.contains_key(&fold(path))
+    }
+
+    /// Every path whose name is `name` (folded as `lookup_name` does).
+    pub fn named(&self, name: &str) -> &[String] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The file a link path (without its `#` part) from `source` resolves to.
+    pub fn resolve(&self, path: &str, source: &str) -> Option<&str> {
+        if path.is_empty() {
+            return self.by_path.get(&fold(source)).map(String::as_str);
+        }
+        let folder = source.rsplit_once('/').map_or("", |(folder, _)| folder);
+        if path.starts_with("./") || path.starts_with("../") {
+            let joined = join(folder, path)?;
+            return self.exact(&joined);
+        }
+        let absolute = path.strip_prefix('/').unwrap_or(path);
+        if !folder.is_empty()
+            && !path.starts_with('/')
+            && let Some(joined) = join(folder, absolute)
+            && let Some(found) = self.exact(&joined)
+        {
+            return Some(found);
+        }
+        if let Some(found) = self.exact(absolute) {
+            return Some(found);
+        }
+        let name = link_lookup_name(absolute);
+        let candidates = self.by_name.get(&name)?;
+        let wanted = fold(absolute.trim_end_matches('/'));
+        let wanted_stem = wanted.strip_suffix(".md").unwrap_or(&wanted);
+        let matching = candidates.iter().filter(|candidate| {
+            if !absolute.contains('/') {
+                return true;
+            }
+            let folded = fold(candidate);
+            let stem = folded.strip_suffix(".md").unwrap_or(&folded);
+            // `[[b/c]]` matches `a/b/c.md` but not `a/xb/c.md`; a link spelt with `.md`
+            // matches only notes, one spelt without only the note.
+            [stem, folded.as_str()].iter().any(|form| {
+                form.ends_with(wanted_stem)
+                    && (form.len() == wanted_stem.len()
+                        || form.as_bytes()[form.len() - wanted_stem.len() - 1] == b'/')
+            })
+        });
+        let mut first = None;
+        for candidate in matching {
+            let candidate_folder = candidate.rsplit_once('/').map_or("", |(folder, _)| folder);
+            if fold(candidate_folder) == fold(folder) {
+                return Some(candidate);
+            }
+            first.get_or_insert(candidate.as_str());
+        }
+        first
+    }
+
+    fn exact(&self, path: &str) -> Option<&str> {
+        let folded = fold(path);
+        if let Some(found) = self.by_path.get(&folded) {
+            return Some(found);
+        }
+        self.by_path
+            .get(&format!("{folded}.md"))
+            .map(String::as_str)
+    }
+}
+
+/// `folder` joined with a relative path, `.` and `..` applied; `None` when it leaves the vault.
+fn join(folder: &str, relative: &str) -> Option<String> {
+    let mut parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// How a link names its target, which a rewrite keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStyle {
+    /// Only the file name (`[[Note]]`, `[a](Note.md)`).
+    Bare,
+    /// Relative to the linking file's folder (`../Other/Note.md`, `./Note.md`, `Sub/Note`).
+    Relative,
+    /// The vault path (`Folder/Note`).
+    Absolute,
+}
+
+/// The style of `path` as written in `source`, given the file it resolved to.
+pub fn path_style(path: &str, source: &str, target: &str) -> PathStyle {
+    if path.starts_with("./") || path.starts_with("../") {
+        return PathStyle::Relative;
+    }
+    if !path.contains('/') {
+        return PathStyle::Bare;
+    }
+    let folder = source.rsplit_once('/').map_or("", |(folder, _)| folder);
+    if !folder.is_empty()
+        && !path.starts_with('/')
+        && let Some(joined) = join(folder, path)
+    {
+        let joined = fold(&joined);
+        let target = fold(target);
+        if joined == target || format!("{joined}.md") == target {
+            return PathStyle::Relative;
+        }
+    }
+    PathStyle::Absolute
+}
+
+/// `target` (a vault path) written as a link path from `source` in `style`; a note's `.md` is
+/// written only when `keep_md`.
+pub fn path_text(target: &str, source: &str, style: PathStyle, keep_md: bool) -> String {
+    let target = if keep_md { target } else { strip_md(target) };
+    match style {
+        PathStyle::Bare => target.rsplit('/').next().unwrap_or(target).to_owned(),
+        PathStyle::Absolute => target.to_owned(),
+        PathStyle::Relative => {
+            let folder = source.rsplit_once('/').map_or("", |(folder, _)| folder);
+            let from: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
+            let to: Vec<&str> = target.split('/').collect();
+            let common = from
+                .iter()
+                .zip(&to)
+                .take_while(|(a, b)| a == b)
+                .count()
+                .min(to.len().saturating_sub(1));
+            let mut parts = vec![".."; from.len() - common];
+            parts.extend(&to[common..]);
+            parts.join("/")
+        }
+    }
+}
+
+/// `path` without a final `.md` (any case).
+pub fn strip_md(path: &str) -> &str {
+    let cut = path.len().saturating_sub(3);
+    match path.get(cut..) {
+        Some(end) if end.eq_ignore_ascii_case(".md") => &path[..cut],
+        _ => path,
+    }
+}
+
+/// Whether a link path spells out `.md`.
+pub fn spells_md(path: &str) -> bool {
+    strip_md(path).len() != path.len()
+}
+
+/// The link's text (`original`) with its path replaced by `new_path`, keeping everything else: the
+/// embed `!`, the `#heading`/`#^block` part, the alias or link text, angle brackets and the title.
+/// `new_path` is plain text; it is percent-encoded for a markdown link without angle brackets, in
+/// the manner of the original (non-ASCII stays as it is unless the original encoded some).
+/// `None` when the original is not a link of that form.
+pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<String> {
+    match form {
+        LinkForm::Wiki | LinkForm::Property => {
+            let embed = original.starts_with('!');
+            let inner = original
+                .strip_prefix('!')
+                .unwrap_or(original)
+                .strip_prefix("[[")?
+                .strip_suffix("]]")?;
+            let target_end = match inner.find('|') {
+                Some(at) if at > 0 => {
+                    if inner[..at].ends_with('\\') {
+                        at - 1
+                    } else {
+                        at
+                    }
+                }
+                _ => inner.len(),
+            };
+            let path_end = inner[..target_end].find('#').unwrap_or(target_end);
+            // Spaces around a path are trimmed by Obsidian; keep those after the `#` part only.
+            let rest = &inner[path_end..];
+            let rest = if path_end == target_end {
+                rest.trim_start()
+            } else {
+                rest
+            };
+            Some(format!(
+                "{}[[{new_path}{rest}]]",
+                if embed { "!" } else { "" }
+            ))
+        }
+        LinkForm::Markdown => {
+            let open = original.find('[')?;
+            let found = markdown_link(original, open)?;
+            let (start, end, angle) = destination_span(original, found.text_end)?;
+            let raw = &original[start..end];
+            let path_end = raw.find('#').unwrap_or(raw.len());
+            let encoded = if angle {
+                new_path.replace('>', "%3E")
+            } else {
+                encode_path(new_path, raw)
+            };
+            Some(format!(
+                "{}{encoded}{}{}",
+                &original[..start],
+                &raw[path_end..],
+                &original[end..]
+            ))
+        }
+        LinkForm::CanvasFile => Some(new_path.to_owned()),
+    }
+}
+
+/// Where a markdown link's destination lies (without angle brackets) and whether it has them.
+fn destination_span(content: &str, text_end: usize) -> Option<(usize, usize, bool)> {
+    let bytes = content.as_bytes();
+    let mut index = text_end + 2;
+    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
+        index += 1;
+    }
+    if bytes.get(index) == Some(&b'<') {
+        let close = index + 1 + content.get(index + 1..)?.find('>')?;
+        return Some((index + 1, close, true));
+    }
+    let start = index;
+    let mut parens = 0usize;
+    while let Some(byte) = bytes.get(index) {
+        match byte {
+            b'\\' => index += 2,
+            b'(' => {
+                parens += 1;
+                index += 1;
+            }
+            b')' if parens == 0 => break,
+            b')' => {
+                parens -= 1;
+                index += 1;
+            }
+            byte if byte.is_ascii_whitespace() || byte.is_ascii_control() => break,
+            _ => index += 1,
+        }
+    }
+    Some((start, index.min(bytes.len()), false))
+}
+
+/// Percent-encodes a path for a markdown link destination in the manner of `like`, the
+/// destination it replaces.
+fn encode_path(path: &str, like: &str) -> String {
+    let encode_non_ascii = like.as_bytes().windows(3).any(|w| {
+        w[0] == b'%'
+            && matches!(w[1], b'8'..=b'9' | b'A'..=b'F' | b'a'..=b'f')
+            && w[2].is_ascii_hexdigit()
+    });
+    let mut out = String::with_capacity(path.len());
+    for character in path.chars() {
+        match character {
+            ' ' => out.push_str("%20"),
+            '%' | '(' | ')' | '<' | '>' | '#' | '^' | '[' | ']' | '\\' | '|' => {
+                let mut buffer = [0u8; 4];
+                for byte in character.encode_utf8(&mut buffer).bytes() {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            character if !character.is_ascii() && encode_non_ascii => {
+                let mut buffer = [0u8; 4];
+                for byte in character.encode_utf8(&mut buffer).bytes() {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+            }
+            character if character.is_ascii_control() => {
+                out.push_str(&format!("%{:02X}", character as u32));
+            }
+            character => out.push(character),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(text: &str) -> Vec<(bool, String, String, usize, usize)> {
+        note_links(text)
+            .into_iter()
+            .map(|link| (link.embed, link.link, link.display, link.line, link.column))
+            .collect()
+    }
+
+    #[test]
+    fn wikilinks_aliases_and_embeds() {
+        assert_eq!(
+            summary("a [[b|c]] ![[d#e]] [[|x]] [[]] [[ f ]] [[g\\|h]]"),
+            vec![
+                (false, "b".into(), "c".into(), 1, 2),
+                (true, "d#e".into(), "d > e".into(), 1, 10),
+                (false, "|x".into(), "|x".into(), 1, 19),
+                (false, "f".into(), "f".into(), 1, 31),
+                (false, "g".into(), "h".into(), 1, 39),
+            ]
+        );
+    }
+
+    #[test]
+    fn markdown_links_skip_urls_and_code() {
+        assert_eq!(
+            summary(
+                "[a](b%20c.md#h) [x](https://e.org) ![i](<p q.png>) `[[no]]`\n\n```\n[[no]]\n```\n$[[no]]$ <!-- [[no]] --> [t](d \"title\")"
+            ),
+            vec![
+                (false, "b c.md#h".into(), "a".into(), 1, 0),
+                (true, "p q.png".into(), "i".into(), 1, 35),
+                (false, "d".into(), "t".into(), 6, 25),
+            ]
+        );
+    }
+
+    #[test]
+    fn property_links_have_keys_and_lines() {
+        let links = note_links("---\nup: \"[[Home]]\"\nrel:\n  - \"[[A|b]]\"\n---\nbody");
+        let keys: Vec<_> = links
+            .iter()
+            .map(|link| (link.key.clone(), link.link.clone(), link.line))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (Some("up".into()), "Home".into(), 2),
+                (Some("rel.0".into()), "A".into(), 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn canvas_file_nodes_and_text_links() {
+        let canvas = r##"{"nodes":[{"id":"1","type":"file","file":"A/B.md","subpath":"#H"},{"id":"2","type":"text","text":"see [[C]]\n"}]}"##;
+        let links = canvas_links(canvas);
+        assert_eq!(links.len(), 2);
+        assert_eq!(links[0].link, "A/B.md#H");
+        assert_eq!(&canvas[links[0].start..links[0].end], "A/B.md");
+        assert_eq!(&canvas[links[1].start..links[1].end], "[[C]]");
+    }
+
+    #[test]
+    fn rewriting_keeps_everything_but_the_path() {
+        let cases = [
+            (
+                LinkForm::Wiki,
+                "[[Old#H|alias]]",
+                "New Name",
+                "[[New Name#H|alias]]",
+            ),
+            (LinkForm::Wiki, "![[ Old ]]", "F/New", "![[F/New]]"),
+            (LinkForm::Wiki, "[[Old\\|cell]]", "New", "[[New\\|cell]]"),
+            (
+                LinkForm::Markdown,
+                "[t](Old%20One.md#^b \"T\")",
+                "Sub/New One.md",
+                "[t](Sub/New%20One.md#^b \"T\")",
+            ),
+            (
+                LinkForm::Markdown,
+                "![a](<Old One.png>)",
+                "New One.png",
+                "![a](<New One.png>)",
+            ),
+            (
+                LinkForm::Markdown,
+                "[c](Caf%C3%A9.md)",
+                "Thé.md",
+                "[c](Th%C3%A9.md)",
+            ),
+            (LinkForm::Markdown, "[c](Café.md)", "Thé.md", "[c](Thé.md)"),
+        ];
+        for (form, original, path, expected) in cases {
+            assert_eq!(
+                with_new_path(form, original, path).as_deref(),
+                Some(expected),
+                "{original}"
+            );
+        }
+        assert_eq!(
+            path_text("A/B/N.md", "A/C/x.md", PathStyle::Relative, true),
+            "../B/N.md"
+        );
+        assert_eq!(
+            path_text("A/N.md", "A/x.md", PathStyle::Relative, false),
+            "N"
+        );
+        assert_eq!(
+            path_text("A/N.png", "x.md", PathStyle::Bare, false),
+            "N.png"
+        );
+        assert_eq!(
+            path_style("../B/N.md", "A/x.md", "B/N.md"),
+            PathStyle::Relative
+        );
+        assert_eq!(
+            path_style("Sub/N", "A/x.md", "A/Sub/N.md"),
+            PathStyle::Relative
+        );
+        assert_eq!(path_style("B/N", "A/x.md", "B/N.md"), PathStyle::Absolute);
+    }
+
+    #[test]
+    fn resolution_order() {
+        let resolver = Resolver::new([
+            "Note.md",
+            "dir1/Note.md",
+            "dir2/Note.md",
+            "dir2/sub/Only.md",
+            "img/a.png",
+        ]);
+        assert_eq!(resolver.resolve("Note", "dir1/x.md"), Some("dir1/Note.md"));
+        assert_eq!(resolver.resolve("note", "other/x.md"), Some("Note.md"));
+        assert_eq!(resolver.resolve("dir2/Note", "x.md"), Some("dir2/Note.md"));
+        assert_eq!(
+            resolver.resolve("sub/only", "x.md"),
+            Some("dir2/sub/Only.md")
+        );
+        assert_eq!(resolver.resolve("b/only", "x.md"), None);
+        assert_eq!(resolver.resolve("A.PNG", "x.md"), Some("img/a.png"));
+        assert_eq!(resolver.resolve("../Note.md", "dir2/x.md"), Some("Note.md"));
+        assert_eq!(resolver.resolve("", "dir2/Note.md"), Some("dir2/Note.md"));
+        assert_eq!(resolver.resolve("missing", "x.md"), None);
+    }
+}

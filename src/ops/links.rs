@@ -1,0 +1,426 @@
+//! The link graph tools: backlinks, outgoing links, orphans and broken links, from the index's
+//! link rows resolved with Obsidian's rules.
+//!
+//! Access control: a note the caller may not read never appears as a source, a target or an
+//! orphan. A link from a visible note to a note the caller may not read is reported exactly like a
+//! link to a file that does not exist (broken, no resolved path, no size), so the answer never
+//! tells whether the denied file exists. For the same reason, links held by notes the caller may
+//! not read never count: a visible note linked only from denied notes is an orphan for that caller.
+
+use std::collections::{HashMap, HashSet};
+
+use super::access::Visibility;
+use super::notes::{check_limit, parse_path};
+use super::search::{decode_offset_cursor, encode_offset_cursor, internal, summary};
+use super::{Context, NoteList, Ops, OpsError};
+use crate::index::{LinkGraph, NoteFilter, NoteRow, StoredLink};
+use crate::markdown::links::{LinkForm, lookup_name};
+use crate::vault::{VaultError, VaultPath};
+
+/// The most characters of a linking line a backlink shows as context.
+const CONTEXT_CHARS: usize = 300;
+
+/// A link pointing at the asked-for file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlink {
+    pub source: String,
+    pub line: u64,
+    pub column: u64,
+    /// The linking line (trimmed, at most 300 characters); for a canvas, the link itself.
+    pub context: String,
+    /// The link as written.
+    pub link: String,
+    pub embed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlinks {
+    pub path: String,
+    pub backlinks: Vec<Backlink>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetLinks {
+    pub path: String,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+/// Whether a link points at a note or at another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    Note,
+    File,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingLink {
+    /// Obsidian's `link`: the target as written, with its `#heading` or `#^block` part.
+    pub target: String,
+    pub kind: TargetKind,
+    pub resolved_path: Option<String>,
+    pub broken: bool,
+    pub line: u64,
+    pub column: u64,
+    pub embed: bool,
+    pub display: String,
+    /// `wikilink`, `markdown`, `property` or `canvas`.
+    pub form: &'static str,
+    /// Size of the resolved file.
+    pub bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingLinks {
+    pub path: String,
+    pub links: Vec<OutgoingLink>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindOrphans {
+    /// Folders (and everything below) whose notes are never orphans.
+    pub exclude_folders: Vec<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FindBrokenLinks {
+    /// Only links held by notes in this folder and below.
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenLink {
+    pub source: String,
+    pub line: u64,
+    pub column: u64,
+    /// The link as written.
+    pub link: String,
+    /// The path it names (before `#`).
+    pub target: String,
+    pub embed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenLinks {
+    pub broken: Vec<BrokenLink>,
+    pub next_cursor: Option<String>,
+}
+
+pub(super) fn form_label(form: LinkForm) -> &'static str {
+    match form {
+        LinkForm::Wiki => "wikilink",
+        LinkForm::Markdown => "markdown",
+        LinkForm::Property => "property",
+        LinkForm::CanvasFile => "canvas",
+    }
+}
+
+/// What a caller may learn a link resolves to: nothing when the target is hidden from them.
+fn visible_target<'g>(
+    graph: &'g LinkGraph,
+    visibility: &Visibility,
+    link: &StoredLink,
+) -> Option<&'g str> {
+    graph
+        .resolve(link)
+        .filter(|target| visibility.shows(target))
+}
+
+fn page_of<T>(mut rows: Vec<T>, offset: usize, limit: usize) -> (Vec<T>, Option<String>) {
+    let total = rows.len();
+    let rows: Vec<T> = if offset >= total {
+        Vec::new()
+    } else {
+        rows.drain(offset..total.min(offset + limit)).collect()
+    };
+    let next = (offset + limit < total).then(|| encode_offset_cursor(offset + limit));
+    (rows, next)
+}
+
+fn start_of(cursor: Option<&str>) -> Result<usize, OpsError> {
+    cursor.map_or(Ok(0), decode_offset_cursor)
+}
+
+impl Ops {
+    /// The file at `raw`, which the caller may read and the index holds, or `not_found`.
+    fn graph_file(
+        &self,
+        ctx: &Context,
+        raw: &str,
+        graph: &LinkGraph,
+    ) -> Result<VaultPath, OpsError> {
+        let path = parse_path(raw)?;
+        self.require_read(ctx, &path)?;
+        if !graph.paths.iter().any(|known| known == path.as_str()) {
+            return Err(OpsError::from_vault(
+                VaultError::NotFound {
+                    path: path.to_string(),
+                },
+                None,
+            ));
+        }
+        Ok(path)
+    }
+
+    /// Every link from another file the caller may read that resolves to `path`.
+    pub(super) fn links_to(
+        &self,
+        graph: &LinkGraph,
+        path: &str,
+        visibility: Option<&Visibility>,
+    ) -> Result<Vec<StoredLink>, OpsError> {
+        let candidates = self
+            .index
+            .links_named(&[lookup_name(path)])
+            .map_err(internal)?;
+        Ok(candidates
+            .into_iter()
+            .filter(|link| link.source != path)
+            .filter(|link| visibility.is_none_or(|visibility| visibility.shows(&link.source)))
+            .filter(|link| graph.resolve(link) == Some(path))
+            .collect())
+    }
+
+    pub fn get_backlinks(&self, ctx: &Context, request: GetLinks) -> Result<Backlinks, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let offset = start_of(request.cursor.as_deref())?;
+        let graph = self.index.link_graph().map_err(internal)?;
+        let path = self.graph_file(ctx, &request.path, &graph)?;
+        let visibility = self.visibility(ctx);
+        let links = self.links_to(&graph, path.as_str(), Some(&visibility))?;
+        let (links, next_cursor) = page_of(links, offset, limit);
+        let mut texts: HashMap<String, Option<String>> = HashMap::new();
+        let backlinks = links
+            .into_iter()
+            .map(|link| {
+                let context = if link.source.ends_with(".md") {
+                    let text = texts
+                        .entry(link.source.clone())
+                        .or_insert_with(|| self.read_text(&link.source));
+                    text.as_deref()
+                        .and_then(|text| text.lines().nth((link.line as usize).saturating_sub(1)))
+                        .map(|line| clip(line.trim()))
+                        .unwrap_or_else(|| link.original.clone())
+                } else {
+                    link.original.clone()
+                };
+                Backlink {
+                    source: link.source,
+                    line: link.line,
+                    column: link.column,
+                    context,
+                    link: link.original,
+                    embed: link.embed,
+                }
+            })
+            .collect();
+        Ok(Backlinks {
+            path: path.to_string(),
+            backlinks,
+            next_cursor,
+        })
+    }
+
+    /// The current text of a vault file, if it can be read.
+    fn read_text(&self, path: &str) -> Option<String> {
+        let path = VaultPath::parse(path).ok()?;
+        let resolved = self.vault.resolve(&path).ok()?;
+        std::fs::read(&resolved.fs_path)
+            .ok()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    pub fn get_outgoing_links(
+        &self,
+        ctx: &Context,
+        request: GetLinks,
+    ) -> Result<OutgoingLinks, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let offset = start_of(request.cursor.as_deref())?;
+        let graph = self.index.link_graph().map_err(internal)?;
+        let path = self.graph_file(ctx, &request.path, &graph)?;
+        let visibility = self.visibility(ctx);
+        let links = self.index.links_from(path.as_str()).map_err(internal)?;
+        let (links, next_cursor) = page_of(links, offset, limit);
+        let links = links
+            .into_iter()
+            .map(|link| {
+                let resolved = visible_target(&graph, &visibility, &link).map(str::to_owned);
+                let named = resolved.as_deref().unwrap_or_else(|| link.path());
+                let kind = if named.is_empty() || has_note_extension(named) {
+                    TargetKind::Note
+                } else {
+                    TargetKind::File
+                };
+                let bytes = resolved.as_deref().and_then(|target| {
+                    let target = VaultPath::parse(target).ok()?;
+                    let resolved = self.vault.resolve(&target).ok()?;
+                    std::fs::metadata(resolved.fs_path).ok().map(|m| m.len())
+                });
+                OutgoingLink {
+                    target: link.link,
+                    kind,
+                    broken: resolved.is_none(),
+                    resolved_path: resolved,
+                    line: link.line,
+                    column: link.column,
+                    embed: link.embed,
+                    display: link.display,
+                    form: form_label(link.form),
+                    bytes,
+                }
+            })
+            .collect();
+        Ok(OutgoingLinks {
+            path: path.to_string(),
+            links,
+            next_cursor,
+        })
+    }
+
+    pub fn find_broken_links(
+        &self,
+        ctx: &Context,
+        request: FindBrokenLinks,
+    ) -> Result<BrokenLinks, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let offset = start_of(request.cursor.as_deref())?;
+        let folder = match request
+            .folder
+            .as_deref()
+            .filter(|folder| !folder.is_empty())
+        {
+            Some(raw) => {
+                let folder = parse_path(raw.trim_end_matches('/'))?;
+                if !self.may_list(ctx, Some(&folder)) {
+                    return Err(OpsError::from_vault(
+                        VaultError::NotFound {
+                            path: folder.to_string(),
+                        },
+                        None,
+                    ));
+                }
+                Some(format!("{folder}/"))
+            }
+            None => None,
+        };
+        let graph = self.index.link_graph().map_err(internal)?;
+        let visibility = self.visibility(ctx);
+        let excluded_files = self.vault.excluded_files();
+        let broken: Vec<BrokenLink> = self
+            .index
+            .all_links()
+            .map_err(internal)?
+            .into_iter()
+            .filter(|link| {
+                folder
+                    .as_deref()
+                    .is_none_or(|folder| link.source.starts_with(folder))
+            })
+            .filter(|link| !excluded_files.excludes(&link.source))
+            .filter(|link| visibility.shows(&link.source))
+            .filter(|link| visible_target(&graph, &visibility, link).is_none())
+            .map(|link| BrokenLink {
+                target: link.path().to_owned(),
+                source: link.source,
+                line: link.line,
+                column: link.column,
+                link: link.original,
+                embed: link.embed,
+            })
+            .collect();
+        let (broken, next_cursor) = page_of(broken, offset, limit);
+        Ok(BrokenLinks {
+            broken,
+            next_cursor,
+        })
+    }
+
+    /// Notes no other visible file links to (embeds and canvas cards count as links), outside the
+    /// daily-notes and templates folders, `exclude_folders` and Obsidian's excluded files, in path
+    /// order.
+    pub fn find_orphans(&self, ctx: &Context, request: FindOrphans) -> Result<NoteList, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let after = request
+            .cursor
+            .as_deref()
+            .map(super::notes::decode_cursor)
+            .transpose()?;
+        let mut excluded: Vec<String> = Vec::new();
+        for raw in &request.exclude_folders {
+            let trimmed = raw.trim_matches('/');
+            if trimmed.is_empty() {
+                return Err(OpsError::invalid_argument(
+                    "exclude_folders holds an empty folder, which would exclude the whole vault; name folders like \"Archive\"",
+                ));
+            }
+            excluded.push(format!("{}/", parse_path(trimmed)?));
+        }
+        excluded.extend(
+            self.vault
+                .generated_note_folders()
+                .into_iter()
+                .map(|folder| format!("{folder}/")),
+        );
+        let graph = self.index.link_graph().map_err(internal)?;
+        let visibility = self.visibility(ctx);
+        let mut linked: HashSet<String> = HashSet::new();
+        for link in self.index.all_links().map_err(internal)? {
+            if !visibility.shows(&link.source) {
+                continue;
+            }
+            if let Some(target) = graph.resolve(&link)
+                && target != link.source
+            {
+                linked.insert(target.to_owned());
+            }
+        }
+        let excluded_files = self.vault.excluded_files();
+        let keep = |row: &NoteRow| {
+            !linked.contains(&row.path)
+                && !excluded_files.excludes(&row.path)
+                && !excluded
+                    .iter()
+                    .any(|folder| row.path.starts_with(folder.as_str()))
+                && visibility.shows(&row.path)
+        };
+        let page = self
+            .index
+            .list_by_path(&NoteFilter::default(), after.as_deref(), limit, &keep)
+            .map_err(internal)?;
+        Ok(NoteList {
+            notes: page.rows.into_iter().map(summary).collect(),
+            next_cursor: page.next.map(|path| super::notes::encode_cursor(&path)),
+        })
+    }
+}
+
+/// Whether a path names a note: it ends in `.md` or has no file extension (`v1.2 notes` has none:
+/// an extension is one to five letters or digits).
+fn has_note_extension(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((_, extension))
+            if (1..=5).contains(&extension.len())
+                && extension.chars().all(|c| c.is_ascii_alphanumeric()) =>
+        {
+            extension.eq_ignore_ascii_case("md")
+        }
+        _ => true,
+    }
+}
+
+fn clip(line: &str) -> String {
+    if line.chars().count() <= CONTEXT_CHARS {
+        return line.to_owned();
+    }
+    let mut clipped: String = line.chars().take(CONTEXT_CHARS).collect();
+    clipped.push('…');
+    clipped
+}

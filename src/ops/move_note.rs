@@ -1,0 +1,689 @@
+//! `vault_move_note`: moving or renaming a note or attachment and rewriting every link that would
+//! otherwise break or change its target.
+//!
+//! The move plans everything before writing anything: it locks every file it may touch (in path
+//! order, so two moves cannot deadlock), reads each and finds, with Obsidian's resolver before and
+//! after the move, every link whose target would change. Then it creates the destination
+//! exclusively, rewrites the linking files (each with the revision it read, so an edit made
+//! meanwhile is a conflict), and removes the source last. A failure at any step undoes the steps
+//! before it as far as the files still hold what the move wrote, so nothing is ever lost: at worst
+//! both copies exist and every link points at one of them.
+
+use std::collections::BTreeSet;
+
+use super::audit::Event;
+use super::notes::parse_path;
+use super::search::internal;
+use super::{Context, Ops, OpsError};
+use crate::acl::Action;
+use crate::markdown::links::{
+    self, Link, LinkForm, PathStyle, Resolver, lookup_name, path_style, path_text, spells_md,
+    with_new_path,
+};
+use crate::vault::{
+    FileLock, LinkSettings, NewLinkFormat, Revision, VaultError, VaultPath, WriteMode,
+};
+
+/// A rewritten file: its path, the revision written, and the bytes it held before.
+type Written = (VaultPath, Revision, Vec<u8>);
+
+/// Threads that read, plan and write a move's linking files at once.
+const WRITE_THREADS: usize = 16;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveNote {
+    pub old_path: String,
+    pub new_path: String,
+    /// Plan only: report what would change and change nothing.
+    pub dry_run: bool,
+    /// Remove the folders the move leaves empty.
+    pub prune_empty_folders: bool,
+}
+
+/// One rewritten link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkChange {
+    /// 1-based line of the link (in the file before the rewrite).
+    pub line: u64,
+    pub before: String,
+    pub after: String,
+}
+
+/// A file whose links the move rewrote (or would rewrite).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewrittenFile {
+    pub path: String,
+    /// The file's revision after the move (with `dry_run`, its current revision).
+    pub revision: String,
+    pub changes: Vec<LinkChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MovedNote {
+    pub from: String,
+    pub to: String,
+    /// The moved file's revision at its new path.
+    pub revision: String,
+    pub rewritten: Vec<RewrittenFile>,
+    pub dry_run: bool,
+    pub pruned_folders: Vec<String>,
+}
+
+/// A file the move will write: its path after the move, what it held, and what it will hold.
+struct PlannedFile {
+    path: VaultPath,
+    revision: Revision,
+    old_bytes: Vec<u8>,
+    new_bytes: Vec<u8>,
+    changes: Vec<LinkChange>,
+}
+
+impl Ops {
+    pub fn move_note(&self, ctx: &Context, request: MoveNote) -> Result<MovedNote, OpsError> {
+        let started = std::time::Instant::now();
+        let old = parse_path(&request.old_path)?;
+        let new = parse_path(&request.new_path)?;
+        if old == new {
+            return Err(OpsError::invalid_argument(format!(
+                "old_path and new_path are both {:?}; give the new path the file should have",
+                old.as_str()
+            )));
+        }
+        self.require_write(ctx, &old)?;
+        self.require_write(ctx, &new)?;
+        let old_extension = old.extension().map(|e| e.to_lowercase());
+        if old_extension != new.extension().map(|e| e.to_lowercase()) {
+            return Err(OpsError::invalid_argument(format!(
+                "'{new}' has another extension than '{old}'; a move keeps the file's extension (a note stays .md), so choose a new path ending in .{}",
+                old_extension.as_deref().unwrap_or("")
+            )));
+        }
+        let resolved_old = self
+            .vault
+            .resolve(&old)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        if !resolved_old.exists {
+            return Err(OpsError::from_vault(
+                VaultError::NotFound {
+                    path: old.to_string(),
+                },
+                None,
+            ));
+        }
+        if resolved_old.is_symlink || resolved_old.fs_path.is_dir() {
+            return Err(OpsError::invalid_argument(format!(
+                "'{old}' is a folder or a symbolic link; vault_move_note moves one file, so move the files inside it one by one"
+            )));
+        }
+        // The index must know the file as it is now, or links to a file created a moment ago
+        // would look unresolved.
+        self.index
+            .refresh(vec![old.to_string(), new.to_string()])
+            .map_err(internal)?;
+        let graph = self.index.link_graph().map_err(internal)?;
+        let after_paths = graph
+            .paths
+            .iter()
+            .filter(|path| path.as_str() != old.as_str())
+            .cloned()
+            .chain(std::iter::once(new.to_string()));
+        let after = Resolver::new(after_paths);
+        let mut sources: BTreeSet<String> = self
+            .index
+            .links_named(&[lookup_name(old.as_str()), lookup_name(new.as_str())])
+            .map_err(internal)?
+            .into_iter()
+            .map(|link| link.source)
+            .filter(|source| source != old.as_str())
+            .collect();
+        sources.remove(new.as_str());
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            candidates = sources.len(),
+            "move: candidate linking files found"
+        );
+
+        // Lock every file the move may touch, in one global order.
+        let mut keys: Vec<VaultPath> = sources
+            .iter()
+            .filter_map(|source| VaultPath::parse(source).ok())
+            .collect();
+        keys.push(old.clone());
+        keys.push(new.clone());
+        keys.sort();
+        keys.dedup();
+        let _locks: Vec<FileLock<'_>> = keys.iter().map(|key| self.vault.lock(key)).collect();
+
+        let resolved_new = self
+            .vault
+            .resolve(&new)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        if resolved_new.exists {
+            return Err(OpsError::AlreadyExists {
+                what: format!("'{new}' already exists"),
+                hint: "A move never replaces a file: choose another new_path, or delete or move the existing file first.",
+            });
+        }
+        let settings = self.vault.link_settings();
+        let planner = Planner {
+            old: old.as_str(),
+            new: new.as_str(),
+            before: &graph.resolver,
+            after: &after,
+            settings,
+        };
+
+        // Plan: the moved file first, then every other linking file.
+        let current = self
+            .vault
+            .read_resolved(&resolved_old)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
+        let policy = self.policy();
+        // Reading and parsing the linking files is independent per file: spread it over threads.
+        let sources: Vec<&String> = sources.iter().collect();
+        let workers = WRITE_THREADS.min(sources.len()).max(1);
+        let chunk = sources.len().div_ceil(workers).max(1);
+        let plans: Vec<Result<Option<PlannedFile>, OpsError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = sources
+                .chunks(chunk)
+                .map(|chunk| {
+                    let (planner, old) = (&planner, &old);
+                    scope.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|source| self.plan_source(planner, source, old))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        vec![Err(OpsError::Internal(
+                            "a thread planning a move panicked".into(),
+                        ))]
+                    })
+                })
+                .collect()
+        });
+        let mut planned: Vec<PlannedFile> = Vec::new();
+        for plan in plans {
+            let Some(file) = plan? else { continue };
+            if !policy.allows(&ctx.principal, Action::Write, file.path.as_str()) {
+                self.audit.record(ctx, Event::denied(old.as_str()));
+                return Err(OpsError::PathForbidden {
+                    input: old.to_string(),
+                    reason: "files outside your write rules link to it, and a move must update their links; ask the vault's owner to move it".into(),
+                });
+            }
+            planned.push(file);
+        }
+
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            files = planned.len(),
+            "move: planned"
+        );
+        if request.dry_run {
+            let mut rewritten: Vec<RewrittenFile> = Vec::new();
+            if !moved.changes.is_empty() {
+                rewritten.push(report(&moved, &moved.revision));
+            }
+            rewritten.extend(planned.iter().map(|file| report(file, &file.revision)));
+            return Ok(MovedNote {
+                from: old.to_string(),
+                to: new.to_string(),
+                revision: moved.revision.to_string(),
+                rewritten,
+                dry_run: true,
+                pruned_folders: Vec::new(),
+            });
+        }
+
+        // Execute: create the destination exclusively, rewrite the linking files, remove the source.
+        let created = self
+            .vault
+            .write(&resolved_new, &moved.new_bytes, WriteMode::CreateNew)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let mut rewritten: Vec<RewrittenFile> = Vec::new();
+        if !moved.changes.is_empty() {
+            rewritten.push(report(&moved, &created.revision));
+        }
+        let (done, failure) = self.write_planned(&planned);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: linking files written"
+        );
+        if let Some(error) = failure {
+            self.undo(&done, &new, &created.revision);
+            return Err(error);
+        }
+        for (file, (_, revision, _)) in planned.iter().zip(&done) {
+            rewritten.push(report(file, revision));
+        }
+        // The source goes last, and only if nobody changed it while the move ran.
+        let still = self
+            .vault
+            .read_resolved(&resolved_old)
+            .map_err(|e| OpsError::from_vault(e, None));
+        let removal = match still {
+            Ok(still) if still.revision == moved.revision => {
+                std::fs::remove_file(&resolved_old.fs_path).map_err(|source| {
+                    OpsError::from_vault(
+                        VaultError::Io {
+                            path: old.to_string(),
+                            source,
+                        },
+                        None,
+                    )
+                })
+            }
+            Ok(still) => Err(OpsError::Conflict {
+                path: old.to_string(),
+                expected: moved.revision.to_string(),
+                current: still.revision.to_string(),
+            }),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = removal {
+            self.undo(&done, &new, &created.revision);
+            return Err(error);
+        }
+        let pruned_folders = if request.prune_empty_folders {
+            // Only folders the caller may change, as vault_delete_note does.
+            self.vault
+                .prune_empty_folders(&resolved_old, &|folder: &str| {
+                    policy.allows(&ctx.principal, Action::Write, folder)
+                })
+        } else {
+            Vec::new()
+        };
+        let mut refreshed = vec![old.to_string(), new.to_string()];
+        refreshed.extend(planned.iter().map(|file| file.path.to_string()));
+        if let Err(error) = self.index.refresh(refreshed) {
+            tracing::error!(%error, "the index could not take in a move");
+        }
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: source removed and index refreshed"
+        );
+        let moved_revision = created.revision.to_string();
+        let before = moved.revision.to_string();
+        self.audit.record(
+            ctx,
+            Event {
+                destination: Some(new.as_str()),
+                ..Event::changed(old.as_str(), Some(&before), Some(&moved_revision))
+            },
+        );
+        for file in &rewritten {
+            if file.path != new.as_str() {
+                let before = planned
+                    .iter()
+                    .find(|planned| planned.path.as_str() == file.path)
+                    .map(|planned| planned.revision.to_string());
+                self.audit.record(
+                    ctx,
+                    Event::changed(&file.path, before.as_deref(), Some(&file.revision)),
+                );
+            }
+        }
+        Ok(MovedNote {
+            from: old.to_string(),
+            to: new.to_string(),
+            revision: moved_revision,
+            rewritten,
+            dry_run: false,
+            pruned_folders,
+        })
+    }
+
+    /// Reads one linking file and plans its rewrites; `None` when it needs none (or is gone).
+    /// Everything a write would refuse is refused here, before anything is written.
+    fn plan_source(
+        &self,
+        planner: &Planner<'_>,
+        source: &str,
+        old: &VaultPath,
+    ) -> Result<Option<PlannedFile>, OpsError> {
+        let Ok(path) = VaultPath::parse(source) else {
+            return Ok(None);
+        };
+        let resolved = self
+            .vault
+            .resolve(&path)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let contents = match self.vault.read_resolved(&resolved) {
+            Ok(contents) => contents,
+            // Gone since it was indexed: nothing there to rewrite.
+            Err(VaultError::NotFound { .. }) => return Ok(None),
+            Err(error) => return Err(OpsError::from_vault(error, None)),
+        };
+        let file = planner.plan_file(&path, path.clone(), contents.bytes, contents.revision)?;
+        if file.changes.is_empty() {
+            return Ok(None);
+        }
+        if resolved.is_symlink {
+            return Err(OpsError::PathForbidden {
+                input: old.to_string(),
+                reason: format!(
+                    "'{source}' links to it through a symbolic link, and Quire never writes through links; change that link by hand, then move"
+                ),
+            });
+        }
+        if file.new_bytes.len() as u64 > self.vault.max_file_bytes() {
+            return Err(OpsError::from_vault(
+                VaultError::TooLarge {
+                    path: source.to_owned(),
+                    bytes: file.new_bytes.len() as u64,
+                    limit: self.vault.max_file_bytes(),
+                },
+                None,
+            ));
+        }
+        Ok(Some(file))
+    }
+
+    /// Writes every planned file (each checked against the revision it was planned from) on a
+    /// few threads: each write waits for its own fsyncs, and the file system commits concurrent
+    /// fsyncs together, so a move rewriting a thousand files does not pay for a thousand commits
+    /// one after the other. Returns what was written, in plan order, and the first failure.
+    fn write_planned(&self, planned: &[PlannedFile]) -> (Vec<Written>, Option<OpsError>) {
+        let workers = WRITE_THREADS.min(planned.len()).max(1);
+        let chunk = planned.len().div_ceil(workers).max(1);
+        let outcomes: Vec<Result<Revision, OpsError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = planned
+                .chunks(chunk)
+                .map(|files| {
+                    scope.spawn(move || {
+                        files
+                            .iter()
+                            .map(|file| {
+                                self.vault
+                                    .resolve(&file.path)
+                                    .and_then(|resolved| {
+                                        self.vault.write(
+                                            &resolved,
+                                            &file.new_bytes,
+                                            WriteMode::Replace {
+                                                expected: &file.revision,
+                                            },
+                                        )
+                                    })
+                                    .map(|written| written.revision)
+                                    .map_err(|e| OpsError::from_vault(e, Some(&file.revision)))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        vec![Err(OpsError::Internal(
+                            "a thread writing a move's files panicked".into(),
+                        ))]
+                    })
+                })
+                .collect()
+        });
+        let mut done = Vec::new();
+        let mut failure = None;
+        for (file, outcome) in planned.iter().zip(outcomes) {
+            match outcome {
+                Ok(revision) => done.push((file.path.clone(), revision, file.old_bytes.clone())),
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+        (done, failure)
+    }
+
+    /// Puts back what a failed move wrote, where the files still hold exactly that: the old bytes
+    /// of each rewritten file, and removes the created destination. Best effort: whatever cannot
+    /// be undone keeps a working link (to the destination, which then stays).
+    fn undo(
+        &self,
+        done: &[(VaultPath, Revision, Vec<u8>)],
+        created: &VaultPath,
+        revision: &Revision,
+    ) {
+        let mut restored_all = true;
+        for (path, written, old_bytes) in done.iter().rev() {
+            let restored = self.vault.resolve(path).and_then(|resolved| {
+                self.vault.write(
+                    &resolved,
+                    old_bytes,
+                    WriteMode::Replace { expected: written },
+                )
+            });
+            if let Err(error) = restored {
+                restored_all = false;
+                tracing::warn!(%error, path = %path, "a failed move could not restore a rewritten file");
+            }
+        }
+        if restored_all
+            && let Ok(resolved) = self.vault.resolve(created)
+            && let Ok(contents) = self.vault.read_resolved(&resolved)
+            && &contents.revision == revision
+        {
+            let _ = std::fs::remove_file(&resolved.fs_path);
+        }
+        let mut refreshed = vec![created.to_string()];
+        refreshed.extend(done.iter().map(|(path, _, _)| path.to_string()));
+        let _ = self.index.refresh(refreshed);
+    }
+}
+
+fn report(file: &PlannedFile, revision: &Revision) -> RewrittenFile {
+    RewrittenFile {
+        path: file.path.to_string(),
+        revision: revision.to_string(),
+        changes: file.changes.clone(),
+    }
+}
+
+/// Decides the new text of every link a move affects.
+struct Planner<'a> {
+    old: &'a str,
+    new: &'a str,
+    /// Resolution over the vault before and after the move.
+    before: &'a Resolver,
+    after: &'a Resolver,
+    settings: LinkSettings,
+}
+
+impl Planner<'_> {
+    /// Plans the rewrites of one file, read from `path` and living at `path_after` after the move.
+    fn plan_file(
+        &self,
+        path: &VaultPath,
+        path_after: VaultPath,
+        bytes: Vec<u8>,
+        revision: Revision,
+    ) -> Result<PlannedFile, OpsError> {
+        let source = path.as_str();
+        let is_canvas = path.extension().as_deref() == Some("canvas");
+        let is_note = path.extension().as_deref() == Some("md");
+        let mut edits: Vec<(usize, usize, String, LinkChange)> = Vec::new();
+        if is_note || is_canvas {
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                return Err(OpsError::invalid_argument(format!(
+                    "'{source}' is not valid UTF-8, so its links cannot be rewritten safely; fix its encoding first"
+                )));
+            };
+            let found = if is_canvas {
+                links::canvas_links(text)
+            } else {
+                links::note_links(text)
+            };
+            for link in &found {
+                if let Some((start, end, replacement, change)) =
+                    self.rewrite(text, source, path_after.as_str(), link, is_canvas)?
+                {
+                    edits.push((start, end, replacement, change));
+                }
+            }
+        }
+        let new_bytes = if edits.is_empty() {
+            bytes.clone()
+        } else {
+            let mut out = bytes.clone();
+            edits.sort_by_key(|(start, ..)| *start);
+            for (start, end, replacement, _) in edits.iter().rev() {
+                out.splice(*start..*end, replacement.bytes());
+            }
+            out
+        };
+        Ok(PlannedFile {
+            path: path_after,
+            revision,
+            old_bytes: bytes,
+            new_bytes,
+            changes: edits.into_iter().map(|(.., change)| change).collect(),
+        })
+    }
+
+    /// The replacement for one link, when the move changes what it resolves to.
+    fn rewrite(
+        &self,
+        text: &str,
+        source: &str,
+        source_after: &str,
+        link: &Link,
+        in_canvas: bool,
+    ) -> Result<Option<(usize, usize, String, LinkChange)>, OpsError> {
+        let Some(before) = self.before.resolve(link.path(), source) else {
+            return Ok(None);
+        };
+        let want = if before == self.old { self.new } else { before };
+        if self.after.resolve(link.path(), source_after) == Some(want)
+            && !self.keeps_relative_canonical(link, source, before)
+        {
+            return Ok(None);
+        }
+        let plain = self.new_link(link, source, source_after, before, want)?;
+        let written = &text[link.start..link.end];
+        let (expected_span, replacement) = if in_canvas {
+            (json_string_body(&link.original), json_string_body(&plain))
+        } else if link.form == LinkForm::Property {
+            let quote = text[..link.start].chars().next_back();
+            (link.original.clone(), yaml_escape(&plain, quote))
+        } else {
+            (link.original.clone(), plain.clone())
+        };
+        if written != expected_span {
+            return Err(OpsError::invalid_argument(format!(
+                "the link {} in '{source}' (line {}) is written with escaped characters Quire cannot rewrite safely; edit it by hand and retry the move",
+                link.original, link.line
+            )));
+        }
+        Ok(Some((
+            link.start,
+            link.end,
+            replacement,
+            LinkChange {
+                line: link.line as u64,
+                before: link.original.clone(),
+                after: plain,
+            },
+        )))
+    }
+
+    /// Whether `link`, held by the moved file and written relative to its folder, must be
+    /// rewritten although it still resolves: a relative path stays the canonical one from the
+    /// file's new folder, so that moving the file back restores it byte for byte.
+    fn keeps_relative_canonical(&self, link: &Link, source: &str, before: &str) -> bool {
+        let folder = |path: &str| path.rsplit_once('/').map(|(folder, _)| folder.to_owned());
+        if source != self.old
+            || folder(self.old) == folder(self.new)
+            || link.form == LinkForm::CanvasFile
+            || path_style(link.path(), source, before) != PathStyle::Relative
+        {
+            return false;
+        }
+        let want = if before == self.old { self.new } else { before };
+        path_text(want, self.new, PathStyle::Relative, spells_md(link.path())) != link.path()
+    }
+
+    /// New text for `link` so that it resolves to `want` from `source_after`, in the link's own
+    /// form and path style; a bare name that would be ambiguous becomes a path in the vault's
+    /// `newLinkFormat`.
+    fn new_link(
+        &self,
+        link: &Link,
+        source: &str,
+        source_after: &str,
+        before: &str,
+        want: &str,
+    ) -> Result<String, OpsError> {
+        if link.form == LinkForm::CanvasFile {
+            return Ok(want.to_owned());
+        }
+        let written = link.path();
+        let keep_md = spells_md(written);
+        let style = path_style(written, source, before);
+        let fallback = match self.settings.new_link_format {
+            NewLinkFormat::Shortest => PathStyle::Absolute,
+            NewLinkFormat::Relative => PathStyle::Relative,
+            NewLinkFormat::Absolute => PathStyle::Absolute,
+        };
+        let mut tried: Vec<String> = Vec::new();
+        for style in [style, fallback, PathStyle::Absolute] {
+            let candidate = path_text(want, source_after, style, keep_md);
+            tried.push(candidate);
+        }
+        if link.form != LinkForm::Markdown {
+            // A leading `/` makes a wikilink path absolute even next to a same-named file.
+            tried.push(format!(
+                "/{}",
+                path_text(want, source_after, PathStyle::Absolute, keep_md)
+            ));
+        }
+        // A bare name stays bare only while it is unique: which of several same-named files a
+        // bare name reaches is not something to leave to a tie-break.
+        let unique = self.after.named(&lookup_name(want)).len() == 1;
+        for (number, candidate) in tried.into_iter().enumerate() {
+            if number == 0 && style == PathStyle::Bare && !unique {
+                continue;
+            }
+            if link.form != LinkForm::Markdown
+                && (candidate.contains('#') || candidate.contains('|') || candidate.contains("]]"))
+            {
+                continue;
+            }
+            if self.after.resolve(&candidate, source_after) != Some(want) {
+                continue;
+            }
+            if let Some(text) = with_new_path(link.form, &link.original, &candidate) {
+                return Ok(text);
+            }
+        }
+        Err(OpsError::invalid_argument(format!(
+            "no link from '{source_after}' can name '{want}' unambiguously (its name holds characters links cannot carry, such as '#' or '|'); rename it differently"
+        )))
+    }
+}
+
+/// The body of a JSON string literal for `text`, as Obsidian writes canvas files.
+fn json_string_body(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// A wikilink written inside a YAML scalar that opens with `quote`.
+fn yaml_escape(text: &str, quote: Option<char>) -> String {
+    match quote {
+        Some('"') => text.replace('\\', "\\\\").replace('"', "\\\""),
+        Some('\'') => text.replace('\'', "''"),
+        _ => text.to_owned(),
+    }
+}
