@@ -139,7 +139,7 @@ fn write_vault(root: &Path, case: &Case) -> String {
         write(
             "Board.canvas",
             &format!(
-                "{{\n\t\"nodes\":[\n\t\t{{\"id\":\"a\",\"type\":\"file\",\"file\":\"{target}\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}},\n\t\t{{\"id\":\"b\",\"type\":\"text\",\"text\":\"see [[Target]]\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}}\n\t],\n\t\"edges\":[]\n}}"
+                "{{\n\t\"nodes\":[\n\t\t{{\"id\":\"a\",\"type\":\"file\",\"file\":\"{target}\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}},\n\t\t{{\"id\":\"b\",\"type\":\"text\",\"text\":\"see [[Target]]\\nand again [[Target|x]]\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}}\n\t],\n\t\"edges\":[]\n}}"
             ),
         );
     }
