@@ -334,8 +334,19 @@ fn a_move_with_many_backlinks_leaves_the_index_equal_to_a_rebuild() {
     let index =
         Index::open(&dir.path().join("index.db"), Arc::clone(&vault), options()).expect("index");
     let ops = Ops::new(Arc::clone(&vault), index.clone());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        root.join("Hub/Center.md"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
     let moved = move_note(&ops, "Hub/Center.md", "Elsewhere/Middle.md");
     assert_eq!(moved.rewritten.len(), 80);
+    let mode = std::fs::metadata(root.join("Elsewhere/Middle.md"))
+        .expect("moved")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the moved note kept its permissions");
     let fresh = Index::open(&dir.path().join("fresh.db"), Arc::clone(&vault), options())
         .expect("fresh index");
     assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
