@@ -132,7 +132,8 @@ pub fn canvas_links(json: &str) -> Vec<Link> {
                 };
                 let subpath = node.get("subpath").and_then(Value::as_str).unwrap_or("");
                 let literal = json_string_body(file);
-                let (start, end) = match find_from(json, &literal, search_from) {
+                let quoted = format!("\"{literal}\"");
+                let (start, end) = match find_from(json, &quoted, search_from).map(|at| at + 1) {
                     Some(at) => {
                         search_from = at + literal.len();
                         (at, at + literal.len())
@@ -159,19 +160,21 @@ pub fn canvas_links(json: &str) -> Vec<Link> {
                     continue;
                 };
                 let literal = json_string_body(text);
-                let at = find_from(json, &literal, search_from);
+                let at = find_from(json, &format!("\"{literal}\""), search_from).map(|at| at + 1);
                 if let Some(at) = at {
                     search_from = at + literal.len();
                 }
                 for mut link in note_links(text) {
-                    // Place the link in the canvas file when its text is written there unescaped.
+                    // The link's place in the file: the text before it, escaped as the file
+                    // escapes it, is exactly as long as in the file.
                     let escaped = json_string_body(&link.original);
                     let inside = at.and_then(|at| {
-                        find_from(&json[..at + literal.len()], &escaped, at)
-                            .filter(|_| escaped == link.original)
+                        let start = at + json_string_body(text.get(..link.start)?).len();
+                        let end = start + escaped.len();
+                        (json.get(start..end) == Some(escaped.as_str())).then_some((start, end))
                     });
                     let (start, end) = match (inside, at) {
-                        (Some(found), _) => (found, found + escaped.len()),
+                        (Some(span), _) => span,
                         (None, Some(at)) => (at, at + literal.len()),
                         (None, None) => (0, 0),
                     };
@@ -1025,6 +1028,12 @@ mod tests {
         let canvas = r##"{"nodes":[{"id":"1","type":"file","file":"A/B.md","subpath":"#H"},{"id":"2","type":"text","text":"see [[C]]\n"}]}"##;
         let links = canvas_links(canvas);
         assert_eq!(links.len(), 2);
+        let twice = r#"{"nodes":[{"id":"x","type":"text","text":"a\n[[C]] b [[C]]"}]}"#;
+        let spans: Vec<_> = canvas_links(twice)
+            .iter()
+            .map(|link| (link.start, &twice[link.start..link.end]))
+            .collect();
+        assert_eq!(spans, vec![(45, "[[C]]"), (53, "[[C]]")]);
         assert_eq!(links[0].link, "A/B.md#H");
         assert_eq!(&canvas[links[0].start..links[0].end], "A/B.md");
         assert_eq!(&canvas[links[1].start..links[1].end], "[[C]]");

@@ -247,6 +247,12 @@ impl Ops {
             .vault
             .write(&resolved_new, &moved.new_bytes, WriteMode::CreateNew)
             .map_err(|e| OpsError::from_vault(e, None))?;
+        // The moved file keeps its permissions (a private note stays private).
+        if let Err(error) = std::fs::metadata(&resolved_old.fs_path).and_then(|metadata| {
+            std::fs::set_permissions(&resolved_new.fs_path, metadata.permissions())
+        }) {
+            tracing::warn!(%error, path = %new, "a moved file could not keep its permissions");
+        }
         let mut rewritten: Vec<RewrittenFile> = Vec::new();
         if !moved.changes.is_empty() {
             rewritten.push(report(&moved, &created.revision));

@@ -139,7 +139,7 @@ fn write_vault(root: &Path, case: &Case) -> String {
         write(
             "Board.canvas",
             &format!(
-                "{{\n\t\"nodes\":[\n\t\t{{\"id\":\"a\",\"type\":\"file\",\"file\":\"{target}\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}},\n\t\t{{\"id\":\"b\",\"type\":\"text\",\"text\":\"see [[Target]]\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}}\n\t],\n\t\"edges\":[]\n}}"
+                "{{\n\t\"nodes\":[\n\t\t{{\"id\":\"a\",\"type\":\"file\",\"file\":\"{target}\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}},\n\t\t{{\"id\":\"b\",\"type\":\"text\",\"text\":\"see [[Target]]\\nand again [[Target|x]]\",\"x\":0,\"y\":0,\"width\":1,\"height\":1}}\n\t],\n\t\"edges\":[]\n}}"
             ),
         );
     }
@@ -334,8 +334,19 @@ fn a_move_with_many_backlinks_leaves_the_index_equal_to_a_rebuild() {
     let index =
         Index::open(&dir.path().join("index.db"), Arc::clone(&vault), options()).expect("index");
     let ops = Ops::new(Arc::clone(&vault), index.clone());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        root.join("Hub/Center.md"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
     let moved = move_note(&ops, "Hub/Center.md", "Elsewhere/Middle.md");
     assert_eq!(moved.rewritten.len(), 80);
+    let mode = std::fs::metadata(root.join("Elsewhere/Middle.md"))
+        .expect("moved")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "the moved note kept its permissions");
     let fresh = Index::open(&dir.path().join("fresh.db"), Arc::clone(&vault), options())
         .expect("fresh index");
     assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
