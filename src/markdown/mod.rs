@@ -10,6 +10,7 @@ pub mod headings;
 pub mod properties_edit;
 pub mod sections;
 pub mod tags;
+pub mod tasks;
 
 #[cfg(test)]
 mod tests {
