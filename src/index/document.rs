@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::markdown::tasks::{TaskSite, note_task_sites};
 use crate::markdown::{frontmatter, headings, tags};
 
 /// One row of the properties table: a key with one value (lists are unpacked into one row each).
@@ -32,6 +33,9 @@ pub struct ParsedNote {
     pub note_type: Option<String>,
     /// Unix seconds from the `created` property, when it holds a date.
     pub created: Option<i64>,
+    /// Every checkbox list item with its place; which of them are tasks is decided when they are
+    /// read, under the plugin settings of that moment.
+    pub task_sites: Vec<TaskSite>,
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
@@ -79,6 +83,7 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         property_rows,
         note_type,
         created,
+        task_sites: note_task_sites(text),
     }
 }
 

@@ -12,6 +12,6 @@ pub use line::{
     InvalidDates, OnCompletion, Priority, Task, TaskDate, TaskFormat, TaskSettings, format_date,
     parse_task_line,
 };
-pub use note::{ListItem, NoteTask, note_list_items, note_tasks};
+pub use note::{ListItem, NoteTask, TaskSite, note_list_items, note_task_sites, note_tasks};
 pub use recurrence::Recurrence;
 pub use status::{Status, StatusRegistry, StatusType};

@@ -179,9 +179,27 @@ fn is_kanban(text: &str) -> bool {
         .is_some_and(|properties| properties.contains_key("kanban-plugin"))
 }
 
-/// The tasks of a note, in order.
-pub fn note_tasks(text: &str, settings: &TaskSettings) -> Vec<NoteTask> {
+/// A checkbox list item and its place, whatever the plugin settings: what the index stores, so a
+/// change to the global filter or the statuses needs no re-index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSite {
+    pub line: usize,
+    /// The whole line as written (without its line ending).
+    pub text: String,
+    pub heading: Option<String>,
+    pub heading_line: Option<usize>,
+    pub depth: usize,
+    pub parent_line: Option<usize>,
+    pub lane: Option<String>,
+    pub lane_complete: bool,
+}
+
+/// Every checkbox list item of a note, in order, with its place.
+pub fn note_task_sites(text: &str) -> Vec<TaskSite> {
     let items = note_list_items(text);
+    if items.iter().all(|item| item.checkbox.is_none()) {
+        return Vec::new();
+    }
     let note_headings = headings::headings(text);
     let kanban = is_kanban(text);
     let lines: Vec<&str> = text.lines().collect();
@@ -200,22 +218,19 @@ pub fn note_tasks(text: &str, settings: &TaskSettings) -> Vec<NoteTask> {
     } else {
         Vec::new()
     };
-    let mut tasks = Vec::new();
+    let mut sites = Vec::new();
     for item in items.iter().filter(|item| item.checkbox.is_some()) {
-        let Some(raw) = lines.get(item.line - 1) else {
+        let Some(raw) = lines.get(item.line.saturating_sub(1)) else {
             continue;
         };
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        let Some(task) = parse_task_line(raw, settings) else {
-            continue;
-        };
         let heading = note_headings
             .iter()
             .take_while(|heading| heading.line < item.line)
             .last();
-        tasks.push(NoteTask {
+        sites.push(TaskSite {
             line: item.line,
-            task,
+            text: raw.to_owned(),
             heading: heading.map(|heading| heading.text.clone()),
             heading_line: heading.map(|heading| heading.line),
             depth: item.depth,
@@ -226,7 +241,32 @@ pub fn note_tasks(text: &str, settings: &TaskSettings) -> Vec<NoteTask> {
             lane_complete: heading.is_some_and(|heading| complete_lanes.contains(&heading.line)),
         });
     }
-    tasks
+    sites
+}
+
+impl TaskSite {
+    /// The task on this line under the given settings, if the plugin would see one.
+    pub fn task(&self, settings: &TaskSettings) -> Option<NoteTask> {
+        let task = parse_task_line(&self.text, settings)?;
+        Some(NoteTask {
+            line: self.line,
+            task,
+            heading: self.heading.clone(),
+            heading_line: self.heading_line,
+            depth: self.depth,
+            parent_line: self.parent_line,
+            lane: self.lane.clone(),
+            lane_complete: self.lane_complete,
+        })
+    }
+}
+
+/// The tasks of a note, in order.
+pub fn note_tasks(text: &str, settings: &TaskSettings) -> Vec<NoteTask> {
+    note_task_sites(text)
+        .iter()
+        .filter_map(|site| site.task(settings))
+        .collect()
 }
 
 #[cfg(test)]
