@@ -8,6 +8,8 @@
 mod logging;
 mod prompts;
 mod resources;
+mod tasks;
+mod tasks_wire;
 mod wire;
 
 use std::collections::HashSet;
@@ -133,7 +135,7 @@ impl QuireServer {
     /// Every tool Quire has. Each area keeps its tools in its own `#[tool_router(router = ...)]`
     /// block (its own file), so adding an area touches only this sum.
     fn all_tools() -> ToolRouter<QuireServer> {
-        Self::tool_router()
+        Self::tool_router() + Self::tasks_tools()
     }
 
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.

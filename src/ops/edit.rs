@@ -83,12 +83,12 @@ pub struct EditedNote {
 }
 
 /// What an edit computed from the current text.
-struct Outcome {
-    text: String,
-    lines: Option<(usize, usize)>,
-    replacements: Option<usize>,
-    changed_keys: Vec<String>,
-    properties: Option<Map<String, Value>>,
+pub(super) struct Outcome {
+    pub(super) text: String,
+    pub(super) lines: Option<(usize, usize)>,
+    pub(super) replacements: Option<usize>,
+    pub(super) changed_keys: Vec<String>,
+    pub(super) properties: Option<Map<String, Value>>,
 }
 
 impl From<Edited> for Outcome {
@@ -246,7 +246,7 @@ impl Ops {
     }
 
     /// An edit of the body: like `edit_note`, but the properties block must come out byte-identical.
-    fn edit_body(
+    pub(super) fn edit_body(
         &self,
         ctx: &Context,
         raw_path: &str,

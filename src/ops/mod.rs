@@ -8,10 +8,12 @@
 
 mod access;
 mod audit;
+mod clock;
 mod edit;
 mod error;
 mod notes;
 mod search;
+mod tasks;
 
 use std::time::SystemTime;
 
@@ -31,6 +33,10 @@ pub use search::{
     CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
     SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
+};
+pub use tasks::{
+    CreateTask, ListTasks, SubtaskProgress, TaskDateFilter, TaskFields, TaskItem, TaskList,
+    TaskWrite, UpdateTask,
 };
 
 use std::sync::{Arc, RwLock};

@@ -3,6 +3,7 @@
 //! their place in it (`note.rs`). Pure: settings and today are passed in, nothing is read from disk,
 //! and no input can make it panic.
 
+pub mod edit;
 pub mod line;
 pub mod note;
 pub mod recurrence;
