@@ -331,6 +331,8 @@ impl Ops {
                 ctx,
                 super::audit::Event::changed(path.as_str(), Some(&before), Some(&after)),
             );
+            // Read your writes: searches and task lists see the edit as soon as the call returns.
+            self.reindex(&path);
             (after, written.bytes, written.modified, true)
         };
         Ok(EditedNote {
