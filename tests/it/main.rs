@@ -8,6 +8,7 @@ mod index_consistency;
 mod markdown_oracle;
 mod sandbox;
 mod search;
+mod task_tools;
 mod tasks_oracle;
 mod tidy;
 mod vault_paths;

@@ -144,6 +144,72 @@ fn dataview_format_matches_the_plugin() {
     }
 }
 
+/// Reading both formats in one pass (what Quire does in a vault) agrees with the plugin's emoji
+/// parse on lines without Dataview fields and with its Dataview parse on lines without emoji
+/// signifiers; lines mixing both are counted and left out.
+#[test]
+fn one_pass_reading_agrees_with_each_format() {
+    let dir = shared_dir().join("oracles/tasks-plugin-parse");
+    let (Ok(emoji), Ok(dataview)) = (
+        std::fs::read_to_string(dir.join("expected-emoji-format.jsonl")),
+        std::fs::read_to_string(dir.join("expected-dataview-format.jsonl")),
+    ) else {
+        eprintln!("SKIP: Tasks plugin oracle not found at {}", dir.display());
+        return;
+    };
+    const SIGNIFIERS: &[char] = &[
+        '🔺', '⏫', '🔼', '🔽', '⏬', '🛫', '➕', '⏳', '⌛', '📅', '📆', '🗓', '✅', '❌', '🔁',
+        '🏁', '⛔', '🆔',
+    ];
+    let settings = TaskSettings {
+        format: TaskFormat::Both,
+        ..TaskSettings::default()
+    };
+    let today: jiff::civil::Date = "2025-06-15".parse().expect("fixed date");
+    // A Dataview inline field opens with a bracket; `due:: x` on its own is plain text.
+    let inline_field = regex::Regex::new(r"[\[(] *[a-zA-Z]+::").expect("regex");
+    let (mut compared, mut mixed) = (0, 0);
+    let mut failures = Vec::new();
+    for (emoji_row, dataview_row) in emoji.lines().zip(dataview.lines()) {
+        let emoji_row: Value = serde_json::from_str(emoji_row).expect("oracle JSON");
+        let dataview_row: Value = serde_json::from_str(dataview_row).expect("oracle JSON");
+        let line = emoji_row["line"].as_str().unwrap_or_default();
+        let has_dataview = inline_field.is_match(line);
+        let has_emoji = line.contains(SIGNIFIERS);
+        let expected = match (has_emoji, has_dataview) {
+            (true, true) => {
+                mixed += 1;
+                continue;
+            }
+            (_, false) => &emoji_row,
+            (false, true) => &dataview_row,
+        };
+        compared += 1;
+        let ours = our_fields(line, &settings, today);
+        let Some(ours) = ours else {
+            if expected.get("status_symbol").is_some() {
+                failures.push(format!("{line:?}: not read as a task"));
+            }
+            continue;
+        };
+        for (field, value) in &ours {
+            if expected[*field] != *value {
+                failures.push(format!(
+                    "{line:?}: {field}: ours {value} plugin {}",
+                    expected[*field]
+                ));
+            }
+        }
+    }
+    eprintln!("one-pass reading: {compared} lines compared, {mixed} mixing both formats left out");
+    assert!(
+        failures.is_empty(),
+        "{} disagreements:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 /// Notes whose `listItems` we do not reproduce, and why.
 const KNOWN_LIST_DIFFERENCES: &[(&str, &str)] = &[(
     "numbered_tasks_issue_3481.json",
