@@ -292,3 +292,26 @@ async def test_update_under_a_concurrent_external_write_is_a_conflict_never_a_lo
         assert "#task keep me" in final
         assert re.search(r"^- \[[ x]\] #task keep me 📅 2025-06-16", final, re.M)
         assert outcomes["ok"] + outcomes["conflict"] == 30
+
+
+async def test_the_watcher_keeps_tasks_current(open_session, demo: Path):
+    note = demo / "Inbox" / "Later.md"
+    async with open_session(demo) as session:
+        assert await all_tasks(session, folder="Inbox") == []
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text("- [ ] #task written in Obsidian 📅 2025-07-01\n- [ ] no global filter\n")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            tasks = await all_tasks(session, folder="Inbox")
+            if tasks:
+                break
+            time.sleep(0.2)
+        assert [(t["path"], t["line"], t["due"]) for t in tasks] == [("Inbox/Later.md", 1, "2025-07-01")]
+        note.write_text("# Moved\n\n- [x] #task written in Obsidian 📅 2025-07-01 ✅ 2025-06-30\n")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            tasks = await all_tasks(session, folder="Inbox")
+            if tasks and tasks[0]["line"] == 3:
+                break
+            time.sleep(0.2)
+        assert [(t["line"], t["status_type"], t["heading"]) for t in tasks] == [(3, "DONE", "Moved")]
