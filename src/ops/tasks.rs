@@ -9,6 +9,7 @@
 //! `expected_revision` and against the revision read, so a concurrent writer yields `conflict`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use jiff::ToSpan;
 use jiff::civil::Date;
@@ -19,8 +20,8 @@ use super::{Context, EditedNote, Ops, OpsError};
 use crate::index::{TaskRow, TaskScope};
 use crate::markdown::tasks::edit::{self as task_edit, LanePosition, Placement, TaskEditError};
 use crate::markdown::tasks::{
-    InvalidDates, NoteTask, OnCompletion, Priority, Recurrence, Status, StatusType, Task, TaskDate,
-    TaskSettings, note_tasks, parse_task_line,
+    InvalidDates, NoteTask, OnCompletion, ParsedLine, Priority, Recurrence, Status, StatusType,
+    Task, TaskDate, TaskFormat, TaskSettings, note_tasks, parse_line_fields, parse_task_line,
 };
 use crate::vault::VaultPath;
 
@@ -347,10 +348,37 @@ fn date_text(date: &Option<TaskDate>) -> Option<String> {
     date.as_ref().map(TaskDate::as_written)
 }
 
+/// Lines already read, by format and text: reading a line is what a listing spends its time on, and
+/// the same lines are listed again and again. A pure memo (a line's reading never changes; settings
+/// are applied after it), shared by every vault and bounded.
+type LineCache = HashMap<(bool, bool, String), Option<Arc<ParsedLine>>>;
+static LINE_CACHE: LazyLock<Mutex<LineCache>> = LazyLock::new(Default::default);
+const LINE_CACHE_LIMIT: usize = 250_000;
+
+fn cached_parse(line: &str, format: TaskFormat) -> Option<Arc<ParsedLine>> {
+    let key = (
+        format != TaskFormat::Dataview,
+        format != TaskFormat::Emoji,
+        line.to_owned(),
+    );
+    if let Ok(cache) = LINE_CACHE.lock()
+        && let Some(parsed) = cache.get(&key)
+    {
+        return parsed.clone();
+    }
+    let parsed = parse_line_fields(line, format).map(Arc::new);
+    if let Ok(mut cache) = LINE_CACHE.lock() {
+        if cache.len() >= LINE_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, parsed.clone());
+    }
+    parsed
+}
+
 /// The tasks of one note under the current settings, with their sub-task relations.
 struct NoteTasks {
     tasks: Vec<NoteTask>,
-    task_lines: HashSet<usize>,
     children: HashMap<usize, Vec<usize>>,
 }
 
@@ -359,7 +387,7 @@ impl NoteTasks {
         let tasks: Vec<NoteTask> = rows
             .iter()
             .filter_map(|row| {
-                let task = parse_task_line(&row.text, settings)?;
+                let task = cached_parse(&row.text, settings.format)?.under(settings)?;
                 Some(NoteTask {
                     line: row.line,
                     task,
@@ -383,11 +411,7 @@ impl NoteTasks {
                 children.entry(parent).or_default().push(task.line);
             }
         }
-        NoteTasks {
-            tasks,
-            task_lines,
-            children,
-        }
+        NoteTasks { tasks, children }
     }
 
     fn progress(&self, line: usize) -> Option<SubtaskProgress> {
@@ -523,14 +547,30 @@ impl Ops {
                 _ => by_note.push((&row.path, vec![row])),
             }
         }
-        // (sort keys, item)
-        let mut found: Vec<(i64, Option<Date>, u8, TaskItem)> = Vec::new();
-        for (path, group) in &by_note {
-            let mtime = group.first().map_or(0, |row| row.mtime_ns);
-            let note = NoteTasks::from_sites(group, &settings);
-            for task in &note.tasks {
-                let inner = &task.task;
-                if !statuses.is_empty() && !statuses.contains(&inner.status.kind) {
+        // Lines are read once (and remembered); full tasks and items are built only for the notes
+        // of the returned page.
+        let mut found: Vec<(i64, Option<Date>, u8, usize, usize)> = Vec::new();
+        for (note_index, (_, group)) in by_note.iter().enumerate() {
+            let parsed: Vec<(usize, Arc<ParsedLine>)> = group
+                .iter()
+                .enumerate()
+                .filter_map(|(row_index, row)| {
+                    let parsed = cached_parse(&row.text, settings.format)?;
+                    parsed.included(&settings).then_some((row_index, parsed))
+                })
+                .collect();
+            let task_lines: HashSet<usize> = parsed
+                .iter()
+                .filter_map(|(row_index, _)| group.get(*row_index).map(|row| row.line))
+                .collect();
+            for (row_index, line) in &parsed {
+                let Some(row) = group.get(*row_index) else {
+                    continue;
+                };
+                let inner = line.task();
+                if !statuses.is_empty()
+                    && !statuses.contains(&settings.statuses.kind_of(&inner.status.symbol))
+                {
                     continue;
                 }
                 if !priorities.is_empty() && !priorities.contains(&inner.priority) {
@@ -553,6 +593,9 @@ impl Ops {
                 }
                 if !tags.is_empty()
                     && !inner.tags.iter().any(|tag| {
+                        if *tag == settings.global_filter {
+                            return false;
+                        }
                         let tag = normal_tag(tag);
                         tags.iter().any(|wanted| {
                             tag == *wanted
@@ -565,7 +608,7 @@ impl Ops {
                     continue;
                 }
                 if !headings.is_empty()
-                    && !task
+                    && !row
                         .heading
                         .as_ref()
                         .is_some_and(|heading| headings.contains(&heading.to_lowercase()))
@@ -573,38 +616,50 @@ impl Ops {
                     continue;
                 }
                 if request.top_level_only
-                    && task
+                    && row
                         .parent_line
-                        .is_some_and(|parent| note.task_lines.contains(&parent))
+                        .is_some_and(|parent| task_lines.contains(&parent))
                 {
                     continue;
                 }
-                let item = note.item(path, task, &settings);
-                found.push((mtime, sort.cascade(inner), inner.priority.number(), item));
+                found.push((
+                    row.mtime_ns,
+                    sort.cascade(inner),
+                    inner.priority.number(),
+                    note_index,
+                    row.line,
+                ));
             }
         }
-        // Paths and lines break every tie, so pages are stable.
+        // Rows come by path then line, so a stable sort keeps that order among equal keys.
         match sort {
             SortBy::Position => {}
             SortBy::Modified => found.sort_by_key(|entry| std::cmp::Reverse(entry.0)),
-            SortBy::Priority => found.sort_by(|a, b| {
-                a.2.cmp(&b.2)
-                    .then_with(|| compare_dates(a.1, b.1))
-                    .then_with(|| (&a.3.path, a.3.line).cmp(&(&b.3.path, b.3.line)))
-            }),
-            _ => found.sort_by(|a, b| {
-                compare_dates(a.1, b.1)
-                    .then_with(|| a.2.cmp(&b.2))
-                    .then_with(|| (&a.3.path, a.3.line).cmp(&(&b.3.path, b.3.line)))
-            }),
+            SortBy::Priority => {
+                found.sort_by(|a, b| a.2.cmp(&b.2).then_with(|| compare_dates(a.1, b.1)))
+            }
+            _ => found.sort_by(|a, b| compare_dates(a.1, b.1).then_with(|| a.2.cmp(&b.2))),
         }
         let total = found.len();
-        let tasks: Vec<TaskItem> = found
+        let page: Vec<(usize, usize)> = found
             .into_iter()
             .skip(offset)
             .take(limit)
-            .map(|(_, _, _, item)| item)
+            .map(|(_, _, _, note_index, line)| (note_index, line))
             .collect();
+        let mut built: HashMap<usize, NoteTasks> = HashMap::new();
+        let mut tasks = Vec::with_capacity(page.len());
+        for (note_index, line) in page {
+            let Some((path, group)) = by_note.get(note_index) else {
+                continue;
+            };
+            let note = built
+                .entry(note_index)
+                .or_insert_with(|| NoteTasks::from_sites(group, &settings));
+            if let Some(task) = note.tasks.iter().find(|task| task.line == line) {
+                tasks.push(note.item(path, task, &settings));
+            }
+        }
         let next_cursor =
             (offset + tasks.len() < total).then(|| encode_cursor(offset + tasks.len()));
         Ok(TaskList { tasks, next_cursor })

@@ -311,6 +311,25 @@ const FIELDS: [Field; 12] = [
 const DATE: &str = "([0-9]{4}-[0-9]{2}-[0-9]{2})";
 const ID: &str = "[a-zA-Z0-9_-]+";
 
+/// The characters one of which a field's emoji form must contain; a line without any of them
+/// cannot hold the field, which spares the regex (most lines have few fields).
+fn emoji_signifiers(field: Field) -> &'static [char] {
+    match field {
+        Field::Priority => &['🔺', '⏫', '🔼', '🔽', '⏬'],
+        Field::Done => &['✅'],
+        Field::Cancelled => &['❌'],
+        Field::Due => &['📅', '📆', '🗓'],
+        Field::Scheduled => &['⏳', '⌛'],
+        Field::Start => &['🛫'],
+        Field::Created => &['➕'],
+        Field::Recurrence => &['🔁'],
+        Field::OnCompletion => &['🏁'],
+        Field::Tag => &['#'],
+        Field::Id => &['🆔'],
+        Field::DependsOn => &['⛔'],
+    }
+}
+
 /// The emoji signifier regex of a field (the tag regex for `Tag`).
 fn emoji_pattern(field: Field) -> String {
     let value = |symbols: &str, value: &str| format!("{symbols}\u{FE0F}? *{value}$");
@@ -426,11 +445,58 @@ pub fn description_tags(description: &str) -> Vec<String> {
 /// Reads one line. `None` when it is not a task: no checkbox list item, or the global filter is
 /// missing from its body.
 pub fn parse_task_line(line: &str, settings: &TaskSettings) -> Option<Task> {
-    let parts = components(line)?;
-    if !settings.global_filter.is_empty() && !parts.body.contains(&settings.global_filter) {
-        return None;
+    parse_line_fields(line, settings.format)?.under(settings)
+}
+
+/// A checkbox line read without the settings that only decide what it means: which statuses exist,
+/// the global filter and the style for lines without fields. Reading is the expensive part, so a
+/// caller may keep these and apply the settings of the moment with [`ParsedLine::under`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedLine {
+    /// The task with the default statuses, all its tags, and Emoji style unless its fields are
+    /// Dataview ones.
+    task: Task,
+    /// The text after the checkbox, which must contain the global filter.
+    body: String,
+    /// The style its fields show (`Some(true)`: Dataview), `None` when it has no fields.
+    dataview: Option<bool>,
+}
+
+impl ParsedLine {
+    /// The task as read, with the default statuses and every tag (the global filter included).
+    pub fn task(&self) -> &Task {
+        &self.task
     }
-    let status = settings.statuses.by_symbol(parts.symbol);
+
+    /// Whether the global filter lets the plugin see this task.
+    pub fn included(&self, settings: &TaskSettings) -> bool {
+        settings.global_filter.is_empty() || self.body.contains(&settings.global_filter)
+    }
+
+    /// The task under `settings`, or `None` when the global filter excludes it.
+    pub fn under(&self, settings: &TaskSettings) -> Option<Task> {
+        if !self.included(settings) {
+            return None;
+        }
+        let mut task = self.task.clone();
+        task.status = settings.statuses.by_symbol(&task.status.symbol);
+        if !settings.global_filter.is_empty() {
+            task.tags.retain(|tag| *tag != settings.global_filter);
+        }
+        task.dataview = match settings.format {
+            TaskFormat::Emoji => false,
+            TaskFormat::Dataview => true,
+            TaskFormat::Both => self.dataview.unwrap_or(settings.write_dataview),
+        };
+        Some(task)
+    }
+}
+
+/// Reads a checkbox line's fields in `format`; `None` when it is no checkbox list item.
+pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
+    let parts = components(line)?;
+    let body = parts.body.clone();
+    let status = StatusRegistry::default().by_symbol(parts.symbol);
     let mut task = Task {
         indentation: parts.indentation.to_owned(),
         list_marker: parts.list_marker.to_owned(),
@@ -451,8 +517,8 @@ pub fn parse_task_line(line: &str, settings: &TaskSettings) -> Option<Task> {
         block_link: parts.block_link,
         dataview: false,
     };
-    let read_emoji = settings.format != TaskFormat::Dataview;
-    let read_dataview = settings.format != TaskFormat::Emoji;
+    let read_emoji = format != TaskFormat::Dataview;
+    let read_dataview = format != TaskFormat::Emoji;
     let mut line = parts.body;
     let mut recurrence_text = String::new();
     let mut trailing_tags = String::new();
@@ -463,10 +529,14 @@ pub fn parse_task_line(line: &str, settings: &TaskSettings) -> Option<Task> {
         let mut matched = false;
         for (field, regexes) in FIELDS.iter().zip(FIELD_REGEXES.iter()) {
             let mut candidates: Vec<(&Regex, bool)> = Vec::new();
-            if read_emoji || *field == Field::Tag {
+            if (read_emoji || *field == Field::Tag) && line.contains(emoji_signifiers(*field)) {
                 candidates.extend(regexes.emoji.iter().map(|regex| (regex, false)));
             }
-            if read_dataview {
+            // A Dataview field closes the line with `]` or `)` (a trailing comma allowed).
+            if read_dataview
+                && line.contains("::")
+                && line.trim_end_matches([' ', ',']).ends_with([']', ')'])
+            {
                 candidates.extend(regexes.dataview.iter().map(|regex| (regex, true)));
             }
             for (regex, is_dataview) in candidates {
@@ -558,25 +628,20 @@ pub fn parse_task_line(line: &str, settings: &TaskSettings) -> Option<Task> {
         line.push(' ');
         line.push_str(&trailing_tags);
     }
-    task.tags = description_tags(&line)
-        .into_iter()
-        .filter(|tag| settings.global_filter.is_empty() || *tag != settings.global_filter)
-        .collect();
+    task.tags = description_tags(&line);
     task.description = line;
-    task.dataview = match settings.format {
-        TaskFormat::Emoji => false,
-        TaskFormat::Dataview => true,
-        TaskFormat::Both => {
-            if dataview_fields > 0 && emoji_fields == 0 {
-                true
-            } else if emoji_fields > 0 {
-                false
-            } else {
-                settings.write_dataview
-            }
-        }
+    let dataview = if dataview_fields > 0 && emoji_fields == 0 {
+        Some(true)
+    } else if emoji_fields > 0 {
+        Some(false)
+    } else {
+        None
     };
-    Some(task)
+    Some(ParsedLine {
+        task,
+        body,
+        dataview,
+    })
 }
 
 impl Task {

@@ -10,8 +10,8 @@ pub mod recurrence;
 pub mod status;
 
 pub use line::{
-    InvalidDates, OnCompletion, Priority, Task, TaskDate, TaskFormat, TaskSettings, format_date,
-    parse_task_line,
+    InvalidDates, OnCompletion, ParsedLine, Priority, Task, TaskDate, TaskFormat, TaskSettings,
+    format_date, parse_line_fields, parse_task_line,
 };
 pub use note::{ListItem, NoteTask, TaskSite, note_list_items, note_task_sites, note_tasks};
 pub use recurrence::Recurrence;

@@ -455,6 +455,29 @@ fn for_count(lexer: &mut Lexer<'_>, rule: &mut Rule) -> Result<(), NotARule> {
     Ok(())
 }
 
+/// Rules already read, by text: a vault repeats a handful of rule texts across thousands of tasks,
+/// and reading one tries every word of the vocabulary at every token. Bounded, and a pure memo: the
+/// answer for a text never changes.
+static RULE_CACHE: LazyLock<std::sync::Mutex<std::collections::HashMap<String, Option<Rule>>>> =
+    LazyLock::new(Default::default);
+const RULE_CACHE_LIMIT: usize = 4096;
+
+fn cached_rule(text: &str) -> Option<Rule> {
+    if let Ok(cache) = RULE_CACHE.lock()
+        && let Some(rule) = cache.get(text)
+    {
+        return rule.clone();
+    }
+    let rule = parse_rule(text).ok();
+    if let Ok(mut cache) = RULE_CACHE.lock() {
+        if cache.len() >= RULE_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(text.to_owned(), rule.clone());
+    }
+    rule
+}
+
 static RULE_TEXT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?i)^([a-zA-Z0-9, !]+?)( when done)?$").ok());
 
@@ -465,7 +488,7 @@ impl Recurrence {
         let found = RULE_TEXT.as_ref()?.captures(text)?;
         let rule_text = found.get(1)?.as_str().trim();
         let when_done = found.get(2).is_some();
-        let rule = parse_rule(rule_text).ok()?;
+        let rule = cached_rule(rule_text)?;
         Some(Recurrence { rule, when_done })
     }
 

@@ -132,6 +132,12 @@ impl StatusRegistry {
             .unwrap_or_else(|| Status::unknown(symbol))
     }
 
+    /// The type of a symbol's status, without building the status.
+    pub fn kind_of(&self, symbol: &str) -> StatusType {
+        self.find(symbol)
+            .map_or(StatusType::Todo, |status| status.kind)
+    }
+
     fn find(&self, symbol: &str) -> Option<&Status> {
         self.statuses.iter().find(|status| status.symbol == symbol)
     }
