@@ -538,8 +538,18 @@ impl Ops {
             .task_rows(&TaskScope { folder, path })
             .map_err(super::search::internal)?;
         let mut by_note: Vec<(&str, Vec<&TaskRow>)> = Vec::new();
+        // Rows come grouped by note: the access check runs once per note, not once per line.
+        let mut shown: Option<(&str, bool)> = None;
         for row in &rows {
-            if excluded.excludes(&row.path) || !visibility.shows(&row.path) {
+            let visible = match shown {
+                Some((path, visible)) if path == row.path => visible,
+                _ => {
+                    let visible = !excluded.excludes(&row.path) && visibility.shows(&row.path);
+                    shown = Some((&row.path, visible));
+                    visible
+                }
+            };
+            if !visible {
                 continue;
             }
             match by_note.last_mut() {
