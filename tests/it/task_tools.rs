@@ -302,3 +302,59 @@ fn dataview_tasks_stay_dataview_and_descriptions_are_checked() {
     );
     assert!(matches!(refused, Err(ref error) if error.code() == "invalid_argument"));
 }
+
+#[test]
+fn tasks_follow_the_access_policy() {
+    use quire::acl::{IdentityRules, Policy, Principal, Rule};
+    let fixture = fixture(
+        &[
+            ("Work/a.md", "- [ ] work task\n"),
+            ("Private/b.md", "- [ ] secret task\n"),
+        ],
+        None,
+    );
+    let rule = |raw: &str| Rule::parse(raw).expect("rule");
+    fixture.ops.set_policy(Policy::new(
+        Vec::new(),
+        std::collections::BTreeMap::from([(
+            "agent".to_owned(),
+            IdentityRules {
+                read: vec![rule("Work/")],
+                write: vec![rule("Work/")],
+                deny: Vec::new(),
+            },
+        )]),
+    ));
+    let agent = Context::new(
+        Principal::Identity {
+            name: "agent".into(),
+            client_id: None,
+        },
+        "test",
+    );
+    let listed = fixture
+        .ops
+        .list_tasks(&agent, ListTasks::default())
+        .expect("list");
+    let paths: Vec<&str> = listed.tasks.iter().map(|task| task.path.as_str()).collect();
+    assert_eq!(paths, vec!["Work/a.md"]);
+    let hidden = fixture.ops.list_tasks(
+        &agent,
+        ListTasks {
+            path: Some("Private/b.md".into()),
+            ..ListTasks::default()
+        },
+    );
+    assert!(matches!(hidden, Err(ref error) if error.code() == "not_found"));
+    let refused = fixture.ops.update_task(
+        &agent,
+        UpdateTask {
+            path: "Private/b.md".into(),
+            line: Some(1),
+            status: Some("x".into()),
+            ..UpdateTask::default()
+        },
+    );
+    assert!(matches!(refused, Err(ref error) if error.code() == "path_forbidden"));
+    assert_eq!(fixture.text("Private/b.md"), "- [ ] secret task\n");
+}
