@@ -104,9 +104,16 @@ fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Resul
             Ok(())
         }
         Err(error)
-            if error == rustix::io::Errno::INVAL
-                || error == rustix::io::Errno::NOSYS
-                || error == rustix::io::Errno::NOTSUP =>
+            // The file system or a syscall filter does not offer the swap: rename as before.
+            if [
+                rustix::io::Errno::INVAL,
+                rustix::io::Errno::NOSYS,
+                rustix::io::Errno::NOTSUP,
+                rustix::io::Errno::PERM,
+                rustix::io::Errno::ACCESS,
+                rustix::io::Errno::XDEV,
+            ]
+            .contains(&error) =>
         {
             fs::rename(&temp.path, target).map_err(Replaced::Io)?;
             temp.disarm();
