@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::markdown::links::{self, Link};
+use crate::markdown::tasks::{TaskSite, note_task_sites};
 use crate::markdown::{frontmatter, headings, tags};
 
 /// One row of the properties table: a key with one value (lists are unpacked into one row each).
@@ -35,6 +36,9 @@ pub struct ParsedNote {
     pub created: Option<i64>,
     /// Every link, embed and property link, in document order.
     pub links: Vec<Link>,
+    /// Every checkbox list item with its place; which of them are tasks is decided when they are
+    /// read, under the plugin settings of that moment.
+    pub task_sites: Vec<TaskSite>,
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
@@ -83,6 +87,7 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         note_type,
         created,
         links: links::note_links(text),
+        task_sites: note_task_sites(text),
     }
 }
 

@@ -14,6 +14,7 @@ mod query_text;
 mod read;
 mod schema;
 mod snippet;
+mod tasks;
 mod watcher;
 mod writer;
 
@@ -32,6 +33,7 @@ pub use read::{
     SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
+pub use tasks::{TaskRow, TaskScope};
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
 pub use writer::ProgressFn;
 
@@ -393,6 +395,11 @@ impl Index {
     /// Every indexed note path matching `filter`, in path order.
     pub fn note_paths(&self, filter: &NoteFilter) -> Result<Vec<String>, IndexError> {
         self.read(|connection| read::note_paths(connection, filter))
+    }
+
+    /// The checkbox list items of the notes in `scope`, by path then line.
+    pub fn task_rows(&self, scope: &TaskScope) -> Result<Vec<TaskRow>, IndexError> {
+        self.read(|connection| tasks::task_rows(connection, scope))
     }
 
     /// Every fact the index holds as sorted text lines, independent of row ids; for tests and

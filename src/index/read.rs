@@ -631,6 +631,12 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
             FROM properties p JOIN notes n ON n.id = p.note_id",
         "SELECT 'term ' || n.path || ' ' || v.col || ' ' || v.offset || ' ' || v.term
             FROM temp.notes_terms v JOIN notes n ON n.id = v.doc",
+        "SELECT 'task ' || n.path || ':' || t.line || ' depth=' || t.depth || ' parent=' || ifnull(t.parent_line, '-')
+            || ' heading=' || ifnull(t.heading_line, '-') || ':' || ifnull(t.heading, '-')
+            || ' lane=' || ifnull(t.lane, '-') || '/' || t.lane_complete || ' ' || t.text
+            FROM tasks t JOIN notes n ON n.id = t.note_id",
+        "SELECT 'orphan-task ' || t.note_id || ':' || t.line FROM tasks t
+            WHERE t.note_id NOT IN (SELECT id FROM notes)",
         "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
             WHERE v.doc NOT IN (SELECT id FROM notes)",
         "SELECT 'file ' || path || ' size=' || size || ' mtime=' || mtime FROM files",

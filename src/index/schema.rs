@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -72,6 +72,18 @@ CREATE VIRTUAL TABLE notes_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE tasks(
+    note_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    heading TEXT,
+    heading_line INTEGER,
+    depth INTEGER NOT NULL,
+    parent_line INTEGER,
+    lane TEXT,
+    lane_complete INTEGER NOT NULL,
+    PRIMARY KEY(note_id, line)
+) WITHOUT ROWID;
 ";
 
 /// Opens the writer's connection, creating or recreating the database as needed. Returns the

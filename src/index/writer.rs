@@ -815,6 +815,23 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
     for (lower, tag) in &record.tags {
         insert_tag.execute(params![lower, id, tag])?;
     }
+    let mut insert_task = transaction.prepare_cached(
+        "INSERT OR IGNORE INTO tasks(note_id, line, text, heading, heading_line, depth, parent_line, lane, lane_complete)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for site in &parsed.task_sites {
+        insert_task.execute(params![
+            id,
+            site.line as i64,
+            site.text,
+            site.heading,
+            site.heading_line.map(|line| line as i64),
+            site.depth as i64,
+            site.parent_line.map(|line| line as i64),
+            site.lane,
+            site.lane_complete
+        ])?;
+    }
     let mut insert_property = transaction.prepare_cached(
         "INSERT INTO properties(note_id, key, key_lower, value, value_lower, number)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -841,6 +858,9 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
         .execute([id])?;
     transaction
         .prepare_cached("DELETE FROM properties WHERE note_id = ?1")?
+        .execute([id])?;
+    transaction
+        .prepare_cached("DELETE FROM tasks WHERE note_id = ?1")?
         .execute([id])?;
     Ok(())
 }

@@ -12,11 +12,12 @@ pub mod moment;
 pub mod properties_edit;
 pub mod sections;
 pub mod tags;
+pub mod tasks;
 pub mod template;
 
 #[cfg(test)]
 mod tests {
-    use super::{frontmatter, headings, links, tags};
+    use super::{frontmatter, headings, links, tags, tasks};
     use proptest::prelude::*;
     use serde_json::{Map, Value};
 
@@ -57,6 +58,32 @@ mod tests {
             "[a-z0-9#/:_ -]{0,6}",
         ];
         prop::collection::vec(fragment, 0..80).prop_map(|parts| parts.concat())
+    }
+
+    /// Task lines built from the grammar's signifiers, fields and separators.
+    fn tasky() -> impl Strategy<Value = String> {
+        let fragment = prop_oneof![
+            Just("- [ ] ".to_owned()),
+            Just("\n    - [x] ".to_owned()),
+            Just("\n> * [/] ".to_owned()),
+            Just("\n1) [-] ".to_owned()),
+            Just("#task ".to_owned()),
+            Just("📅 2025-02-30 ".to_owned()),
+            Just("⏳2025-06-01".to_owned()),
+            Just("🔁 every month on the last when done ".to_owned()),
+            Just("🔁 every 3 weeks on Monday, Friday".to_owned()),
+            Just("🔁 every April and May on the 2nd last Sunday".to_owned()),
+            Just("[due:: 2025-01-01] ".to_owned()),
+            Just("(repeat:: every day) ".to_owned()),
+            Just("🏁 delete ".to_owned()),
+            Just("⛔ a, b ".to_owned()),
+            Just("🆔 x_1 ".to_owned()),
+            Just("⏫\u{fe0f} ".to_owned()),
+            Just(" ^block-1".to_owned()),
+            Just("\n```\n".to_owned()),
+            "[a-z #:,]{0,8}",
+        ];
+        prop::collection::vec(fragment, 0..16).prop_map(|parts| parts.concat())
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
@@ -105,6 +132,27 @@ mod tests {
             for tag in tags::note_tags(&text) {
                 prop_assert!(tags::is_valid_tag_name(&tag));
             }
+        }
+
+        #[test]
+        fn task_grammar_never_panics_and_writes_what_it_reads(text in prop_oneof![any::<String>(), tasky()]) {
+            let settings = tasks::TaskSettings { format: tasks::TaskFormat::Both, ..tasks::TaskSettings::default() };
+            let today = jiff::civil::Date::constant(2025, 6, 15);
+            for found in tasks::note_tasks(&text, &settings) {
+                // What Quire writes reads back as the same task.
+                let line = found.task.to_line(tasks::InvalidDates::AsWritten);
+                let again = tasks::parse_task_line(&line, &settings);
+                prop_assert!(again.is_some(), "{:?}", line);
+                let again = again.unwrap_or_else(|| found.task.clone());
+                prop_assert_eq!(&again.description, &found.task.description);
+                prop_assert_eq!(&again.due, &found.task.due);
+                prop_assert_eq!(again.priority, found.task.priority);
+                for toggled in found.task.toggle(&settings, today) {
+                    let _ = toggled.to_line(tasks::InvalidDates::AsPlugin);
+                }
+            }
+            let _ = tasks::edit::insert_lines(&text, &["- [ ] x".to_owned()], tasks::edit::Placement::Parent { line: 2 });
+            let _ = tasks::edit::cut_block(&text, 1);
         }
 
         #[test]

@@ -10,6 +10,8 @@ mod links;
 mod logging;
 mod prompts;
 mod resources;
+mod tasks;
+mod tasks_wire;
 mod wire;
 
 use std::collections::HashSet;
@@ -135,7 +137,7 @@ impl QuireServer {
     /// Every tool Quire has. Each area keeps its tools in its own `#[tool_router(router = ...)]`
     /// block (its own file), so adding an area touches only this sum.
     fn all_tools() -> ToolRouter<QuireServer> {
-        Self::tool_router() + Self::daily_tools() + Self::links_tools()
+        Self::tool_router() + Self::daily_tools() + Self::links_tools() + Self::tasks_tools()
     }
 
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.

@@ -248,7 +248,7 @@ impl Ops {
     }
 
     /// An edit of the body: like `edit_note`, but the properties block must come out byte-identical.
-    fn edit_body(
+    pub(super) fn edit_body(
         &self,
         ctx: &Context,
         raw_path: &str,
@@ -393,6 +393,7 @@ impl Ops {
                     },
                 )
                 .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
+            // Read your writes: searches and task lists see the edit as soon as the call returns.
             self.reindex(path);
             let before = current.revision.to_string();
             let after = written.revision.to_string();

@@ -231,9 +231,9 @@ impl Ops {
     fn read_text(&self, path: &str) -> Option<String> {
         let path = VaultPath::parse(path).ok()?;
         let resolved = self.vault.resolve(&path).ok()?;
-        std::fs::read(&resolved.fs_path)
-            .ok()
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        // Through the vault's reader: it refuses folders and files over the size cap.
+        let read = self.vault.read_resolved(&resolved).ok()?;
+        Some(String::from_utf8_lossy(&read.bytes).into_owned())
     }
 
     pub fn get_outgoing_links(

@@ -16,6 +16,7 @@ mod links;
 mod move_note;
 mod notes;
 mod search;
+mod tasks;
 
 use std::time::SystemTime;
 
@@ -44,6 +45,10 @@ pub use search::{
     CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
     SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
+};
+pub use tasks::{
+    CreateTask, ListTasks, SubtaskProgress, TaskDateFilter, TaskFields, TaskItem, TaskList,
+    TaskWrite, UpdateTask,
 };
 
 use std::sync::{Arc, RwLock};

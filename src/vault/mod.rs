@@ -258,6 +258,21 @@ impl Vault {
         ExcludedFiles::read(&self.root)
     }
 
+    /// The Tasks plugin's settings (`.obsidian/plugins/obsidian-tasks-plugin/data.json`), read now;
+    /// `Null` when the file is missing or not valid JSON (the plugin's defaults then apply).
+    pub fn tasks_plugin_settings(&self) -> serde_json::Value {
+        let path = self
+            .root
+            .join(".obsidian/plugins/obsidian-tasks-plugin/data.json");
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return serde_json::Value::Null;
+        };
+        serde_json::from_str(&text).unwrap_or_else(|_| {
+            tracing::warn!("the Tasks plugin's data.json is not valid JSON; using its defaults");
+            serde_json::Value::Null
+        })
+    }
+
     /// Every visible file under `folder` (or the whole vault), sorted by path.
     pub fn scan(&self, folder: Option<&VaultPath>) -> Result<Vec<ScannedFile>, VaultError> {
         scan::scan(&self.root, folder)

@@ -4,7 +4,9 @@
 //! is a rename), are fsynced, take the old file's permission bits, and only then replace the target.
 //! Just before the rename the target is read again: if its bytes no longer match the revision the
 //! caller based its edit on (a sync client or the user in Obsidian wrote meanwhile), the temp file
-//! is dropped and the caller gets a conflict instead of silently overwriting. Creation uses `link()`,
+//! is dropped and the caller gets a conflict instead of silently overwriting. Where the file system
+//! supports it the replacement is an atomic swap, after which the old file is checked once more and
+//! the swap undone if a write reached it in between. Creation uses `link()`,
 //! which fails rather than replace a file that appeared in the meantime.
 
 use std::fs::{self, File, OpenOptions};
@@ -16,6 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::{Revision, VaultError, VaultPath, WriteMode};
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How long a swapped-out file is watched for a late write before it is removed.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(3);
 
 pub(super) fn write_atomic(
     path: &VaultPath,
@@ -42,8 +47,13 @@ pub(super) fn write_atomic(
         WriteMode::Replace { expected } => {
             // The last look before the rename: a write that landed since the first check is kept.
             check_current(path, target, expected)?;
-            fs::rename(&temp.path, target).map_err(io_err)?;
-            temp.disarm();
+            replace_checked(&temp, target, expected).map_err(|error| match error {
+                Replaced::Changed(current) => VaultError::ChangedDuringWrite {
+                    path: path.to_string(),
+                    current: Some(current),
+                },
+                Replaced::Io(source) => io_err(source),
+            })?;
         }
         WriteMode::CreateNew => match fs::hard_link(&temp.path, target) {
             Ok(()) => {}
@@ -57,6 +67,60 @@ pub(super) fn write_atomic(
     }
     sync_folder(parent).map_err(io_err)?;
     Ok(())
+}
+
+enum Replaced {
+    /// Another writer changed the old file between the last check and the swap; it is back in place.
+    Changed(Revision),
+    Io(io::Error),
+}
+
+/// Puts `temp` in place of `target`. Where the file system can swap two names atomically
+/// (`renameat2` with `RENAME_EXCHANGE`), the old file stays reachable under the temp name after
+/// the swap and is read once more: a write that reached it after `check_current` (an editor
+/// writing in place, a sync client appending) makes the swap undo itself, so that write is kept and
+/// the caller gets a conflict. Elsewhere a plain rename is used, with the check just before it.
+fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Result<(), Replaced> {
+    let cwd = rustix::fs::CWD;
+    let exchange = |from: &Path, to: &Path| {
+        rustix::fs::renameat_with(cwd, from, cwd, to, rustix::fs::RenameFlags::EXCHANGE)
+    };
+    match exchange(&temp.path, target) {
+        Ok(()) => {
+            // `temp.path` now names the old file; the dropped `TempFile` removes it.
+            // A writer that opened the old file just before the swap may still be writing to
+            // it: look twice, the second time after it has had a moment to finish.
+            for settle in [None, Some(SETTLE)] {
+                if let Some(pause) = settle {
+                    std::thread::sleep(pause);
+                }
+                let old = fs::read(&temp.path).map_err(Replaced::Io)?;
+                let old_revision = Revision::of(&old);
+                if old_revision != *expected {
+                    exchange(&temp.path, target).map_err(|e| Replaced::Io(e.into()))?;
+                    return Err(Replaced::Changed(old_revision));
+                }
+            }
+            Ok(())
+        }
+        Err(error)
+            // The file system or a syscall filter does not offer the swap: rename as before.
+            if [
+                rustix::io::Errno::INVAL,
+                rustix::io::Errno::NOSYS,
+                rustix::io::Errno::NOTSUP,
+                rustix::io::Errno::PERM,
+                rustix::io::Errno::ACCESS,
+                rustix::io::Errno::XDEV,
+            ]
+            .contains(&error) =>
+        {
+            fs::rename(&temp.path, target).map_err(Replaced::Io)?;
+            temp.disarm();
+            Ok(())
+        }
+        Err(error) => Err(Replaced::Io(error.into())),
+    }
 }
 
 /// Fails with `ChangedDuringWrite` unless `target` still holds exactly `expected`.
@@ -84,7 +148,7 @@ fn check_current(path: &VaultPath, target: &Path, expected: &Revision) -> Result
 /// A temp file that removes itself unless it was renamed into place.
 struct TempFile {
     path: PathBuf,
-    armed: bool,
+    armed: std::cell::Cell<bool>,
 }
 
 impl TempFile {
@@ -108,7 +172,10 @@ impl TempFile {
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             };
-            let temp = TempFile { path, armed: true };
+            let temp = TempFile {
+                path,
+                armed: std::cell::Cell::new(true),
+            };
             file.write_all(bytes)?;
             if let Some(permissions) = permissions {
                 file.set_permissions(fs::Permissions::from_mode(permissions.mode() & 0o7777))?;
@@ -118,14 +185,15 @@ impl TempFile {
         }
     }
 
-    fn disarm(mut self) {
-        self.armed = false;
+    /// The temp name was renamed away: nothing is left to remove.
+    fn disarm(&self) {
+        self.armed.set(false);
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if self.armed {
+        if self.armed.get() {
             let _ = fs::remove_file(&self.path);
         }
     }

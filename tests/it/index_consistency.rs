@@ -53,6 +53,11 @@ fn text() -> impl Strategy<Value = String> {
         Just("```\n#not-a-tag in code\n```\n".to_string()),
         Just("See [[x]], ![[data.txt]] and [m](A/y.md#h).\n".to_string()),
         Just("Ünïcödé 日本語 🎉\n".to_string()),
+        Just(
+            "- [ ] #task water 🔁 every week 📅 2025-06-16\n    - [x] sub ✅ 2025-06-01\n"
+                .to_string()
+        ),
+        Just("* [/] in progress [due:: 2025-02-30]\n".to_string()),
         "[a-z ]{0,20}\n",
     ];
     prop::collection::vec(fragment, 0..5).prop_map(|parts| parts.concat())

@@ -286,7 +286,7 @@ async def test_write_tools_follow_write_rules(acl_server, acl_vault):
 
 
 async def test_unknown_tokens_and_the_owner_token_get_401(acl_server):
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(timeout=30) as http:
         for headers in ({}, {"Authorization": "Bearer not-a-token-at-all-0123456789abcdef"}):
             response = await http.post(
                 acl_server.url,

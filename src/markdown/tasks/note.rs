@@ -1,0 +1,314 @@
+//! The tasks and list items of a whole note, with their place in it: 1-based line, the heading
+//! above, nesting depth and parent list item (as Obsidian's metadata cache nests `listItems`), and
+//! for Kanban boards (`kanban-plugin` in the properties) the lane, which is the heading above, and
+//! whether that lane is the board's `**Complete**` lane. Lines in code, math, comments, HTML and the
+//! properties block are never tasks. Pure and total.
+
+use super::line::{Task, TaskSettings, parse_task_line};
+use crate::markdown::blocks::{self, LineKind};
+use crate::markdown::{frontmatter, headings};
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// One list item (task or not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListItem {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based line of the enclosing list item; `None` at the top of a list.
+    pub parent: Option<usize>,
+    /// 1-based line of the first item of the list this item belongs to.
+    pub list_start: usize,
+    /// The checkbox symbol when the item has one.
+    pub checkbox: Option<String>,
+    /// 0 for a top-level item, 1 for its children, ...
+    pub depth: usize,
+}
+
+/// One task of a note with its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteTask {
+    pub line: usize,
+    pub task: Task,
+    /// Text of the nearest heading above, if any.
+    pub heading: Option<String>,
+    /// Line of that heading.
+    pub heading_line: Option<usize>,
+    pub depth: usize,
+    /// Line of the enclosing list item, if any.
+    pub parent_line: Option<usize>,
+    /// For a Kanban board: the lane (the heading above).
+    pub lane: Option<String>,
+    /// For a Kanban board: whether the lane is marked `**Complete**`.
+    pub lane_complete: bool,
+}
+
+static LIST_ITEM: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"^((?:[ \t]*>)*)([ \t]*)([-*+]|[0-9]{1,9}[.)])([ \t]+|$)(\[(.)\])?").ok()
+});
+
+static CHECKBOX_LINE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t>]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+\[.\]").ok());
+
+/// Columns of leading white space with tab stops of 4.
+fn columns(text: &str) -> usize {
+    let mut column = 0;
+    for character in text.chars() {
+        match character {
+            '\t' => column += 4 - column % 4,
+            ' ' => column += 1,
+            _ => break,
+        }
+    }
+    column
+}
+
+struct Open {
+    line: usize,
+    content_column: usize,
+    depth: usize,
+}
+
+/// Every list item of a note, in order.
+pub fn note_list_items(text: &str) -> Vec<ListItem> {
+    let scan = blocks::scan(text);
+    let mut items = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut quote_depth = 0usize;
+    let mut list_start = 0usize;
+    let mut list_open = false;
+    let mut previous_text = false;
+    let mut previous_blank = false;
+    for (index, raw) in text.lines().enumerate() {
+        let number = index + 1;
+        let kind = scan
+            .lines
+            .get(index)
+            .filter(|line| line.number == number)
+            .map(|line| line.kind)
+            .unwrap_or(LineKind::Text);
+        if kind == LineKind::Frontmatter {
+            continue;
+        }
+        let item = if matches!(kind, LineKind::Text | LineKind::Blank) {
+            LIST_ITEM.as_ref().and_then(|regex| regex.captures(raw))
+        } else {
+            None
+        };
+        if let Some(found) = item {
+            let quotes = found.get(1).map_or(0, |q| q.as_str().matches('>').count());
+            if quotes != quote_depth {
+                stack.clear();
+                list_open = false;
+                quote_depth = quotes;
+            }
+            let indent = found.get(2).map_or(0, |i| columns(i.as_str()));
+            let marker_width = found.get(3).map_or(1, |m| m.as_str().chars().count());
+            let gap = found.get(4).map_or(1, |g| columns(g.as_str()).clamp(1, 4));
+            while stack
+                .last()
+                .is_some_and(|open| indent < open.content_column)
+            {
+                stack.pop();
+            }
+            if !list_open {
+                list_start = number;
+                list_open = true;
+            }
+            let parent = stack.last().map(|open| open.line);
+            let depth = stack.last().map_or(0, |open| open.depth + 1);
+            items.push(ListItem {
+                line: number,
+                parent,
+                list_start,
+                checkbox: found.get(6).map(|symbol| symbol.as_str().to_owned()),
+                depth,
+            });
+            stack.push(Open {
+                line: number,
+                content_column: indent + marker_width + gap,
+                depth,
+            });
+            previous_text = true;
+            previous_blank = false;
+            continue;
+        }
+        if raw.trim().is_empty() {
+            previous_blank = true;
+            previous_text = false;
+            continue;
+        }
+        // Any other line closes the items it is not indented into, unless it lazily continues the
+        // paragraph right above it.
+        let body = raw.trim_start_matches(['>', ' ', '\t']);
+        let quotes = raw.len() - body.len();
+        let quotes = raw[..quotes].matches('>').count();
+        let lazy = previous_text && !previous_blank && kind == LineKind::Text;
+        if kind == LineKind::Heading || quotes != quote_depth {
+            stack.clear();
+            list_open = false;
+        } else if !lazy {
+            let after_quotes = raw
+                .char_indices()
+                .filter(|(_, c)| *c == '>')
+                .nth(quotes.saturating_sub(1))
+                .map_or(
+                    raw,
+                    |(at, _)| if quotes == 0 { raw } else { &raw[at + 1..] },
+                );
+            let indent = columns(after_quotes);
+            while stack
+                .last()
+                .is_some_and(|open| indent < open.content_column)
+            {
+                stack.pop();
+            }
+            if stack.is_empty() {
+                list_open = false;
+            }
+        }
+        previous_text = kind == LineKind::Text;
+        previous_blank = false;
+    }
+    items
+}
+
+/// Whether the properties block declares a Kanban board.
+fn is_kanban(text: &str) -> bool {
+    let split = frontmatter::split(text);
+    split
+        .yaml
+        .and_then(|yaml| frontmatter::parse_properties(yaml).ok())
+        .is_some_and(|properties| properties.contains_key("kanban-plugin"))
+}
+
+/// A checkbox list item and its place, whatever the plugin settings: what the index stores, so a
+/// change to the global filter or the statuses needs no re-index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSite {
+    pub line: usize,
+    /// The whole line as written (without its line ending).
+    pub text: String,
+    pub heading: Option<String>,
+    pub heading_line: Option<usize>,
+    pub depth: usize,
+    pub parent_line: Option<usize>,
+    pub lane: Option<String>,
+    pub lane_complete: bool,
+}
+
+/// Every checkbox list item of a note, in order, with its place.
+pub fn note_task_sites(text: &str) -> Vec<TaskSite> {
+    // Most notes have no checkbox at all: one cheap look spares them the block scan.
+    if !CHECKBOX_LINE
+        .as_ref()
+        .is_some_and(|regex| regex.is_match(text))
+    {
+        return Vec::new();
+    }
+    let items = note_list_items(text);
+    if items.iter().all(|item| item.checkbox.is_none()) {
+        return Vec::new();
+    }
+    let note_headings = headings::headings(text);
+    let kanban = is_kanban(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let complete_lanes: Vec<usize> = if kanban {
+        note_headings
+            .iter()
+            .filter(|heading| {
+                lines
+                    .iter()
+                    .skip(heading.line)
+                    .take_while(|line| !line.starts_with('#'))
+                    .any(|line| line.trim() == "**Complete**")
+            })
+            .map(|heading| heading.line)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut sites = Vec::new();
+    for item in items.iter().filter(|item| item.checkbox.is_some()) {
+        let Some(raw) = lines.get(item.line.saturating_sub(1)) else {
+            continue;
+        };
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        let heading = note_headings
+            .iter()
+            .take_while(|heading| heading.line < item.line)
+            .last();
+        sites.push(TaskSite {
+            line: item.line,
+            text: raw.to_owned(),
+            heading: heading.map(|heading| heading.text.clone()),
+            heading_line: heading.map(|heading| heading.line),
+            depth: item.depth,
+            parent_line: item.parent,
+            lane: heading
+                .filter(|_| kanban)
+                .map(|heading| heading.text.clone()),
+            lane_complete: heading.is_some_and(|heading| complete_lanes.contains(&heading.line)),
+        });
+    }
+    sites
+}
+
+impl TaskSite {
+    /// The task on this line under the given settings, if the plugin would see one.
+    pub fn task(&self, settings: &TaskSettings) -> Option<NoteTask> {
+        let task = parse_task_line(&self.text, settings)?;
+        Some(NoteTask {
+            line: self.line,
+            task,
+            heading: self.heading.clone(),
+            heading_line: self.heading_line,
+            depth: self.depth,
+            parent_line: self.parent_line,
+            lane: self.lane.clone(),
+            lane_complete: self.lane_complete,
+        })
+    }
+}
+
+/// The tasks of a note, in order.
+pub fn note_tasks(text: &str, settings: &TaskSettings) -> Vec<NoteTask> {
+    note_task_sites(text)
+        .iter()
+        .filter_map(|site| site.task(settings))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_and_places() {
+        let text = "# Plan\n\n- [ ] a\n    - [x] b\n        - c\n    - [ ] d\n- [ ] e\n\n```\n- [ ] code\n```\n%%\n- [ ] hidden\n%%\n";
+        let tasks = note_tasks(text, &TaskSettings::default());
+        let summary: Vec<(usize, usize, Option<usize>)> = tasks
+            .iter()
+            .map(|task| (task.line, task.depth, task.parent_line))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![(3, 0, None), (4, 1, Some(3)), (6, 1, Some(3)), (7, 0, None)]
+        );
+        assert!(
+            tasks
+                .iter()
+                .all(|task| task.heading.as_deref() == Some("Plan"))
+        );
+    }
+
+    #[test]
+    fn kanban_lanes() {
+        let text = "---\nkanban-plugin: basic\n---\n\n## Todo\n\n- [ ] one\n\n## Done\n\n**Complete**\n- [x] two\n";
+        let tasks = note_tasks(text, &TaskSettings::default());
+        assert_eq!(tasks[0].lane.as_deref(), Some("Todo"));
+        assert!(!tasks[0].lane_complete);
+        assert_eq!(tasks[1].lane.as_deref(), Some("Done"));
+        assert!(tasks[1].lane_complete);
+    }
+}

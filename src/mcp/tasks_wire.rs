@@ -1,0 +1,511 @@
+//! Parameter and result types of the task tools; their JSON schemas are the tools' input and output
+//! schemas. Conventions as in `wire.rs`: optional fields are skipped when absent and typed by
+//! `schemars(with)` so strict schema checkers see plain types.
+
+use rmcp::schemars::{self, JsonSchema};
+use serde::{Deserialize, Serialize};
+
+use crate::ops;
+
+/// One value or a list of values.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn into_vec(value: Option<OneOrMany>) -> Vec<String> {
+        match value {
+            None => Vec::new(),
+            Some(OneOrMany::One(one)) => vec![one],
+            Some(OneOrMany::Many(many)) => many,
+        }
+    }
+}
+
+/// A date condition; every bound given must hold. Dates are `YYYY-MM-DD`, `today`, `tomorrow` or
+/// `yesterday`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DateConditionParams {
+    /// Strictly before this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub before: Option<String>,
+    /// On this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on: Option<String>,
+    /// Strictly after this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub after: Option<String>,
+}
+
+impl From<DateConditionParams> for ops::TaskDateFilter {
+    fn from(params: DateConditionParams) -> Self {
+        ops::TaskDateFilter {
+            before: params.before,
+            on: params.on,
+            after: params.after,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTasksParams {
+    /// Status type or list of types: TODO, IN_PROGRESS, DONE, CANCELLED, NON_TASK. Omitted: every task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "OneOrMany")]
+    pub status: Option<OneOrMany>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub due: Option<DateConditionParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub scheduled: Option<DateConditionParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub start: Option<DateConditionParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub created: Option<DateConditionParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub done: Option<DateConditionParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateConditionParams")]
+    pub cancelled: Option<DateConditionParams>,
+    /// Priority or list: highest, high, medium, normal, low, lowest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "OneOrMany")]
+    pub priority: Option<OneOrMany>,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Tag or list of tags (any of them; case ignored, leading # optional; nested tags match).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "OneOrMany")]
+    pub tag: Option<OneOrMany>,
+    /// With `tag`: only that tag, not its nested tags.
+    #[serde(default)]
+    pub exact: bool,
+    /// Heading or list of headings the task sits under (any of them; case ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "OneOrMany")]
+    pub heading: Option<OneOrMany>,
+    /// Only the tasks of this note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub path: Option<String>,
+    /// Leave out sub-tasks (tasks nested under another task).
+    #[serde(default)]
+    pub top_level_only: bool,
+    /// position (default: by path, then line), due, scheduled, start, created, done, cancelled, priority, modified (newest note first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub sort_by: Option<String>,
+    /// Page size, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// `next_cursor` from the previous page (same filters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cursor: Option<String>,
+}
+
+impl From<ListTasksParams> for ops::ListTasks {
+    fn from(params: ListTasksParams) -> Self {
+        ops::ListTasks {
+            status: OneOrMany::into_vec(params.status),
+            due: params.due.map(Into::into),
+            scheduled: params.scheduled.map(Into::into),
+            start: params.start.map(Into::into),
+            created: params.created.map(Into::into),
+            done: params.done.map(Into::into),
+            cancelled: params.cancelled.map(Into::into),
+            priority: OneOrMany::into_vec(params.priority),
+            folder: params.folder,
+            tags: OneOrMany::into_vec(params.tag),
+            exact_tags: params.exact,
+            headings: OneOrMany::into_vec(params.heading),
+            path: params.path,
+            top_level_only: params.top_level_only,
+            sort_by: params.sort_by,
+            limit: params.limit,
+            cursor: params.cursor,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SubtaskProgressResult {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// One task.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskResult {
+    pub path: String,
+    /// 1-based line of the task.
+    pub line: usize,
+    pub status_symbol: String,
+    /// TODO, IN_PROGRESS, DONE, CANCELLED or NON_TASK.
+    pub status_type: String,
+    pub status_name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    /// highest, high, medium, normal, low or lowest.
+    pub priority: String,
+    pub due: Option<String>,
+    pub scheduled: Option<String>,
+    pub start: Option<String>,
+    pub created: Option<String>,
+    pub done: Option<String>,
+    pub cancelled: Option<String>,
+    /// Date fields whose text is not a real date (shown as written, e.g. 2025-02-30).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invalid_dates: Vec<String>,
+    /// The recurrence rule as the Tasks plugin writes it (e.g. "every week on Monday when done").
+    pub recurrence: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on_completion: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub block_id: Option<String>,
+    /// The heading the task sits under.
+    pub heading: Option<String>,
+    /// 0 for a top-level list item, 1 for its children, ...
+    pub depth: usize,
+    /// 1-based line of the enclosing list item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub parent_line: Option<usize>,
+    /// For a Kanban board: the lane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub lane: Option<String>,
+    /// For a Kanban board: whether the lane is its Complete lane.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lane_complete: bool,
+    /// For a task with sub-tasks: how many are done, out of how many (cancelled ones not counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "SubtaskProgressResult")]
+    pub subtask_progress: Option<SubtaskProgressResult>,
+    /// The line as written.
+    pub text: String,
+}
+
+impl From<ops::TaskItem> for TaskResult {
+    fn from(item: ops::TaskItem) -> Self {
+        TaskResult {
+            path: item.path,
+            line: item.line,
+            status_symbol: item.status_symbol,
+            status_type: item.status_type,
+            status_name: item.status_name,
+            description: item.description,
+            tags: item.tags,
+            priority: item.priority,
+            due: item.due,
+            scheduled: item.scheduled,
+            start: item.start,
+            created: item.created,
+            done: item.done,
+            cancelled: item.cancelled,
+            invalid_dates: item.invalid_dates,
+            recurrence: item.recurrence,
+            on_completion: item.on_completion,
+            id: item.id,
+            depends_on: item.depends_on,
+            block_id: item.block_id,
+            heading: item.heading,
+            depth: item.depth,
+            parent_line: item.parent_line,
+            lane: item.lane,
+            lane_complete: item.lane_complete,
+            subtask_progress: item.subtask_progress.map(|progress| SubtaskProgressResult {
+                done: progress.done,
+                total: progress.total,
+            }),
+            text: item.text,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListTasksResult {
+    pub tasks: Vec<TaskResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::TaskList> for ListTasksResult {
+    fn from(list: ops::TaskList) -> Self {
+        ListTasksResult {
+            tasks: list.tasks.into_iter().map(Into::into).collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTaskParams {
+    /// Vault-relative path of an existing note.
+    pub path: String,
+    /// The task text (one line). The plugin's global filter is added in front when missing.
+    pub description: String,
+    /// A status symbol (x, /, -, or a custom one) or type (TODO, DONE, ...). Default: todo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub status: Option<String>,
+    /// highest, high, medium, normal, low or lowest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub priority: Option<String>,
+    /// YYYY-MM-DD, today, tomorrow or yesterday.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub due: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub scheduled: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub created: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub done: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cancelled: Option<String>,
+    /// A Tasks plugin rule: "every day", "every 2 weeks", "every month on the last", "every Monday, Friday when done".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub recurrence: Option<String>,
+    /// keep or delete (what happens to the line when the task is done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on_completion: Option<String>,
+    /// The task's id (letters, digits, - and _), for other tasks' depends_on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub id: Option<String>,
+    /// Ids of the tasks this one waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub depends_on: Option<Vec<String>>,
+    /// A block id to end the line with, so the task can be linked as [[Note#^id]].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub block_id: Option<String>,
+    /// Put the task in this heading's section (a Kanban lane is a heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub heading: Option<String>,
+    /// Disambiguates `heading` when several headings share its text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
+    pub heading_level: Option<u8>,
+    /// 1-based line of a task (or list item) to put the new task under, as its last sub-task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub parent_line: Option<usize>,
+    /// With `heading`: top, bottom (default) or a 0-based index among the section's (lane's) items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub position: Option<String>,
+    /// emoji or dataview; default: the plugin's task format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub format: Option<String>,
+    /// The revision you last read; `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateTaskParams {
+    /// Vault-relative path of the note.
+    pub path: String,
+    /// 1-based line of the task (from vault_list_tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "usize")]
+    pub line: Option<usize>,
+    /// Or the task's block id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub block_id: Option<String>,
+    /// A status symbol (x, " ", /, -, custom), a type (DONE, CANCELLED, ...) or toggle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub status: Option<String>,
+    /// New task text (one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub description: Option<String>,
+    /// highest, high, medium, normal, low or lowest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub priority: Option<String>,
+    /// YYYY-MM-DD, today, tomorrow or yesterday.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub due: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub scheduled: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub created: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub done: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub cancelled: Option<String>,
+    /// A Tasks plugin rule: "every day", "every 2 weeks", "every month on the last", "every Monday, Friday when done".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub recurrence: Option<String>,
+    /// keep or delete (what happens to the line when the task is done).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on_completion: Option<String>,
+    /// The task's id (letters, digits, - and _), for other tasks' depends_on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub id: Option<String>,
+    /// Ids of the tasks this one waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub depends_on: Option<Vec<String>>,
+    /// Move the task, with its sub-tasks, to this heading's section (or Kanban lane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub heading: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u8")]
+    pub heading_level: Option<u8>,
+    /// With `heading`: top, bottom (default) or a 0-based index among the section's items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub position: Option<String>,
+    /// Descriptions of sub-tasks to add under the task.
+    #[serde(default)]
+    pub add_subtasks: Vec<String>,
+    /// The revision you last read; `conflict` if the note changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub expected_revision: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskWriteResult {
+    pub path: String,
+    /// The new revision; pass it as `expected_revision` to the next edit.
+    pub revision: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub changed: bool,
+    /// The tasks now at the lines the call wrote (the edited task first, then a new occurrence or
+    /// added sub-tasks), with their 1-based lines.
+    pub tasks: Vec<TaskResult>,
+    /// A recurring task was completed and its next occurrence added.
+    pub next_occurrence: bool,
+    /// The completed task was removed (onCompletion: delete).
+    pub deleted: bool,
+}
+
+impl From<ops::TaskWrite> for TaskWriteResult {
+    fn from(write: ops::TaskWrite) -> Self {
+        TaskWriteResult {
+            path: write.note.path,
+            revision: write.note.revision,
+            bytes: write.note.bytes,
+            modified: write.note.modified,
+            changed: write.note.changed,
+            tasks: write.tasks.into_iter().map(Into::into).collect(),
+            next_occurrence: write.next_occurrence,
+            deleted: write.deleted,
+        }
+    }
+}
+
+/// The task fields of a create or update call (on update an empty string removes a field).
+macro_rules! task_fields {
+    ($params:expr) => {
+        ops::TaskFields {
+            priority: $params.priority,
+            due: $params.due,
+            scheduled: $params.scheduled,
+            start: $params.start,
+            created: $params.created,
+            done: $params.done,
+            cancelled: $params.cancelled,
+            recurrence: $params.recurrence,
+            on_completion: $params.on_completion,
+            id: $params.id,
+            depends_on: $params.depends_on,
+        }
+    };
+}
+
+impl CreateTaskParams {
+    pub fn into_request(self) -> ops::CreateTask {
+        ops::CreateTask {
+            fields: task_fields!(self),
+            path: self.path,
+            description: self.description,
+            status: self.status,
+            block_id: self.block_id,
+            heading: self.heading,
+            heading_level: self.heading_level,
+            parent_line: self.parent_line,
+            position: self.position,
+            format: self.format,
+            expected_revision: self.expected_revision,
+        }
+    }
+}
+
+impl UpdateTaskParams {
+    pub fn into_request(self) -> ops::UpdateTask {
+        ops::UpdateTask {
+            fields: task_fields!(self),
+            path: self.path,
+            line: self.line,
+            block_id: self.block_id,
+            status: self.status,
+            description: self.description,
+            heading: self.heading,
+            heading_level: self.heading_level,
+            position: self.position,
+            add_subtasks: self.add_subtasks,
+            expected_revision: self.expected_revision,
+        }
+    }
+}
