@@ -150,6 +150,9 @@ impl OpsError {
             VaultError::IsFolder { path } => OpsError::InvalidArgument(format!(
                 "'{path}' is a folder, not a note; give the path of a file inside it"
             )),
+            VaultError::NotRegularFile { path } => OpsError::InvalidArgument(format!(
+                "'{path}' is not a regular file (a FIFO, socket or device); Quire reads only regular files"
+            )),
             VaultError::NotAFolder { path } => OpsError::InvalidArgument(format!(
                 "'{path}' is a file, not a folder; give a folder path"
             )),

@@ -44,6 +44,8 @@ pub enum VaultError {
     IsFolder { path: String },
     #[error("'{path}' is not a folder")]
     NotAFolder { path: String },
+    #[error("'{path}' is not a regular file")]
+    NotRegularFile { path: String },
     #[error("'{path}' already exists")]
     AlreadyExists { path: String },
     #[error("'{path}' changed on disk while Quire was writing it")]
@@ -158,6 +160,12 @@ impl Vault {
         let metadata = std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
         if metadata.is_dir() {
             return Err(VaultError::IsFolder {
+                path: path.to_string(),
+            });
+        }
+        // A FIFO or device named like a note would block the read forever.
+        if !metadata.is_file() {
+            return Err(VaultError::NotRegularFile {
                 path: path.to_string(),
             });
         }

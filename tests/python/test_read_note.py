@@ -244,6 +244,20 @@ async def test_non_utf8_note_is_invalid_argument(session, vault):
     assert (vault / "Latin1.md").read_bytes() == b"caf\xe9\n"
 
 
+async def test_a_fifo_named_like_a_note_is_refused_without_blocking(session, vault):
+    import os
+
+    os.mkfifo(vault / "Pipe.md")
+    # Were the FIFO opened, the read would block until a writer appeared: the call would hang.
+    is_error, _, text = await check(session, {"path": "Pipe.md"})
+    assert is_error
+    assert text.startswith("invalid_argument:"), text
+    assert "regular file" in text, text
+    # Searching and listing keep working and never show it.
+    listed = await session.call_tool("vault_list_notes", {})
+    assert "Pipe.md" not in str(listed.structured_content)
+
+
 async def test_nfd_file_name_is_found_by_nfc_path(session, vault):
     nfd = unicodedata.normalize("NFD", "Café.md")
     nfc = unicodedata.normalize("NFC", "Café.md")
