@@ -12,6 +12,7 @@ pub mod index;
 pub mod markdown;
 pub mod mcp;
 pub mod ops;
+pub mod search;
 pub mod systemd;
 pub mod telemetry;
 pub mod vault;

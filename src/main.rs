@@ -44,6 +44,10 @@ enum Command {
         /// Delete the index and build it again from every note.
         #[arg(long)]
         rebuild: bool,
+        /// Also compute the semantic search vectors of new and changed chunks (needs a model;
+        /// `quire model install minilm`).
+        #[arg(long)]
+        embed: bool,
     },
     /// Keyword-search the vault and print the best matches.
     Search {
@@ -55,6 +59,9 @@ enum Command {
         /// How many results to print (1-1000).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
+        /// keyword (the default here), semantic, hybrid, or auto (hybrid when a model is usable).
+        #[arg(long, default_value = "keyword", value_parser = ["auto", "keyword", "semantic", "hybrid"])]
+        mode: String,
     },
     /// Create identity tokens.
     Token {
@@ -176,13 +183,24 @@ fn main() -> ExitCode {
             print!("{}", quire::app::doctor(&config));
             ExitCode::SUCCESS
         }
-        Command::Index { rebuild } => {
+        Command::Index { rebuild, embed } => {
             quire::telemetry::init_quiet();
-            finish(quire::app::index(&config, rebuild))
+            finish(quire::app::index(&config, rebuild, embed))
         }
-        Command::Search { query, json, limit } => {
+        Command::Search {
+            query,
+            json,
+            limit,
+            mode,
+        } => {
             quire::telemetry::init_quiet();
-            finish(quire::app::search(&config, &query, json, limit))
+            let mode = match mode.as_str() {
+                "auto" => quire::ops::SearchMode::Auto,
+                "semantic" => quire::ops::SearchMode::Semantic,
+                "hybrid" => quire::ops::SearchMode::Hybrid,
+                _ => quire::ops::SearchMode::Keyword,
+            };
+            finish(quire::app::search(&config, &query, json, limit, mode))
         }
         Command::Serve { .. } => {
             quire::telemetry::init();

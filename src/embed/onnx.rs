@@ -27,7 +27,7 @@ struct Loaded {
 }
 
 /// Loads ONNX Runtime from `library` (once per process; later calls reuse the first library and
-/// fail the same way the first call failed). Returns the version string on success.
+/// fail the same way the first call failed). Returns the version when the library names one.
 pub fn load_runtime(library: &Path) -> Result<String, EmbedError> {
     loaded(library).map(|_| ort_version())
 }
@@ -80,8 +80,10 @@ fn ort_version() -> String {
     let info = ort::info();
     info.split(',')
         .find_map(|part| part.trim().strip_prefix("ORT Build Info: git-branch=rel-"))
-        .unwrap_or("unknown version")
-        .to_string()
+        .map_or_else(
+            || "loads".to_string(),
+            |version| format!("version {version}"),
+        )
 }
 
 /// Threads one ONNX session may use: the machine's cores, at most four (more buys little for

@@ -5,7 +5,13 @@
 
 use serde_json::{Map, Value};
 
-use crate::markdown::{frontmatter, headings, tags};
+use sha2::{Digest, Sha256};
+
+use crate::markdown::{chunks, frontmatter, headings, tags};
+
+/// Words per semantic-search chunk: within a 256-token model limit for ordinary prose (about 1.3
+/// tokens a word), and the same for every model so chunk hashes do not depend on the model.
+pub const CHUNK_WORDS: usize = 160;
 
 /// One row of the properties table: a key with one value (lists are unpacked into one row each).
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +38,21 @@ pub struct ParsedNote {
     pub note_type: Option<String>,
     /// Unix seconds from the `created` property, when it holds a date.
     pub created: Option<i64>,
+    /// The content hash of each semantic-search chunk, in order (`note_chunks`).
+    pub chunk_hashes: Vec<String>,
+}
+
+/// A note's semantic-search chunks with their content hashes (the embedded text's sha256,
+/// shortened): a chunk whose hash already has a vector is never embedded again.
+pub fn note_chunks(stem: &str, text: &str) -> Vec<(String, chunks::Chunk)> {
+    chunks::chunks(stem, text, CHUNK_WORDS)
+        .into_iter()
+        .map(|chunk| (chunk_hash(&chunk.text), chunk))
+        .collect()
+}
+
+fn chunk_hash(text: &str) -> String {
+    hex::encode(&Sha256::digest(text.as_bytes())[..16])
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
@@ -79,6 +100,10 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         property_rows,
         note_type,
         created,
+        chunk_hashes: note_chunks(stem, text)
+            .into_iter()
+            .map(|(hash, _)| hash)
+            .collect(),
     }
 }
 

@@ -12,6 +12,7 @@ mod edit;
 mod error;
 mod notes;
 mod search;
+mod semantic;
 
 use std::time::SystemTime;
 
@@ -32,6 +33,7 @@ pub use search::{
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
     SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
+pub use semantic::{EmbedPass, SemanticSearch};
 
 use std::sync::{Arc, RwLock};
 
@@ -71,6 +73,8 @@ pub struct Ops {
     /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
     policy: RwLock<Arc<Policy>>,
     audit: AuditLog,
+    /// Semantic search, once its model has loaded (or why it is unavailable).
+    semantic: RwLock<semantic::SemanticSlot>,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -106,6 +110,7 @@ impl Ops {
             index,
             policy: RwLock::new(Arc::new(Policy::default())),
             audit: AuditLog::default(),
+            semantic: RwLock::new(semantic::SemanticSlot::default()),
         }
     }
 
