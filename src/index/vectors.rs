@@ -2,7 +2,8 @@
 //! vector per distinct chunk hash in a sqlite-vec `vec0` table, and the nearest-chunk queries.
 //!
 //! Vectors are keyed by content hash, not by note: an edit re-embeds only the chunks whose text
-//! changed, and a renamed note keeps all of its vectors. Vectors from another model are dropped
+//! changed, and a note moved to another folder keeps its vectors (a chunk starts with the note's
+//! title, so renaming the file re-embeds it). Vectors from another model are dropped
 //! when the model changes (`prepare`). The note filters apply inside the vector query (the folder
 //! as a path-range prefilter), so a filtered search never loses hits to filtered-out notes.
 

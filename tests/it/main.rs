@@ -8,6 +8,7 @@ mod index_consistency;
 mod markdown_oracle;
 mod sandbox;
 mod search;
+mod semantic;
 mod semantic_model;
 mod tidy;
 mod vault_paths;
