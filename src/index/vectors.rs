@@ -185,6 +185,11 @@ pub fn nearest(
         return Ok(Vec::new());
     }
     let conditions = Conditions::from_filter(filter);
+    if conditions.sql.is_empty()
+        && let Some(hits) = nearest_unfiltered(connection, query, limit, keep)?
+    {
+        return Ok(hits);
+    }
     // Every chunk of the matching notes is scored (an exact search, filters first); per note only
     // the best chunk counts. Chunks are fetched in growing batches until enough notes are kept.
     let sql = format!(
@@ -229,5 +234,68 @@ pub fn nearest(
             return Ok(hits);
         }
         batch *= 4;
+    }
+}
+
+/// Most chunks one sqlite-vec KNN query may return (its `k` limit).
+const KNN_MAX: usize = 4096;
+
+/// Without filters, sqlite-vec's own KNN over the whole vector table (no joins per chunk), then
+/// the notes of the nearest chunks. `None` when even `KNN_MAX` chunks do not yield `limit` kept
+/// notes (many hidden or repeated notes): the caller then scans exactly.
+fn nearest_unfiltered(
+    connection: &Connection,
+    query: &[f32],
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Option<Vec<VectorHit>>> {
+    let total: i64 =
+        connection.query_row("SELECT count(*) FROM embeddings", [], |row| row.get(0))?;
+    let total = total.max(0) as usize;
+    let knn =
+        format!("SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ?1 AND k = ?2");
+    let chunks_of = format!(
+        "SELECT {NOTE_COLUMNS}, c.seq FROM embeddings e
+         JOIN chunks c ON c.hash = e.hash JOIN notes n ON n.id = c.note_id
+         WHERE e.id = ?1 ORDER BY n.path"
+    );
+    let blob = to_blob(query);
+    let mut k = (limit * 4).max(64).min(KNN_MAX);
+    loop {
+        let nearest: Vec<(i64, f64)> = connection
+            .prepare_cached(&knn)?
+            .query_map(params![blob, k as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        let mut statement = connection.prepare_cached(&chunks_of)?;
+        'chunks: for (id, distance) in &nearest {
+            // One vector may serve identical chunks in several notes.
+            let rows: Vec<(NoteRow, i64)> = statement
+                .query_map([id], |row| Ok((note_row(row)?, row.get(6)?)))?
+                .collect::<Result<_, _>>()?;
+            for (note, seq) in rows {
+                if !seen.insert(note.path.clone()) || !keep(&note) {
+                    continue;
+                }
+                hits.push(VectorHit {
+                    note,
+                    distance: *distance,
+                    seq: seq.max(0) as usize,
+                });
+                if hits.len() == limit {
+                    break 'chunks;
+                }
+            }
+        }
+        if hits.len() == limit || nearest.len() >= total {
+            return Ok(Some(hits));
+        }
+        if k == KNN_MAX {
+            return Ok(None);
+        }
+        k = (k * 4).min(KNN_MAX);
     }
 }
