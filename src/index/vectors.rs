@@ -260,7 +260,7 @@ fn nearest_unfiltered(
          WHERE e.id = ?1 ORDER BY n.path"
     );
     let blob = to_blob(query);
-    let mut k = (limit * 4).max(64).min(KNN_MAX);
+    let mut k = (limit * 4).clamp(64, KNN_MAX);
     loop {
         let nearest: Vec<(i64, f64)> = connection
             .prepare_cached(&knn)?
