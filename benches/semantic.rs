@@ -247,9 +247,12 @@ fn print_table(rows: &[(&str, f64, f64)]) {
     }
 }
 
+/// (path, text) of a note, or (query, answer path) of a labelled query.
+type Pairs = Vec<(String, String)>;
+
 /// The vault's notes (path, text with the query headings removed) and the queries (heading,
 /// note path).
-fn heading_queries(vault: &Path) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn heading_queries(vault: &Path) -> (Pairs, Pairs) {
     let mut notes = Vec::new();
     for entry in walk(vault) {
         let rel = entry
