@@ -113,6 +113,11 @@ fn semantic_paths(resolution: &crate::embed::Resolution) -> Vec<PathBuf> {
     if let Some(Ok(reranker)) = &resolution.reranker {
         paths.push(reranker.value.dir.clone());
     }
+    if resolution.library.is_ok() && resolution.model.is_ok() {
+        // ONNX Runtime reads the CPU's features to pick its kernels.
+        paths.push(PathBuf::from("/proc/cpuinfo"));
+        paths.push(PathBuf::from("/sys/devices/system/cpu"));
+    }
     paths.dedup();
     paths
 }

@@ -21,7 +21,7 @@ use crate::vault::VaultPath;
 const NOTES_PER_STEP: usize = 32;
 /// Chunks per model run in the embedding pass: small enough that a search waiting behind a batch
 /// waits little, large enough to batch well.
-const CHUNKS_PER_RUN: usize = 16;
+const CHUNKS_PER_RUN: usize = 8;
 /// Deepest a hybrid result list goes (pages beyond it are not offered).
 const MAX_DEPTH: usize = 1000;
 /// Each leg contributes at least this many candidates to the fusion.
