@@ -639,7 +639,34 @@ pub fn describe(config: &Config) -> String {
         } else {
             config.disabled_tools.join(", ")
         },
-    ) + &describe_access(&config.access)
+    ) + &describe_search(&config.search)
+        + &describe_access(&config.access)
+}
+
+fn describe_search(search: &crate::config::SearchConfig) -> String {
+    if !search.embeddings {
+        return "  semantic search: off (search.embeddings = false)\n".into();
+    }
+    let or_default = |path: &Option<PathBuf>, default: &str| {
+        path.as_ref()
+            .map_or_else(|| default.to_string(), |p| p.display().to_string())
+    };
+    format!(
+        "  semantic search: model {}, onnxruntime {}, rerank {}\n",
+        or_default(&search.model_dir, "(installed in the data directory)"),
+        or_default(
+            &search.onnxruntime,
+            if search.ort_dylib_path.is_some() {
+                "(ORT_DYLIB_PATH)"
+            } else {
+                "(installed in the data directory)"
+            }
+        ),
+        match search.rerank {
+            crate::config::RerankMode::Blended => "blended",
+            crate::config::RerankMode::Off => "off",
+        }
+    )
 }
 
 fn describe_access(access: &crate::config::Access) -> String {
