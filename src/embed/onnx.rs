@@ -43,6 +43,7 @@ fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
                 library.display()
             )));
         }
+        return_large_buffers();
         let outcome = {
             ort::init_from(library)
                 .map_err(|error| error.to_string())
@@ -75,6 +76,20 @@ fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
     }
 }
 
+/// Makes glibc serve allocations of 128 KiB and more with their own mappings, which `free` hands
+/// back to the system. Inference allocates and frees many such buffers (activations, weights
+/// cast to float) on several threads; with glibc's adaptive threshold they end up in per-thread
+/// heaps that never shrink (an idle server kept about 250 MB instead of about 80 MB in a
+/// measurement with the release build, level-1 optimisation, after embedding the example vault).
+fn return_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only changes glibc's allocation policy for later allocations; it takes
+    // two integers, touches no memory of ours, and is safe to call while other threads allocate.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 fn ort_version() -> String {
     // "ORT Build Info: git-branch=rel-1.32.0, ..." names the version; keep it short.
     let info = ort::info();
@@ -99,21 +114,17 @@ fn open_session(library: &Path, model: &ModelDir) -> Result<Session, EmbedError>
     let path = model.dir.join(MODEL_FILE);
     let failed =
         |error: String| EmbedError::Model(format!("cannot load {}: {error}", path.display()));
-    // Memory, measured with the int8 MiniLM (int8 weights cast to float inside the graph): with
-    // ONNX Runtime's default optimisations the casts are folded into float copies of every weight
-    // and fused further, about 180 MB that stay resident; at level 1 without constant folding the
-    // casts run per batch and the process idles at about 100 MB, for roughly a fifth more time per
-    // batch. Without the CPU arena and memory patterns, a batch's buffers are returned after the
-    // run instead of being kept at their peak for the life of the process.
+    // Without the CPU arena and memory patterns, a batch's buffers are returned after the run
+    // instead of being kept at their peak for the life of the process; with
+    // `return_large_buffers` that keeps an idle server with int8 MiniLM loaded at about 145 MB.
+    // ONNX Runtime's full graph optimisations stay on: at level 1 without constant folding the
+    // process needed about 60 MB less, but every run cast all int8 weights to float again and a
+    // query took about 85 ms instead of 5 ms (measured with benches/semantic.rs, docs/PERFORMANCE.md).
     Session::builder(&loaded.environment)
         .map_err(|error| failed(error.to_string()))?
         .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
         .map_err(|error| failed(error.to_string()))?
         .with_memory_pattern(false)
-        .map_err(|error| failed(error.to_string()))?
-        .with_optimization_level(ort::session::builder::GraphOptimizationLevel::Level1)
-        .map_err(|error| failed(error.to_string()))?
-        .with_disabled_optimizers("ConstantFolding")
         .map_err(|error| failed(error.to_string()))?
         .with_intra_threads(session_threads())
         .map_err(|error| failed(error.to_string()))?
