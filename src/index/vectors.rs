@@ -116,13 +116,18 @@ pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
     if !has_vector_table(connection)? {
         return Ok(0);
     }
-    let transaction = connection.unchecked_transaction()?;
-    let stale: Vec<i64> = transaction
-        .prepare(
+    // Only this (the writer's) connection changes these tables, so what the read finds is still
+    // stale inside the transaction; with nothing stale no write happens (the pass runs every 2 s).
+    let stale: Vec<i64> = connection
+        .prepare_cached(
             "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash)",
         )?
         .query_map([], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
+    if stale.is_empty() {
+        return Ok(0);
+    }
+    let transaction = connection.unchecked_transaction()?;
     {
         let mut delete_vector =
             transaction.prepare(&format!("DELETE FROM {VECTOR_TABLE} WHERE rowid = ?1"))?;
