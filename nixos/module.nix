@@ -180,27 +180,27 @@ let
         type = types.bool;
         default = false;
         description = ''
-          Upcoming: semantic search with ONNX embeddings. Until Quire supports it,
-          `quire check-config` refuses the [search] section and the build fails with its message.
+          Semantic (hybrid) search with local ONNX embeddings of `search.model`. Off, search is
+          keyword-only.
         '';
       };
       model = mkOption {
         type = types.nullOr types.path;
         default = null;
         example = lib.literalExpression "quire.packages.\${system}.model-bge-small-en-v1_5";
-        description = "Upcoming: a model folder (model.onnx, tokenizer.json, quire-model.json).";
+        description = "The embedding model folder (model.onnx, tokenizer.json, quire-model.json).";
       };
       onnxruntime = mkOption {
         type = types.package;
         default = pkgs.onnxruntime;
         defaultText = lib.literalExpression "pkgs.onnxruntime";
-        description = "Upcoming: the ONNX Runtime whose shared library computes embeddings.";
+        description = "The ONNX Runtime whose shared library computes embeddings.";
       };
       rerank = mkOption {
         type = types.nullOr types.str;
         default = null;
         example = "blended";
-        description = "Upcoming: how a reranker's scores combine with the search ranking.";
+        description = "\"blended\" reranks with the cross-encoder folder in `settings.search.reranker_dir`; null or \"off\" does not.";
       };
     };
 
@@ -401,6 +401,9 @@ let
     }
     // lib.optionalAttrs (instance.timezone != null) {
       time.timezone = instance.timezone;
+    }
+    // {
+      search = { embeddings = false; };
     }
     // lib.optionalAttrs instance.search.embeddings {
       search = {

@@ -94,6 +94,8 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
     if let Some(tzdir) = std::env::var_os("TZDIR").filter(|dir| !dir.is_empty()) {
         read_only.push(PathBuf::from(tzdir));
     }
+    // The model worker loads the library and models after the sandbox applies.
+    read_only.extend(semantic_paths(&crate::embed::resolve(&config.search)));
     SandboxPlan {
         mode: match config.sandbox {
             Sandbox::Required => SandboxMode::Required,
@@ -124,6 +126,90 @@ const OUTBOUND_HTTPS_FILES: &[&str] = &[
     "/etc/ca-certificates",
     "/run/systemd/resolve",
 ];
+
+/// The folders semantic search reads: the library's (and, through a symlink, its target's) and
+/// the model folders.
+fn semantic_paths(resolution: &crate::embed::Resolution) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Ok(library) = &resolution.library {
+        for path in [
+            Some(library.value.clone()),
+            library.value.canonicalize().ok(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(parent) = path.parent() {
+                paths.push(parent.to_path_buf());
+            }
+        }
+    }
+    if let Ok(model) = &resolution.model {
+        paths.push(model.value.dir.clone());
+    }
+    if let Some(Ok(reranker)) = &resolution.reranker {
+        paths.push(reranker.value.dir.clone());
+    }
+    if resolution.library.is_ok() && resolution.model.is_ok() {
+        // ONNX Runtime reads the CPU's features to pick its kernels.
+        paths.push(PathBuf::from("/proc/cpuinfo"));
+        paths.push(PathBuf::from("/sys/devices/system/cpu"));
+    }
+    paths.dedup();
+    paths
+}
+
+/// How often the background embedder looks for chunks without a vector.
+const EMBED_POLL: Duration = Duration::from_secs(2);
+
+/// Loads the model once the keyword index is ready, then keeps the vectors current on a thread of
+/// its own. Any failure leaves search keyword-only, with the reason logged and reported.
+fn start_semantic(config: &Config, ops: Arc<Ops>) {
+    let search = config.search.clone();
+    let spawned = std::thread::Builder::new()
+        .name("quire-semantic".into())
+        .spawn(move || {
+            if ops.index().wait_ready().is_err() {
+                return;
+            }
+            let resolution = crate::embed::resolve(&search);
+            let service = match resolution.start() {
+                Ok(service) => service,
+                Err(error) => {
+                    if search.embeddings {
+                        tracing::warn!(%error, "semantic search is off; search is keyword-only (`quire doctor` says more)");
+                    }
+                    ops.disable_semantic(error.to_string());
+                    return;
+                }
+            };
+            let rerank = search.rerank == crate::config::RerankMode::Blended;
+            if let Err(error) = ops.enable_semantic(crate::ops::SemanticSearch::new(service, rerank)) {
+                tracing::warn!(%error, "semantic search is off: the vector store cannot be prepared");
+                ops.disable_semantic(error.to_string());
+                return;
+            }
+            tracing::info!(status = %ops.semantic_status(), "semantic search enabled; embedding in the background");
+            loop {
+                match ops.embed_pending(&|_| {}) {
+                    Ok(pass) if pass.embedded > 0 || pass.pruned > 0 => {
+                        tracing::info!(embedded = pass.embedded, pruned = pass.pruned, chunks = pass.counts.chunks, "semantic vectors updated");
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%error, "embedding failed; retrying later");
+                    }
+                }
+                if Arc::strong_count(&ops) == 1 {
+                    return;
+                }
+                std::thread::sleep(EMBED_POLL);
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start the semantic search thread; search is keyword-only");
+    }
+}
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM.
@@ -189,9 +275,11 @@ pub async fn serve(
         .with_daily_notes(config.daily_notes.clone());
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
+    let ops = Arc::new(ops);
+    start_semantic(&config, Arc::clone(&ops));
     let (policy_changes, _) = broadcast::channel(4);
     let shared = Arc::new(Shared {
-        ops: Arc::new(ops),
+        ops,
         changes,
         features: Features {
             read_only: config.read_only,
@@ -409,7 +497,7 @@ fn open_index(config: &Config, vault: &Arc<Vault>, options: IndexOptions) -> any
 
 /// `quire index [--rebuild]`: brings the index up to date with a progress bar on stderr and
 /// returns the summary to print.
-pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
+pub fn index(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<String> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     create_state_dir(config)?;
     let vault = open_vault(config)?;
@@ -432,7 +520,7 @@ pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
     let index = open_index(config, &vault, options)?;
     let stats = index.wait_ready().context("the index could not be built")?;
     bar.finish_and_clear();
-    Ok(format!(
+    let mut summary = format!(
         "indexed {} notes in {:.2} s: {} read and parsed, {} unchanged, {} removed\n  index: {}\n",
         stats.notes,
         stats.elapsed.as_secs_f64(),
@@ -440,11 +528,54 @@ pub fn index(config: &Config, rebuild: bool) -> anyhow::Result<String> {
         stats.unchanged,
         stats.removed,
         config.index.display()
+    );
+    if embed {
+        summary.push_str(&embed_now(config, Ops::new(vault, index))?);
+    }
+    Ok(summary)
+}
+
+/// `quire index --embed`: computes the missing vectors in the foreground with a progress bar.
+fn embed_now(config: &Config, ops: Ops) -> anyhow::Result<String> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    let service = crate::embed::resolve(&config.search)
+        .start()
+        .context("semantic search is not available (`quire doctor` says why)")?;
+    let model = service.info().name.clone();
+    ops.enable_semantic(crate::ops::SemanticSearch::new(service, false))?;
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} chunks ({per_sec}, eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("embedding with {model}"));
+    let started = std::time::Instant::now();
+    let progress_bar = bar.clone();
+    let pass = ops.embed_pending(&move |counts| {
+        progress_bar.set_length(counts.chunks);
+        progress_bar.set_position(counts.embedded);
+    })?;
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(format!(
+        "embedded {} chunks with {model} in {seconds:.1} s ({:.0} chunks/s); {} of {} chunks have vectors, {} stale vectors removed\n",
+        pass.embedded,
+        pass.embedded as f64 / seconds.max(1e-9),
+        pass.counts.embedded,
+        pass.counts.chunks,
+        pass.pruned
     ))
 }
 
 /// `quire search QUERY [--json]`: brings the index up to date, then runs one keyword search.
-pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::Result<String> {
+pub fn search(
+    config: &Config,
+    query: &str,
+    json: bool,
+    limit: u32,
+    mode: crate::ops::SearchMode,
+) -> anyhow::Result<String> {
     create_state_dir(config)?;
     let vault = open_vault(config)?;
     let index = open_index(config, &vault, IndexOptions::default())?;
@@ -455,11 +586,24 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
         .with_audit(audit)
         .with_time_zone(config.time_zone.clone())
         .with_daily_notes(config.daily_notes.clone());
+    if mode != crate::ops::SearchMode::Keyword {
+        // Like `serve`: a usable model means vectors (computed now when missing); otherwise the
+        // answer is keyword search with a notice.
+        match crate::embed::resolve(&config.search).start() {
+            Ok(service) => {
+                let rerank = config.search.rerank == crate::config::RerankMode::Blended;
+                ops.enable_semantic(crate::ops::SemanticSearch::new(service, rerank))?;
+                ops.embed_pending(&|_| {})?;
+            }
+            Err(error) => ops.disable_semantic(error.to_string()),
+        }
+    }
     let found = ops.search(
         &Context::owner(),
         SearchNotes {
             query: query.to_string(),
             limit: Some(limit),
+            mode,
             ..SearchNotes::default()
         },
     )?;
@@ -479,17 +623,28 @@ pub fn search(config: &Config, query: &str, json: bool, limit: u32) -> anyhow::R
                 })
             })
             .collect();
-        let document = serde_json::json!({
+        let mut document = serde_json::json!({
             "results": results,
             "search_mode": found.search_mode,
             "reranked": found.reranked,
         });
+        if let Some(notice) = &found.notice {
+            document["notice"] = serde_json::Value::String(notice.clone());
+        }
         return Ok(format!("{}\n", serde_json::to_string_pretty(&document)?));
     }
-    if found.results.is_empty() {
-        return Ok(format!("no notes match {query:?}\n"));
+    let mut out = format!(
+        "search mode: {}{}\n",
+        found.search_mode,
+        if found.reranked { " (reranked)" } else { "" }
+    );
+    if let Some(notice) = &found.notice {
+        out.push_str(&format!("note: {notice}\n"));
     }
-    let mut out = String::new();
+    if found.results.is_empty() {
+        out.push_str(&format!("no notes match {query:?}\n"));
+        return Ok(out);
+    }
     for hit in &found.results {
         out.push_str(&format!("{}  ({:.2})\n", hit.path, hit.score));
         if !hit.snippet.is_empty() {
@@ -541,6 +696,7 @@ pub fn describe(config: &Config) -> String {
             config.disabled_tools.join(", ")
         },
     ) + &format!("  time zone:      {}\n", config.time_zone_description())
+        + &describe_search(&config.search)
         + &describe_access(&config.access)
         + &format!("  oauth:          {}\n", describe_oauth(config, false))
 }
@@ -561,6 +717,32 @@ fn describe_oauth(config: &Config, socket_activated: bool) -> String {
         "on; Client ID Metadata Documents refused ([oauth] client_id_metadata_documents = false), only registered clients"
             .into()
     }
+}
+
+fn describe_search(search: &crate::config::SearchConfig) -> String {
+    if !search.embeddings {
+        return "  semantic search: off (search.embeddings = false)\n".into();
+    }
+    let or_default = |path: &Option<PathBuf>, default: &str| {
+        path.as_ref()
+            .map_or_else(|| default.to_string(), |p| p.display().to_string())
+    };
+    format!(
+        "  semantic search: model {}, onnxruntime {}, rerank {}\n",
+        or_default(&search.model_dir, "(installed in the data directory)"),
+        or_default(
+            &search.onnxruntime,
+            if search.ort_dylib_path.is_some() {
+                "(ORT_DYLIB_PATH)"
+            } else {
+                "(installed in the data directory)"
+            }
+        ),
+        match search.rerank {
+            crate::config::RerankMode::Blended => "blended",
+            crate::config::RerankMode::Off => "off",
+        }
+    )
 }
 
 fn describe_access(access: &crate::config::Access) -> String {
@@ -674,6 +856,7 @@ pub fn doctor(config: &Config) -> String {
         "oauth:           {}",
         describe_oauth(config, config.http.is_none())
     ));
+    lines.extend(doctor_semantic(config));
     let plan = sandbox_plan(config, config.http.is_some());
     let sandbox = match crate::systemd::apply_sandbox(&plan) {
         Ok(report) => report.to_string(),
@@ -688,6 +871,69 @@ pub fn doctor(config: &Config) -> String {
         }
     ));
     lines.join("\n") + "\n"
+}
+
+/// The semantic search lines of `quire doctor`: which library and model, why, and whether they
+/// load (they are loaded here, so a broken model shows up now rather than as a log line later).
+fn doctor_semantic(config: &Config) -> Vec<String> {
+    let resolution = crate::embed::resolve(&config.search);
+    let mut lines = Vec::new();
+    lines.push(match &resolution.library {
+        Ok(found) => match crate::embed::load_runtime(&found.value) {
+            Ok(version) => format!(
+                "onnxruntime:     {} ({version}; from {})",
+                found.value.display(),
+                found.why
+            ),
+            Err(error) => format!(
+                "onnxruntime:     WARNING {} (from {}) does not load: {error}",
+                found.value.display(),
+                found.why
+            ),
+        },
+        Err(why) => format!("onnxruntime:     {why}"),
+    });
+    lines.push(match &resolution.model {
+        Ok(found) => format!(
+            "model:           {} at {} ({} dimensions; from {})",
+            found.value.manifest.name,
+            found.value.dir.display(),
+            found.value.manifest.dimensions,
+            found.why
+        ),
+        Err(why) => format!("model:           {why}"),
+    });
+    if let Some(reranker) = &resolution.reranker {
+        lines.push(match reranker {
+            Ok(found) => format!(
+                "reranker:        {} at {} (rerank = {})",
+                found.value.manifest.name,
+                found.value.dir.display(),
+                match config.search.rerank {
+                    crate::config::RerankMode::Blended => "blended",
+                    crate::config::RerankMode::Off => "off: configured but unused",
+                }
+            ),
+            Err(why) => format!("reranker:        WARNING {why}"),
+        });
+    }
+    lines.push(match resolution.start() {
+        Ok(service) => format!(
+            "semantic search: on ({}{}); `vault_search` answers in hybrid mode once vectors are computed",
+            service.info().name,
+            service
+                .info()
+                .reranker
+                .as_ref()
+                .map(|name| format!(", reranking with {name}"))
+                .unwrap_or_default()
+        ),
+        Err(error) if config.search.embeddings => {
+            format!("semantic search: WARNING off, search is keyword-only: {error}")
+        }
+        Err(_) => "semantic search: off (search.embeddings = false); search is keyword-only".into(),
+    });
+    lines
 }
 
 /// Loads the configuration again (the same file, flags and environment as at start).
@@ -822,6 +1068,33 @@ async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => tracing::warn!(%error, "the OAuth sweep failed"),
             Err(error) => tracing::warn!(%error, "the OAuth sweep failed"),
+        }
+    }
+}
+
+/// `quire model install NAME` (with `install`) or `quire model list`, in `data_dir` or Quire's
+/// data directory.
+pub fn model(install: Option<&str>, data_dir: Option<&std::path::Path>) -> anyhow::Result<String> {
+    let non_empty = |name: &str| {
+        std::env::var_os(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let data_dir = match data_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => crate::embed::data_dir(
+            non_empty("XDG_DATA_HOME").as_deref(),
+            non_empty("HOME").as_deref(),
+        )
+        .context("no data directory: set XDG_DATA_HOME or HOME, or pass --data-dir")?,
+    };
+    match install {
+        None => Ok(crate::embed::install::list(&data_dir)),
+        Some(name) => {
+            let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let report = crate::embed::install::install(&data_dir, name, progress)?;
+            Ok(report.lines.join("\n")
+                + "\n`quire serve` now uses it; `quire doctor` shows what semantic search uses.\n")
         }
     }
 }

@@ -44,6 +44,44 @@ struct RawConfig {
     time: RawTime,
     #[serde(default)]
     daily_notes: RawDailyNotes,
+    #[serde(default)]
+    search: RawSearch,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    embeddings: Option<bool>,
+    model_dir: Option<PathBuf>,
+    onnxruntime: Option<PathBuf>,
+    reranker_dir: Option<PathBuf>,
+    rerank: Option<String>,
+}
+
+/// How a cross-encoder's scores combine with the fused ranking (`search.rerank`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RerankMode {
+    Off,
+    /// Position-aware blending of the fused rank and the reranker's score.
+    Blended,
+}
+
+/// `[search]`: semantic search settings, with what the environment adds.
+#[derive(Debug, Clone)]
+pub struct SearchConfig {
+    /// False turns semantic search off; keyword search always works.
+    pub embeddings: bool,
+    pub model_dir: Option<PathBuf>,
+    /// The ONNX Runtime shared library (`libonnxruntime.so`).
+    pub onnxruntime: Option<PathBuf>,
+    /// A cross-encoder model folder for reranking.
+    pub reranker_dir: Option<PathBuf>,
+    pub rerank: RerankMode,
+    /// `ORT_DYLIB_PATH` from the environment, used when `onnxruntime` is not set.
+    pub ort_dylib_path: Option<PathBuf>,
+    /// Where `quire model install` puts models and the library: `$XDG_DATA_HOME/quire` or
+    /// `~/.local/share/quire`.
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Overrides for Obsidian's daily-notes settings; each key set here wins over the vault's.
@@ -231,6 +269,7 @@ pub struct Config {
     pub time_zone_origin: TimeZoneOrigin,
     /// `[daily_notes]`: values that win over `.obsidian/daily-notes.json`.
     pub daily_notes: DailyNotesOverrides,
+    pub search: SearchConfig,
 }
 
 /// The test-only variable that lets Client ID Metadata Documents come from this machine.
@@ -333,6 +372,8 @@ pub enum ConfigError {
         "time.timezone: {value:?} is not an IANA time zone name; use one such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or leave the key out to use the system's zone"
     )]
     TimeZone { value: String },
+    #[error("{key}: {message}")]
+    Search { key: &'static str, message: String },
 }
 
 impl Config {
@@ -448,8 +489,10 @@ impl Config {
                 None => (TimeZone::UTC, TimeZoneOrigin::Fallback),
             },
         };
+        let search = search_config(&raw.search, &file_dir, env)?;
         Ok(Config {
             access,
+            search,
             oauth,
             http,
             read_only: raw.features.read_only,
@@ -562,6 +605,47 @@ fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
         folder: raw.folder.map(|folder| folder.trim().to_string()),
         format: raw.format.map(|format| format.trim().to_string()),
         template: raw.template.map(|template| template.trim().to_string()),
+    })
+}
+
+/// Lowers `[search]`: paths relative to the config file, `rerank` checked.
+fn search_config(
+    raw: &RawSearch,
+    file_dir: &Path,
+    env: &Environment,
+) -> Result<SearchConfig, ConfigError> {
+    let rerank = match raw.rerank.as_deref() {
+        None | Some("off") => RerankMode::Off,
+        Some("blended") => RerankMode::Blended,
+        Some(other) => {
+            return Err(ConfigError::Search {
+                key: "search.rerank",
+                message: format!("{other:?} is not a rerank mode; use \"blended\" or \"off\""),
+            });
+        }
+    };
+    if rerank == RerankMode::Blended && raw.reranker_dir.is_none() {
+        return Err(ConfigError::Search {
+            key: "search.rerank",
+            message:
+                "\"blended\" needs a cross-encoder: set search.reranker_dir to its model folder"
+                    .into(),
+        });
+    }
+    let variable = |name: &str| {
+        env.variables
+            .get(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    Ok(SearchConfig {
+        embeddings: raw.embeddings.unwrap_or(true),
+        model_dir: raw.model_dir.as_ref().map(|p| absolute(file_dir, p)),
+        onnxruntime: raw.onnxruntime.as_ref().map(|p| absolute(file_dir, p)),
+        reranker_dir: raw.reranker_dir.as_ref().map(|p| absolute(file_dir, p)),
+        rerank,
+        ort_dylib_path: variable("ORT_DYLIB_PATH"),
+        data_dir: crate::embed::data_dir(variable("XDG_DATA_HOME").as_deref(), env.home.as_deref()),
     })
 }
 

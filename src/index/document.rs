@@ -7,7 +7,13 @@ use serde_json::{Map, Value};
 
 use crate::markdown::links::{self, Link};
 use crate::markdown::tasks::{TaskSite, note_task_sites};
-use crate::markdown::{frontmatter, headings, tags};
+use sha2::{Digest, Sha256};
+
+use crate::markdown::{chunks, frontmatter, headings, tags};
+
+/// Words per semantic-search chunk: within a 256-token model limit for ordinary prose (about 1.3
+/// tokens a word), and the same for every model so chunk hashes do not depend on the model.
+pub const CHUNK_WORDS: usize = 160;
 
 /// One row of the properties table: a key with one value (lists are unpacked into one row each).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +45,21 @@ pub struct ParsedNote {
     /// Every checkbox list item with its place; which of them are tasks is decided when they are
     /// read, under the plugin settings of that moment.
     pub task_sites: Vec<TaskSite>,
+    /// The content hash of each semantic-search chunk, in order (`note_chunks`).
+    pub chunk_hashes: Vec<String>,
+}
+
+/// A note's semantic-search chunks with their content hashes (the embedded text's sha256,
+/// shortened): a chunk whose hash already has a vector is never embedded again.
+pub fn note_chunks(stem: &str, text: &str) -> Vec<(String, chunks::Chunk)> {
+    chunks::chunks(stem, text, CHUNK_WORDS)
+        .into_iter()
+        .map(|chunk| (chunk_hash(&chunk.text), chunk))
+        .collect()
+}
+
+fn chunk_hash(text: &str) -> String {
+    hex::encode(&Sha256::digest(text.as_bytes())[..16])
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
@@ -88,6 +109,10 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         created,
         links: links::note_links(text),
         task_sites: note_task_sites(text),
+        chunk_hashes: note_chunks(stem, text)
+            .into_iter()
+            .map(|(hash, _)| hash)
+            .collect(),
     }
 }
 

@@ -15,6 +15,7 @@ mod read;
 mod schema;
 mod snippet;
 mod tasks;
+mod vectors;
 mod watcher;
 mod writer;
 
@@ -25,7 +26,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use tokio::sync::broadcast;
 
-pub use document::{number_in, parse_date_time};
+pub use document::{CHUNK_WORDS, note_chunks, number_in, parse_date_time};
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
@@ -34,6 +35,7 @@ pub use read::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{TaskRow, TaskScope};
+pub use vectors::{VectorCounts, VectorHit};
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
 pub use writer::ProgressFn;
 
@@ -334,6 +336,72 @@ impl Index {
         keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<SearchPage, IndexError> {
         self.read(|connection| read::search(connection, query, filter, start, limit, keep))
+    }
+
+    /// Runs `work` on the writer's connection and waits for its result.
+    fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, IndexError> {
+        self.wait_ready()?;
+        let (reply, answer) = mpsc::channel();
+        self.shared
+            .commands
+            .send(Command::Run(Box::new(move |connection| {
+                let _ = reply.send(work(connection).map_err(IndexError::from));
+            })))
+            .map_err(|_| IndexError::WriterStopped)?;
+        answer.recv().map_err(|_| IndexError::WriterStopped)?
+    }
+
+    /// Readies vector storage for a model (`identity`, `dimensions`); vectors of another model are
+    /// dropped. True when the store was emptied.
+    pub fn prepare_vectors(&self, identity: &str, dimensions: usize) -> Result<bool, IndexError> {
+        let identity = identity.to_string();
+        self.write(move |connection| vectors::prepare(connection, &identity, dimensions))
+    }
+
+    /// Stores vectors by chunk hash; returns how many were new.
+    pub fn store_vectors(&self, items: Vec<(String, Vec<f32>)>) -> Result<usize, IndexError> {
+        self.write(move |connection| vectors::store(connection, &items))
+    }
+
+    /// Deletes vectors that no chunk uses any more.
+    pub fn prune_vectors(&self) -> Result<usize, IndexError> {
+        self.write(vectors::prune)
+    }
+
+    /// Up to `limit` note paths with chunks that still need a vector.
+    pub fn pending_vector_paths(&self, limit: usize) -> Result<Vec<String>, IndexError> {
+        self.read(|connection| vectors::pending_paths(connection, limit))
+    }
+
+    /// Which of these chunk hashes have no vector yet.
+    pub fn missing_vectors(
+        &self,
+        hashes: &[String],
+    ) -> Result<std::collections::HashSet<String>, IndexError> {
+        self.read(|connection| vectors::missing(connection, hashes))
+    }
+
+    pub fn vector_counts(&self) -> Result<VectorCounts, IndexError> {
+        self.read(vectors::counts)
+    }
+
+    /// The notes nearest to a query vector (see `vectors::nearest`).
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        filter: &NoteFilter,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<Vec<VectorHit>, IndexError> {
+        self.read(|connection| vectors::nearest(connection, query, filter, limit, keep))
+    }
+
+    /// The vault this index describes.
+    pub fn vault(&self) -> &Arc<Vault> {
+        &self.shared.vault
     }
 
     /// Notes matching `filter` in path order, after the path `after`.

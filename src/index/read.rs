@@ -120,9 +120,9 @@ pub struct Count {
 /// BM25 weights of the FTS columns: title (with aliases), headings, property values, body.
 const BM25_WEIGHTS: &str = "10.0, 5.0, 2.0, 1.0";
 
-const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
+pub(super) const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
 
-fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
+pub(super) fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
     let tags: String = row.get(5)?;
     Ok(NoteRow {
         path: row.get(0)?,
@@ -136,9 +136,9 @@ fn note_row(row: &Row<'_>) -> rusqlite::Result<NoteRow> {
 
 /// SQL conditions and their parameters, in order.
 #[derive(Default)]
-struct Conditions {
-    sql: Vec<String>,
-    params: Vec<SqlValue>,
+pub(super) struct Conditions {
+    pub(super) sql: Vec<String>,
+    pub(super) params: Vec<SqlValue>,
 }
 
 impl Conditions {
@@ -147,7 +147,7 @@ impl Conditions {
         self.params.extend(params);
     }
 
-    fn from_filter(filter: &NoteFilter) -> Conditions {
+    pub(super) fn from_filter(filter: &NoteFilter) -> Conditions {
         let mut conditions = Conditions::default();
         if let Some(paths) = &filter.only_paths {
             conditions.push(
@@ -241,7 +241,7 @@ impl Conditions {
     }
 
     /// ` AND a AND b`, or nothing.
-    fn and_clause(&self) -> String {
+    pub(super) fn and_clause(&self) -> String {
         self.sql.iter().map(|c| format!(" AND {c}")).collect()
     }
 
@@ -643,6 +643,9 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'link ' || source || ' #' || seq || ' ' || form || ' embed=' || embed || ' ' || link
             || ' -> ' || target_name || ' | ' || display || ' | ' || original || ' @' || line || ':' || col
             || ' [' || start || ',' || end || ')' FROM links",
+        "SELECT 'chunk ' || n.path || ' ' || c.seq || ' ' || c.hash FROM chunks c JOIN notes n ON n.id = c.note_id",
+        "SELECT 'orphan-chunk ' || c.note_id || ' ' || c.seq FROM chunks c
+            WHERE c.note_id NOT IN (SELECT id FROM notes)",
     ];
     for sql in queries {
         let mut statement = connection.prepare(sql)?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -84,7 +84,41 @@ CREATE TABLE tasks(
     lane_complete INTEGER NOT NULL,
     PRIMARY KEY(note_id, line)
 ) WITHOUT ROWID;
+CREATE TABLE chunks(
+    note_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY(note_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX chunks_hash ON chunks(hash);
+CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
 ";
+
+/// The sqlite-vec table of chunk vectors (rowid = `embeddings.id`), created once the model and so
+/// the dimensions are known; see `vectors::prepare`.
+pub const VECTOR_TABLE: &str = "chunk_vectors";
+
+/// Makes sqlite-vec's functions and `vec0` tables available on every connection opened afterwards.
+pub fn register_vector_extension() {
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    REGISTER.call_once(|| {
+        type EntryPoint = unsafe extern "C" fn(
+            *mut rusqlite::ffi::sqlite3,
+            *mut *mut std::ffi::c_char,
+            *const rusqlite::ffi::sqlite3_api_routines,
+        ) -> std::ffi::c_int;
+        // SAFETY: `sqlite3_vec_init` is sqlite-vec's extension entry point, which has exactly the
+        // `EntryPoint` signature SQLite calls (sqlite-vec declares it without parameters only
+        // because its Rust binding is a bare `extern` declaration); it is statically linked, so
+        // the pointer stays valid for the life of the process, and `Once` registers it once.
+        unsafe {
+            let entry = std::mem::transmute::<*const (), EntryPoint>(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            );
+            rusqlite::ffi::sqlite3_auto_extension(Some(entry));
+        }
+    });
+}
 
 /// Opens the writer's connection, creating or recreating the database as needed. Returns the
 /// connection and whether the database was (re)created empty.
@@ -93,6 +127,7 @@ pub fn open_writer(
     vault_root: &Path,
     rebuild: bool,
 ) -> Result<(Connection, bool), rusqlite::Error> {
+    register_vector_extension();
     if rebuild {
         remove_database(db_path);
     } else {
@@ -146,6 +181,7 @@ fn open_existing(db_path: &Path, vault_root: &Path) -> Result<Option<Connection>
 
 /// A read-only connection for queries.
 pub fn open_reader(db_path: &Path) -> Result<Connection, rusqlite::Error> {
+    register_vector_extension();
     let connection = Connection::open_with_flags(
         db_path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

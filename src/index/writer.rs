@@ -49,6 +49,8 @@ pub(super) enum Command {
         force: bool,
         progress: Option<ProgressFn>,
     },
+    /// Runs on the writable connection (vector storage); the closure sends its own reply.
+    Run(Box<dyn FnOnce(&Connection) + Send>),
 }
 
 /// Notes written per transaction during a reconcile, so the WAL stays bounded.
@@ -172,6 +174,7 @@ impl Writer {
                     };
                     let _ = reply.send(self.reconcile_with(Some(&beating), force));
                 }
+                Command::Run(work) => work(&self.connection),
             }
         }
     }
@@ -846,6 +849,11 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             row.number
         ])?;
     }
+    let mut insert_chunk =
+        transaction.prepare_cached("INSERT INTO chunks(note_id, seq, hash) VALUES(?1, ?2, ?3)")?;
+    for (seq, hash) in parsed.chunk_hashes.iter().enumerate() {
+        insert_chunk.execute(params![id, seq as i64, hash])?;
+    }
     Ok(())
 }
 
@@ -861,6 +869,11 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
         .execute([id])?;
     transaction
         .prepare_cached("DELETE FROM tasks WHERE note_id = ?1")?
+        .execute([id])?;
+    // Vectors are kept by content hash, so an unchanged chunk keeps its vector; the embedding
+    // pass prunes vectors no chunk uses any more.
+    transaction
+        .prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?
         .execute([id])?;
     Ok(())
 }

@@ -550,10 +550,11 @@ Errors: invalid_properties (the existing block is not valid YAML or not a mappin
     }
     #[tool(
         name = "vault_search",
-        description = "Full-text search of the vault's notes, ranked by relevance (BM25 over title, aliases, headings, properties and body). Use to find notes about a topic when you do not know their paths. \
-`query` takes words (every word must occur; when no note has them all, notes with any of them are returned and `matched_any_word` is true), \"exact phrases\", prefix*, -excluded words and `a OR b`; any text is safe. \
-Narrow with `filters` {folder, tags, properties, type, created, modified (each date filter: before/on/after, YYYY-MM-DD)}; an empty query lists the notes matching the filters, newest first. Obsidian's excluded files are left out. \
-Returns `results` [{path, title, score, snippet, bytes, modified, tags}], `search_mode` (\"keyword\"), `reranked`, and `next_cursor` when more follow. \
+        description = "Search the vault's notes by words and by meaning. Use to find notes about a topic when you do not know their paths, even when they use other words than the query. \
+Keyword ranking is BM25 over title, aliases, headings, properties and body; `query` takes words (every word must occur; when no note has them all, notes with any of them are returned and `matched_any_word` is true), \"exact phrases\", prefix*, -excluded words and `a OR b`; any text is safe. \
+With an embedding model installed, `mode` \"auto\" (default) fuses keyword and semantic (vector) results (\"hybrid\"), optionally reranked; \"keyword\", \"semantic\" and \"hybrid\" force one. Without a model, or while vectors are computed, results are keyword-only and `notice` says why. \
+Narrow with `filters` {folder, tags, properties, type, created, modified (each date filter: before/on/after, YYYY-MM-DD)}; they apply to every mode. An empty query lists the notes matching the filters, newest first. Obsidian's excluded files are left out. \
+Returns `results` [{path, title, score, snippet, bytes, modified, tags}], `search_mode` (\"keyword\", \"semantic\" or \"hybrid\": what actually answered), `reranked`, `notice`, and `next_cursor` when more follow. \
 Errors: invalid_argument (bad date, limit or cursor), not_found (folder), invalid_path.",
         annotations(
             title = "Search notes",

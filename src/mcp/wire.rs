@@ -495,7 +495,7 @@ impl From<ops::EditedNote> for UpdatePropertiesResult {
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchModeParam {
-    /// The best mode available (keyword search on this server).
+    /// The best mode available: hybrid once semantic vectors are ready, else keyword.
     #[default]
     Auto,
     Keyword,
@@ -600,7 +600,7 @@ pub struct SearchHit {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchResult {
     pub results: Vec<SearchHit>,
-    /// How the results were found: "keyword" (BM25 full-text search).
+    /// How the results were found: "keyword" (BM25), "semantic" (vectors) or "hybrid" (both, fused).
     pub search_mode: String,
     /// Whether a reranker reordered the results.
     pub reranked: bool,

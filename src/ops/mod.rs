@@ -16,6 +16,7 @@ mod links;
 mod move_note;
 mod notes;
 mod search;
+mod semantic;
 mod tasks;
 
 use std::time::SystemTime;
@@ -46,6 +47,7 @@ pub use search::{
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
     SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
+pub use semantic::{EmbedPass, SemanticSearch};
 pub use tasks::{
     CreateTask, ListTasks, SubtaskProgress, TaskDateFilter, TaskFields, TaskItem, TaskList,
     TaskWrite, UpdateTask,
@@ -91,6 +93,8 @@ pub struct Ops {
     audit: AuditLog,
     clock: clock::Clock,
     daily_notes: crate::vault::DailyNotesOverrides,
+    /// Semantic search, once its model has loaded (or why it is unavailable).
+    semantic: RwLock<semantic::SemanticSlot>,
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -128,6 +132,7 @@ impl Ops {
             audit: AuditLog::default(),
             clock: clock::Clock::default(),
             daily_notes: crate::vault::DailyNotesOverrides::default(),
+            semantic: RwLock::new(semantic::SemanticSlot::default()),
         }
     }
 

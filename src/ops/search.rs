@@ -12,7 +12,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
 use super::notes::{NoteList, NoteSummary, check_limit, decode_cursor, encode_cursor};
-use super::{Context, Ops, OpsError, rfc3339};
+use super::{Context, Ops, OpsError, rfc3339, semantic};
 use crate::index::{
     self, Count, IndexError, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder,
     SearchPosition, TagFilter, TimeRange,
@@ -76,7 +76,7 @@ pub struct SearchResult {
 #[derive(Debug, Clone)]
 pub struct SearchResults {
     pub results: Vec<SearchResult>,
-    /// Always `keyword` until semantic search exists.
+    /// `keyword`, `semantic` or `hybrid`: what actually answered.
     pub search_mode: &'static str,
     pub reranked: bool,
     /// True when no note had every word and the results match any of them instead.
@@ -187,19 +187,24 @@ impl Ops {
     pub fn search(&self, ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
         let limit = check_limit(request.limit)?;
         let filter = self.search_filter(ctx, &request.filters)?;
+        // A semantic or hybrid cursor is not a keyword position; `vector_search` takes it.
         let start = request
             .cursor
             .as_deref()
+            .filter(|raw| !semantic::is_vector_cursor(raw))
             .map(decode_search_cursor)
             .transpose()?;
-        let query = index::parse_query(&request.query);
         let excluded = self.vault.excluded_files();
         let visibility = self.visibility(ctx);
+        let keep = |row: &NoteRow| !excluded.excludes(&row.path) && visibility.shows(&row.path);
+        let notice = match self.vector_search(&request, &filter, limit, &keep)? {
+            Ok(found) => return Ok(found),
+            Err(notice) => notice,
+        };
+        let query = index::parse_query(&request.query);
         let page = self
             .index
-            .search(&query, &filter, start, limit, &|row: &NoteRow| {
-                !excluded.excludes(&row.path) && visibility.shows(&row.path)
-            })
+            .search(&query, &filter, start, limit, &keep)
             .map_err(internal)?;
         let results = page
             .hits
@@ -214,13 +219,6 @@ impl Ops {
                 tags: hit.note.tags,
             })
             .collect();
-        let notice = match request.mode {
-            SearchMode::Semantic | SearchMode::Hybrid => Some(
-                "semantic search is not available on this server; these are keyword (BM25) results"
-                    .to_string(),
-            ),
-            SearchMode::Auto | SearchMode::Keyword => None,
-        };
         Ok(SearchResults {
             results,
             search_mode: "keyword",
@@ -567,7 +565,7 @@ pub(super) fn internal(error: IndexError) -> OpsError {
     OpsError::Internal(Box::new(error))
 }
 
-fn rfc3339_nanos(nanos: i64) -> String {
+pub(super) fn rfc3339_nanos(nanos: i64) -> String {
     rfc3339(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos.max(0) as u64))
 }
 

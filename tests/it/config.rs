@@ -612,3 +612,42 @@ fn zones_resolve_on_a_machine_without_zoneinfo() {
         "{stdout}"
     );
 }
+
+#[test]
+fn search_section_paths_modes_and_the_data_directory() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[search]\nmodel_dir = \"models/bge\"\nonnxruntime = \"/opt/ort/libonnxruntime.so\"\nreranker_dir = \"models/ce\"\nrerank = \"blended\"\n",
+        )
+        .expect("valid");
+    assert!(config.search.embeddings);
+    assert_eq!(config.search.model_dir, Some(setup.path("models/bge")));
+    assert_eq!(
+        config.search.onnxruntime,
+        Some(PathBuf::from("/opt/ort/libonnxruntime.so"))
+    );
+    assert_eq!(config.search.reranker_dir, Some(setup.path("models/ce")));
+    assert_eq!(config.search.rerank, quire::config::RerankMode::Blended);
+    assert_eq!(
+        config.search.data_dir,
+        Some(setup.path("home/.local/share/quire"))
+    );
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[search]\nembeddings = false\n")
+        .expect("valid");
+    assert!(!config.search.embeddings);
+    assert_eq!(config.search.rerank, quire::config::RerankMode::Off);
+    check_error(
+        "[vault]\npath = \"Notes\"\n[search]\nrerank = \"always\"\n",
+        &["search.rerank", "blended"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[search]\nrerank = \"blended\"\n",
+        &["search.rerank", "search.reranker_dir"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[search]\nmodel = \"x\"\n",
+        &["model"],
+    );
+}

@@ -11,6 +11,8 @@ mod markdown_oracle;
 mod move_note;
 mod sandbox;
 mod search;
+mod semantic;
+mod semantic_model;
 mod task_tools;
 mod tasks_oracle;
 mod tidy;

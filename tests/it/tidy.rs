@@ -85,6 +85,11 @@ fn each_framework_has_one_home() {
     violations.extend(confined("rusqlite", &["src/index/", "src/http/"]));
     violations.extend(confined("axum", &["src/http/"]));
     violations.extend(confined("anyhow", &["src/app.rs", "src/main.rs"]));
+    violations.extend(confined("ort::", &["src/embed/"]));
+    violations.extend(confined("tokenizers::", &["src/embed/"]));
+    violations.extend(confined("sqlite_vec", &["src/index/"]));
+    // Outbound HTTPS: model downloads (`quire model install`) and Client ID Metadata Documents.
+    violations.extend(confined("reqwest", &["src/embed/", "src/http/oauth/"]));
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
@@ -124,6 +129,20 @@ fn dependencies_point_downward() {
                 "crate::config",
                 "rmcp",
             ],
+        ),
+        (
+            "src/embed/",
+            &[
+                "crate::index",
+                "crate::ops",
+                "crate::mcp",
+                "crate::http",
+                "crate::app",
+            ],
+        ),
+        (
+            "src/search/",
+            &["std::fs", "std::io", "tokio", "crate::", "rusqlite"],
         ),
         (
             "src/ops/",

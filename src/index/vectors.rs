@@ -1,0 +1,306 @@
+//! Semantic-search vectors in the index: chunk rows (written with each note by the writer), one
+//! vector per distinct chunk hash in a sqlite-vec `vec0` table, and the nearest-chunk queries.
+//!
+//! Vectors are keyed by content hash, not by note: an edit re-embeds only the chunks whose text
+//! changed, and a note moved to another folder keeps its vectors (a chunk starts with the note's
+//! title, so renaming the file re-embeds it). Vectors from another model are dropped
+//! when the model changes (`prepare`). The note filters apply inside the vector query (the folder
+//! as a path-range prefilter), so a filtered search never loses hits to filtered-out notes.
+
+use std::collections::HashSet;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+
+use super::read::{Conditions, NOTE_COLUMNS, NoteFilter, NoteRow, note_row};
+use super::schema::VECTOR_TABLE;
+
+/// How many chunks the index holds and how many of them have a vector.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VectorCounts {
+    pub chunks: u64,
+    pub embedded: u64,
+}
+
+impl VectorCounts {
+    pub fn pending(&self) -> u64 {
+        self.chunks.saturating_sub(self.embedded)
+    }
+}
+
+/// A note near the query: its closest chunk's cosine distance (0 = same direction, 2 = opposite).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    pub note: NoteRow,
+    pub distance: f64,
+    /// The closest chunk's position in the note.
+    pub seq: usize,
+}
+
+fn has_vector_table(connection: &Connection) -> rusqlite::Result<bool> {
+    connection
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [VECTOR_TABLE],
+            |_| Ok(()),
+        )
+        .optional()
+        .map(|found| found.is_some())
+}
+
+/// Makes the vector table ready for `identity`'s vectors of `dimensions` floats; vectors of any
+/// other model are deleted. Returns true when the table was (re)created empty.
+pub fn prepare(
+    connection: &Connection,
+    identity: &str,
+    dimensions: usize,
+) -> rusqlite::Result<bool> {
+    let current: Option<String> = connection
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'embedding_model'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if current.as_deref() == Some(identity) && has_vector_table(connection)? {
+        return Ok(false);
+    }
+    let transaction = connection.unchecked_transaction()?;
+    transaction.execute_batch(&format!(
+        "DROP TABLE IF EXISTS {VECTOR_TABLE}; DELETE FROM embeddings;"
+    ))?;
+    transaction.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0(embedding float[{dimensions}] distance_metric=cosine)"
+    ))?;
+    transaction.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES('embedding_model', ?1)",
+        [identity],
+    )?;
+    transaction.commit()?;
+    Ok(true)
+}
+
+fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector
+        .iter()
+        .flat_map(|value| value.to_le_bytes())
+        .collect()
+}
+
+/// Stores vectors for chunk hashes (a hash that already has one keeps it).
+pub fn store(connection: &Connection, items: &[(String, Vec<f32>)]) -> rusqlite::Result<usize> {
+    let transaction = connection.unchecked_transaction()?;
+    let mut stored = 0;
+    {
+        let mut insert_hash =
+            transaction.prepare_cached("INSERT OR IGNORE INTO embeddings(hash) VALUES(?1)")?;
+        let mut find = transaction.prepare_cached("SELECT id FROM embeddings WHERE hash = ?1")?;
+        let mut insert_vector = transaction.prepare_cached(&format!(
+            "INSERT INTO {VECTOR_TABLE}(rowid, embedding) VALUES(?1, ?2)"
+        ))?;
+        for (hash, vector) in items {
+            if insert_hash.execute([hash])? == 0 {
+                continue;
+            }
+            let id: i64 = find.query_row([hash], |row| row.get(0))?;
+            insert_vector.execute(params![id, to_blob(vector)])?;
+            stored += 1;
+        }
+    }
+    transaction.commit()?;
+    Ok(stored)
+}
+
+/// Deletes vectors no chunk uses any more; returns how many.
+pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
+    if !has_vector_table(connection)? {
+        return Ok(0);
+    }
+    // Only this (the writer's) connection changes these tables, so what the read finds is still
+    // stale inside the transaction; with nothing stale no write happens (the pass runs every 2 s).
+    let stale: Vec<i64> = connection
+        .prepare_cached(
+            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash)",
+        )?
+        .query_map([], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    if stale.is_empty() {
+        return Ok(0);
+    }
+    let transaction = connection.unchecked_transaction()?;
+    {
+        let mut delete_vector =
+            transaction.prepare(&format!("DELETE FROM {VECTOR_TABLE} WHERE rowid = ?1"))?;
+        let mut delete_hash = transaction.prepare("DELETE FROM embeddings WHERE id = ?1")?;
+        for id in &stale {
+            delete_vector.execute([id])?;
+            delete_hash.execute([id])?;
+        }
+    }
+    transaction.commit()?;
+    Ok(stale.len())
+}
+
+/// Up to `limit` notes that have chunks without a vector, in path order.
+pub fn pending_paths(connection: &Connection, limit: usize) -> rusqlite::Result<Vec<String>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT DISTINCT n.path FROM chunks c JOIN notes n ON n.id = c.note_id
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)
+         ORDER BY n.path LIMIT ?1",
+    )?;
+    let rows = statement.query_map([limit as i64], |row| row.get(0))?;
+    rows.collect()
+}
+
+/// Which of `hashes` have no vector yet.
+pub fn missing(connection: &Connection, hashes: &[String]) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = connection.prepare_cached("SELECT 1 FROM embeddings WHERE hash = ?1")?;
+    let mut missing = HashSet::new();
+    for hash in hashes {
+        if !statement.exists([hash])? {
+            missing.insert(hash.clone());
+        }
+    }
+    Ok(missing)
+}
+
+pub fn counts(connection: &Connection) -> rusqlite::Result<VectorCounts> {
+    connection.query_row(
+        "SELECT count(*), count(e.id) FROM chunks c LEFT JOIN embeddings e ON e.hash = c.hash",
+        [],
+        |row| {
+            Ok(VectorCounts {
+                chunks: row.get::<_, i64>(0)?.max(0) as u64,
+                embedded: row.get::<_, i64>(1)?.max(0) as u64,
+            })
+        },
+    )
+}
+
+/// The `limit` notes whose closest chunk is nearest to `query`, among the notes matching
+/// `filter` and passing `keep`, nearest first. Empty when no vectors exist yet.
+pub fn nearest(
+    connection: &Connection,
+    query: &[f32],
+    filter: &NoteFilter,
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Vec<VectorHit>> {
+    if limit == 0 || !has_vector_table(connection)? {
+        return Ok(Vec::new());
+    }
+    let conditions = Conditions::from_filter(filter);
+    if conditions.sql.is_empty()
+        && let Some(hits) = nearest_unfiltered(connection, query, limit, keep)?
+    {
+        return Ok(hits);
+    }
+    // Every chunk of the matching notes is scored (an exact search, filters first); per note only
+    // the best chunk counts. Chunks are fetched in growing batches until enough notes are kept.
+    let sql = format!(
+        "SELECT {NOTE_COLUMNS}, c.seq, vec_distance_cosine(v.embedding, ?1) AS distance
+         FROM chunks c
+         JOIN notes n ON n.id = c.note_id
+         JOIN embeddings e ON e.hash = c.hash
+         JOIN {VECTOR_TABLE} v ON v.rowid = e.id
+         WHERE 1{}
+         ORDER BY distance LIMIT ?",
+        conditions.and_clause()
+    );
+    let blob = to_blob(query);
+    let mut batch = (limit * 4).max(64);
+    loop {
+        let mut params = vec![SqlValue::Blob(blob.clone())];
+        params.extend(conditions.params.iter().cloned());
+        params.push(SqlValue::Integer(batch as i64));
+        let mut statement = connection.prepare_cached(&sql)?;
+        let rows: Vec<(NoteRow, i64, f64)> = statement
+            .query_map(params_from_iter(params), |row| {
+                Ok((note_row(row)?, row.get(6)?, row.get(7)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let exhausted = rows.len() < batch;
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        for (note, seq, distance) in rows {
+            if !seen.insert(note.path.clone()) || !keep(&note) {
+                continue;
+            }
+            hits.push(VectorHit {
+                note,
+                distance,
+                seq: seq.max(0) as usize,
+            });
+            if hits.len() == limit {
+                return Ok(hits);
+            }
+        }
+        if exhausted {
+            return Ok(hits);
+        }
+        batch *= 4;
+    }
+}
+
+/// Most chunks one sqlite-vec KNN query may return (its `k` limit).
+const KNN_MAX: usize = 4096;
+
+/// Without filters, sqlite-vec's own KNN over the whole vector table (no joins per chunk), then
+/// the notes of the nearest chunks. `None` when even `KNN_MAX` chunks do not yield `limit` kept
+/// notes (many hidden or repeated notes): the caller then scans exactly.
+fn nearest_unfiltered(
+    connection: &Connection,
+    query: &[f32],
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Option<Vec<VectorHit>>> {
+    let total: i64 =
+        connection.query_row("SELECT count(*) FROM embeddings", [], |row| row.get(0))?;
+    let total = total.max(0) as usize;
+    let knn =
+        format!("SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ?1 AND k = ?2");
+    let chunks_of = format!(
+        "SELECT {NOTE_COLUMNS}, c.seq FROM embeddings e
+         JOIN chunks c ON c.hash = e.hash JOIN notes n ON n.id = c.note_id
+         WHERE e.id = ?1 ORDER BY n.path"
+    );
+    let blob = to_blob(query);
+    let mut k = (limit * 4).clamp(64, KNN_MAX);
+    loop {
+        let nearest: Vec<(i64, f64)> = connection
+            .prepare_cached(&knn)?
+            .query_map(params![blob, k as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        let mut statement = connection.prepare_cached(&chunks_of)?;
+        'chunks: for (id, distance) in &nearest {
+            // One vector may serve identical chunks in several notes.
+            let rows: Vec<(NoteRow, i64)> = statement
+                .query_map([id], |row| Ok((note_row(row)?, row.get(6)?)))?
+                .collect::<Result<_, _>>()?;
+            for (note, seq) in rows {
+                if !seen.insert(note.path.clone()) || !keep(&note) {
+                    continue;
+                }
+                hits.push(VectorHit {
+                    note,
+                    distance: *distance,
+                    seq: seq.max(0) as usize,
+                });
+                if hits.len() == limit {
+                    break 'chunks;
+                }
+            }
+        }
+        if hits.len() == limit || nearest.len() >= total {
+            return Ok(Some(hits));
+        }
+        if k == KNN_MAX {
+            return Ok(None);
+        }
+        k = (k * 4).min(KNN_MAX);
+    }
+}

@@ -1,0 +1,454 @@
+//! Semantic and hybrid search: the background pass that embeds chunks without a vector, and the
+//! search modes that use the vectors (`semantic`, `hybrid`: keyword leg + vector leg, both with
+//! the caller's filters and access policy, fused by reciprocal rank fusion and optionally
+//! reranked by a cross-encoder with position-aware blending).
+//!
+//! Without a usable model everything degrades to keyword search and the response says why; a
+//! model that fails mid-search (or takes too long) gives keyword results, never an error. A query
+//! embeds only its own text; chunk texts for reranking are cut from the note on disk.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults, internal};
+use super::{Ops, OpsError};
+use crate::embed::EmbedService;
+use crate::index::{self, NoteRow, VectorCounts};
+use crate::vault::VaultPath;
+
+/// Notes read per step of the embedding pass.
+const NOTES_PER_STEP: usize = 32;
+/// Chunks per model run in the embedding pass: small enough that a search waiting behind a batch
+/// waits little, large enough to batch well.
+const CHUNKS_PER_RUN: usize = 8;
+/// Deepest a hybrid result list goes (pages beyond it are not offered).
+const MAX_DEPTH: usize = 1000;
+/// Each leg contributes at least this many candidates to the fusion.
+const MIN_LEG_DEPTH: usize = 50;
+
+/// Semantic search's state: the model worker, whether the first embedding pass has finished, and
+/// whether to rerank.
+pub struct SemanticSearch {
+    service: EmbedService,
+    rerank: bool,
+    first_pass_done: AtomicBool,
+}
+
+impl std::fmt::Debug for SemanticSearch {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SemanticSearch")
+            .field("model", &self.service.info().name)
+            .field("rerank", &self.rerank)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SemanticSearch {
+    /// `rerank` asks for cross-encoder reranking; it applies only when the service has one.
+    pub fn new(service: EmbedService, rerank: bool) -> SemanticSearch {
+        let rerank = rerank && service.has_reranker();
+        SemanticSearch {
+            service,
+            rerank,
+            first_pass_done: AtomicBool::new(false),
+        }
+    }
+
+    pub fn service(&self) -> &EmbedService {
+        &self.service
+    }
+
+    pub fn reranks(&self) -> bool {
+        self.rerank
+    }
+
+    pub fn first_pass_done(&self) -> bool {
+        self.first_pass_done.load(Ordering::Acquire)
+    }
+}
+
+/// Whether semantic search is available, for responses and `quire doctor`.
+#[derive(Debug, Clone, Default)]
+pub(super) enum SemanticSlot {
+    /// Not decided yet (the model is still loading after the keyword index).
+    #[default]
+    Loading,
+    Unavailable(String),
+    Ready(Arc<SemanticSearch>),
+}
+
+/// What one embedding pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EmbedPass {
+    pub embedded: usize,
+    pub pruned: usize,
+    pub counts: VectorCounts,
+}
+
+/// A position in a semantic or hybrid result list.
+const HYBRID_PREFIX: &str = "vec:";
+
+impl Ops {
+    /// Semantic search from now on, with this model; vectors of another model are dropped.
+    pub fn enable_semantic(&self, semantic: SemanticSearch) -> Result<(), OpsError> {
+        let info = semantic.service().info();
+        let reset = self
+            .index
+            .prepare_vectors(&info.identity, info.dimensions)
+            .map_err(internal)?;
+        if reset {
+            tracing::info!(model = %info.name, "vector store (re)created for this model");
+        }
+        *self.semantic_slot_mut() = SemanticSlot::Ready(Arc::new(semantic));
+        Ok(())
+    }
+
+    /// Keyword search only, for this reason (said in responses that asked for more).
+    pub fn disable_semantic(&self, reason: impl Into<String>) {
+        *self.semantic_slot_mut() = SemanticSlot::Unavailable(reason.into());
+    }
+
+    fn semantic_slot_mut(&self) -> std::sync::RwLockWriteGuard<'_, SemanticSlot> {
+        self.semantic.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn semantic_slot(&self) -> SemanticSlot {
+        self.semantic
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The semantic engine, when one is ready.
+    pub fn semantic(&self) -> Option<Arc<SemanticSearch>> {
+        match self.semantic_slot() {
+            SemanticSlot::Ready(engine) => Some(engine),
+            _ => None,
+        }
+    }
+
+    /// One line on semantic search's state, for `quire doctor` and logs.
+    pub fn semantic_status(&self) -> String {
+        match self.semantic_slot() {
+            SemanticSlot::Loading => "loading the model".into(),
+            SemanticSlot::Unavailable(why) => format!("off: {why}"),
+            SemanticSlot::Ready(engine) => {
+                let counts = self.index.vector_counts().unwrap_or_default();
+                format!(
+                    "{} ({} of {} chunks embedded{})",
+                    engine.service().info().name,
+                    counts.embedded,
+                    counts.chunks,
+                    if engine.reranks() {
+                        format!(
+                            ", reranking with {}",
+                            engine.service().info().reranker.as_deref().unwrap_or("?")
+                        )
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+        }
+    }
+
+    /// Embeds every chunk that has no vector yet, then drops vectors no chunk uses. `progress`
+    /// hears (chunks with a vector, chunks in the index) after every step. Safe to run while the
+    /// vault changes: a chunk edited meanwhile is simply picked up by the next pass.
+    pub fn embed_pending(&self, progress: &dyn Fn(VectorCounts)) -> Result<EmbedPass, OpsError> {
+        let Some(engine) = self.semantic() else {
+            return Err(OpsError::invalid_argument(
+                "semantic search is not available; `quire doctor` says why",
+            ));
+        };
+        let mut pass = EmbedPass::default();
+        // Notes that cannot be read now (vanished, too large) are skipped for this pass.
+        let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
+        loop {
+            let paths: Vec<String> = self
+                .index
+                .pending_vector_paths(skipped.len() + NOTES_PER_STEP)
+                .map_err(internal)?
+                .into_iter()
+                .filter(|path| !skipped.contains(path))
+                .collect();
+            if paths.is_empty() {
+                break;
+            }
+            let mut texts: Vec<(String, String)> = Vec::new();
+            for raw in paths {
+                let chunks = match self.note_text(&raw) {
+                    Some((stem, text)) => index::note_chunks(&stem, &text),
+                    None => Vec::new(),
+                };
+                let hashes: Vec<String> = chunks.iter().map(|(hash, _)| hash.clone()).collect();
+                let missing = self.index.missing_vectors(&hashes).map_err(internal)?;
+                if missing.is_empty() {
+                    // The disk moved on since the index saw it; the watcher will catch up.
+                    skipped.insert(raw);
+                    continue;
+                }
+                let mut seen = std::collections::HashSet::new();
+                for (hash, chunk) in chunks {
+                    if missing.contains(&hash) && seen.insert(hash.clone()) {
+                        texts.push((hash, chunk.text));
+                    }
+                }
+            }
+            for run in texts.chunks(CHUNKS_PER_RUN) {
+                let vectors = engine
+                    .service()
+                    .embed_documents(run.iter().map(|(_, text)| text.clone()).collect())
+                    .map_err(|error| OpsError::Internal(Box::new(error)))?;
+                let items: Vec<(String, Vec<f32>)> = run
+                    .iter()
+                    .map(|(hash, _)| hash.clone())
+                    .zip(vectors)
+                    .collect();
+                pass.embedded += self.index.store_vectors(items).map_err(internal)?;
+                progress(self.index.vector_counts().map_err(internal)?);
+            }
+        }
+        pass.pruned = self.index.prune_vectors().map_err(internal)?;
+        pass.counts = self.index.vector_counts().map_err(internal)?;
+        progress(pass.counts);
+        engine.first_pass_done.store(true, Ordering::Release);
+        Ok(pass)
+    }
+
+    /// The note's stem and text from disk (resolved like every read), or `None` when unreadable.
+    fn note_text(&self, raw: &str) -> Option<(String, String)> {
+        let path = VaultPath::parse(raw).ok()?;
+        let file = self.vault.read(&path).ok()?;
+        let text = String::from_utf8(file.bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
+        Some((path.stem().to_string(), text))
+    }
+
+    /// Runs a semantic or hybrid search when `request` asks for one (or `auto` and vectors are
+    /// ready); `Ok(None)` means keyword search should answer, with the notice returned in `Err`
+    /// position of the pair.
+    pub(super) fn vector_search(
+        &self,
+        request: &SearchNotes,
+        filter: &index::NoteFilter,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<Result<SearchResults, Option<String>>, OpsError> {
+        let cursor = match request.cursor.as_deref() {
+            Some(raw) => match decode_vector_cursor(raw) {
+                Some(position) => Some(position),
+                // A keyword cursor continues a keyword search.
+                None => return Ok(Err(None)),
+            },
+            None => None,
+        };
+        let slot = self.semantic_slot();
+        let wanted = match (cursor, request.mode) {
+            (Some((mode, _)), _) => mode,
+            (None, SearchMode::Keyword) => return Ok(Err(None)),
+            (None, SearchMode::Auto) => {
+                let ready =
+                    matches!(&slot, SemanticSlot::Ready(engine) if engine.first_pass_done());
+                if !ready || request.query.trim().is_empty() {
+                    return Ok(Err(match &slot {
+                        SemanticSlot::Ready(_) if !request.query.trim().is_empty() => Some(
+                            "semantic vectors are still being computed; these are keyword results until they are ready".into(),
+                        ),
+                        _ => None,
+                    }));
+                }
+                SearchMode::Hybrid
+            }
+            (None, mode) => mode,
+        };
+        let engine = match slot {
+            SemanticSlot::Ready(engine) => engine,
+            SemanticSlot::Loading => {
+                return Ok(Err(Some(
+                    "the embedding model is still loading; these are keyword (BM25) results".into(),
+                )));
+            }
+            SemanticSlot::Unavailable(why) => {
+                return Ok(Err(Some(format!(
+                    "semantic search is not available ({why}); these are keyword (BM25) results"
+                ))));
+            }
+        };
+        if request.query.trim().is_empty() {
+            return Ok(Err(Some(
+                "an empty query has no meaning to search for; these are the notes matching the filters".into(),
+            )));
+        }
+        let offset = cursor.map_or(0, |(_, offset)| offset);
+        let depth = (offset + limit + 1).clamp(MIN_LEG_DEPTH, MAX_DEPTH);
+        let query_vector = match engine.service().embed_query(&request.query) {
+            Ok(vector) => vector,
+            Err(error) => {
+                tracing::warn!(%error, "embedding the query failed; answering with keyword search");
+                return Ok(Err(Some(format!(
+                    "the embedding model failed ({error}); these are keyword (BM25) results"
+                ))));
+            }
+        };
+        let vector_hits = self
+            .index
+            .nearest(&query_vector, filter, depth, keep)
+            .map_err(internal)?;
+        let mut rows: HashMap<String, NoteRow> = HashMap::new();
+        let mut best_chunk: HashMap<String, usize> = HashMap::new();
+        let mut similarity: HashMap<String, f64> = HashMap::new();
+        let vector_leg: Vec<String> = vector_hits
+            .into_iter()
+            .map(|hit| {
+                let path = hit.note.path.clone();
+                best_chunk.insert(path.clone(), hit.seq);
+                similarity.insert(path.clone(), 1.0 - hit.distance);
+                rows.insert(path.clone(), hit.note);
+                path
+            })
+            .collect();
+        let query = index::parse_query(&request.query);
+        let mut matched_any_word = false;
+        let (mode_used, mut ranked): (&'static str, Vec<(String, f64)>) = match wanted {
+            SearchMode::Semantic => (
+                "semantic",
+                vector_leg
+                    .iter()
+                    .map(|path| (path.clone(), similarity.get(path).copied().unwrap_or(0.0)))
+                    .collect(),
+            ),
+            _ => {
+                let page = self
+                    .index
+                    .search(&query, filter, None, depth, keep)
+                    .map_err(internal)?;
+                matched_any_word = page.any_word;
+                let keyword_leg: Vec<String> = page
+                    .hits
+                    .into_iter()
+                    .map(|hit| {
+                        let path = hit.note.path.clone();
+                        rows.entry(path.clone()).or_insert(hit.note);
+                        path
+                    })
+                    .collect();
+                (
+                    "hybrid",
+                    crate::search::reciprocal_rank_fusion(&[keyword_leg, vector_leg]),
+                )
+            }
+        };
+        let mut reranked = false;
+        if engine.reranks() && !ranked.is_empty() {
+            let depth = ranked.len().min(crate::search::RERANK_DEPTH);
+            let passages: Vec<String> = ranked[..depth]
+                .iter()
+                .map(|(path, _)| self.passage(path, best_chunk.get(path).copied().unwrap_or(0)))
+                .collect();
+            match engine.service().rerank(&request.query, passages) {
+                Ok(scores) => {
+                    ranked = crate::search::blend(&ranked, &scores);
+                    reranked = true;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "reranking failed; keeping the fused order");
+                }
+            }
+        }
+        let next_cursor = (ranked.len() > offset + limit && offset + limit < MAX_DEPTH)
+            .then(|| encode_vector_cursor(wanted, offset + limit));
+        let results = ranked
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .filter_map(|(path, score)| {
+                let note = rows.remove(&path)?;
+                Some(SearchResult {
+                    snippet: self.index.snippet(&note.path, &query),
+                    score,
+                    path: note.path,
+                    title: note.name,
+                    bytes: note.size,
+                    modified: super::search::rfc3339_nanos(note.mtime_ns),
+                    tags: note.tags,
+                })
+            })
+            .collect();
+        let counts = self.index.vector_counts().unwrap_or_default();
+        let notice = (counts.pending() > 0).then(|| {
+            format!(
+                "semantic vectors are catching up ({} of {} chunks embedded); recent edits may rank by keywords only",
+                counts.embedded, counts.chunks
+            )
+        });
+        Ok(Ok(SearchResults {
+            results,
+            search_mode: mode_used,
+            reranked,
+            matched_any_word,
+            next_cursor,
+            notice,
+        }))
+    }
+
+    /// The text a reranker reads for a note: its chunk `seq` (the one nearest the query, or the
+    /// first), cut from the note on disk now.
+    fn passage(&self, raw: &str, seq: usize) -> String {
+        let Some((stem, text)) = self.note_text(raw) else {
+            return String::new();
+        };
+        let mut chunks = index::note_chunks(&stem, &text);
+        if seq < chunks.len() {
+            chunks.swap_remove(seq).1.text
+        } else {
+            chunks
+                .into_iter()
+                .next()
+                .map(|(_, chunk)| chunk.text)
+                .unwrap_or_default()
+        }
+    }
+}
+
+fn encode_vector_cursor(mode: SearchMode, offset: usize) -> String {
+    let letter = match mode {
+        SearchMode::Semantic => "s",
+        _ => "h",
+    };
+    hex::encode(format!("{HYBRID_PREFIX}{letter}:{offset}"))
+}
+
+pub(super) fn is_vector_cursor(raw: &str) -> bool {
+    decode_vector_cursor(raw).is_some()
+}
+
+fn decode_vector_cursor(raw: &str) -> Option<(SearchMode, usize)> {
+    let bytes = hex::decode(raw).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let rest = text.strip_prefix(HYBRID_PREFIX)?;
+    let (letter, offset) = rest.split_once(':')?;
+    let mode = match letter {
+        "s" => SearchMode::Semantic,
+        "h" => SearchMode::Hybrid,
+        _ => return None,
+    };
+    Some((mode, offset.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vector_cursors_round_trip_and_differ_from_keyword_ones() {
+        for (mode, offset) in [(SearchMode::Semantic, 0), (SearchMode::Hybrid, 950)] {
+            let raw = encode_vector_cursor(mode, offset);
+            assert_eq!(decode_vector_cursor(&raw), Some((mode, offset)));
+        }
+        assert_eq!(decode_vector_cursor("zz"), None);
+        assert_eq!(decode_vector_cursor(&hex::encode("vec:x:1")), None);
+    }
+}
