@@ -700,24 +700,8 @@ impl Ops {
         }
         let description = with_global_filter(&settings, &request.description)?;
         let mut task = Task {
-            indentation: String::new(),
-            list_marker: "-".to_owned(),
-            status,
             description: description.clone(),
-            tags: Vec::new(),
-            priority: Priority::None,
-            created: None,
-            start: None,
-            scheduled: None,
-            due: None,
-            done: None,
-            cancelled: None,
-            recurrence: None,
-            on_completion: OnCompletion::Ignore,
-            id: String::new(),
-            depends_on: Vec::new(),
-            block_link: String::new(),
-            dataview,
+            ..Task::blank("", "-", status, dataview)
         };
         apply_fields(&mut task, &request.fields, today)?;
         if request.fields.created.is_none() && settings.set_created_date {
@@ -795,8 +779,12 @@ impl Ops {
                 let description = with_global_filter(&settings, description)?;
                 let task = Task {
                     description,
-                    dataview: settings.write_dataview,
-                    ..blank_task(&settings)
+                    ..Task::blank(
+                        "",
+                        "-",
+                        settings.statuses.by_symbol(" "),
+                        settings.write_dataview,
+                    )
                 };
                 checked_line(&task, &settings)
             })
@@ -1008,29 +996,6 @@ fn parse_position(raw: Option<&str>) -> Result<LanePosition, OpsError> {
                 "position {other:?} is not known; use top, bottom or a 0-based index among the heading's (lane's) items"
             ))
         }),
-    }
-}
-
-fn blank_task(settings: &TaskSettings) -> Task {
-    Task {
-        indentation: String::new(),
-        list_marker: "-".to_owned(),
-        status: settings.statuses.by_symbol(" "),
-        description: String::new(),
-        tags: Vec::new(),
-        priority: Priority::None,
-        created: None,
-        start: None,
-        scheduled: None,
-        due: None,
-        done: None,
-        cancelled: None,
-        recurrence: None,
-        on_completion: OnCompletion::Ignore,
-        id: String::new(),
-        depends_on: Vec::new(),
-        block_link: String::new(),
-        dataview: settings.write_dataview,
     }
 }
 

@@ -498,24 +498,8 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
     let body = parts.body.clone();
     let status = StatusRegistry::default().by_symbol(parts.symbol);
     let mut task = Task {
-        indentation: parts.indentation.to_owned(),
-        list_marker: parts.list_marker.to_owned(),
-        status,
-        description: String::new(),
-        tags: Vec::new(),
-        priority: Priority::None,
-        created: None,
-        start: None,
-        scheduled: None,
-        due: None,
-        done: None,
-        cancelled: None,
-        recurrence: None,
-        on_completion: OnCompletion::Ignore,
-        id: String::new(),
-        depends_on: Vec::new(),
         block_link: parts.block_link,
-        dataview: false,
+        ..Task::blank(parts.indentation, parts.list_marker, status, false)
     };
     let read_emoji = format != TaskFormat::Dataview;
     let read_dataview = format != TaskFormat::Emoji;
@@ -645,6 +629,31 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
 }
 
 impl Task {
+    /// A task with `status` and no description or fields, in the line's place (`indentation`,
+    /// `list_marker`), written in Dataview style when `dataview`.
+    pub fn blank(indentation: &str, list_marker: &str, status: Status, dataview: bool) -> Task {
+        Task {
+            indentation: indentation.to_owned(),
+            list_marker: list_marker.to_owned(),
+            status,
+            description: String::new(),
+            tags: Vec::new(),
+            priority: Priority::None,
+            created: None,
+            start: None,
+            scheduled: None,
+            due: None,
+            done: None,
+            cancelled: None,
+            recurrence: None,
+            on_completion: OnCompletion::Ignore,
+            id: String::new(),
+            depends_on: Vec::new(),
+            block_link: String::new(),
+            dataview,
+        }
+    }
+
     /// The description as the plugin shows it: without the global filter when it is set to hide it.
     pub fn shown_description(&self, settings: &TaskSettings) -> String {
         if settings.remove_global_filter && !settings.global_filter.is_empty() {
