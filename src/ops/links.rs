@@ -230,10 +230,7 @@ impl Ops {
     /// The current text of a vault file, if it can be read.
     fn read_text(&self, path: &str) -> Option<String> {
         let path = VaultPath::parse(path).ok()?;
-        let resolved = self.vault.resolve(&path).ok()?;
-        // Through the vault's reader: it refuses folders and files over the size cap.
-        let read = self.vault.read_resolved(&resolved).ok()?;
-        Some(String::from_utf8_lossy(&read.bytes).into_owned())
+        self.read_note_text(&path).ok()
     }
 
     pub fn get_outgoing_links(

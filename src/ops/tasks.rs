@@ -940,7 +940,9 @@ impl Ops {
             .collect())
     }
 
-    fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {
+    /// A vault file's text (invalid UTF-8 replaced), through the vault's reader, which refuses
+    /// folders, non-regular files and files over the size cap.
+    pub(super) fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {
         let resolved = self
             .vault
             .resolve(path)
