@@ -18,13 +18,7 @@ pub struct ExcludedFiles {
 
 impl ExcludedFiles {
     pub fn read(root: &Path) -> ExcludedFiles {
-        let Ok(text) = std::fs::read_to_string(root.join(".obsidian").join("app.json")) else {
-            return ExcludedFiles::default();
-        };
-        let Ok(settings) = serde_json::from_str::<serde_json::Value>(&text) else {
-            tracing::warn!(".obsidian/app.json is not valid JSON; ignoring its excluded files");
-            return ExcludedFiles::default();
-        };
+        let settings = read_settings(root, "app.json");
         let filters = settings
             .get("userIgnoreFilters")
             .and_then(serde_json::Value::as_array)
@@ -342,18 +336,20 @@ fn enabled(section: &serde_json::Map<String, serde_json::Value>) -> bool {
     section.get("enabled").and_then(serde_json::Value::as_bool) == Some(true)
 }
 
-/// Reads one of Obsidian's JSON settings files; missing or malformed means Obsidian's defaults.
+/// Reads one of Obsidian's JSON settings files (`file` inside `.obsidian/`) through `read_json`;
+/// missing or malformed means Obsidian's defaults (`Null`), the latter with a warning.
 fn read_settings(root: &Path, file: &str) -> serde_json::Value {
-    let Ok(text) = std::fs::read_to_string(root.join(".obsidian").join(file)) else {
-        return serde_json::Value::Null;
-    };
-    serde_json::from_str(&text).unwrap_or_else(|_| {
-        tracing::warn!(
-            file,
-            "an Obsidian settings file is not valid JSON; using Obsidian's defaults"
-        );
-        serde_json::Value::Null
-    })
+    match read_json(root, &format!(".obsidian/{file}")) {
+        Json::Object(object) => serde_json::Value::Object(object),
+        Json::Missing => serde_json::Value::Null,
+        Json::Invalid(why) => {
+            tracing::warn!(
+                file,
+                "an Obsidian settings file {why}; using Obsidian's defaults"
+            );
+            serde_json::Value::Null
+        }
+    }
 }
 
 /// Obsidian's "New link format" (`newLinkFormat` in `.obsidian/app.json`).
