@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use jiff::tz::TimeZone;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
@@ -506,8 +507,14 @@ impl Ops {
                 .as_ref()
                 .map(|t| t.trim().to_string())
                 .filter(|t| !t.is_empty()),
-            created: date_range("created", filters.created.as_ref())?,
-            modified: date_range("modified", filters.modified.as_ref())?,
+            // `created` is a property's wall-clock text, stored as written; `modified` is an
+            // instant, so its days are the configured zone's days.
+            created: date_range("created", filters.created.as_ref(), None)?,
+            modified: date_range(
+                "modified",
+                filters.modified.as_ref(),
+                Some(self.time_zone()),
+            )?,
             only_paths: None,
         })
     }
@@ -644,9 +651,15 @@ fn push_property_filters(
     Ok(())
 }
 
-/// `before`/`on`/`after` as a half-open range of Unix seconds (UTC). Dates are `YYYY-MM-DD`;
-/// date-times (`YYYY-MM-DDTHH:MM[:SS]`) bound `before`/`after` at that instant.
-fn date_range(field: &str, filter: Option<&DateFilter>) -> Result<TimeRange, OpsError> {
+/// `before`/`on`/`after` as a half-open range of Unix seconds. Dates are `YYYY-MM-DD`;
+/// date-times (`YYYY-MM-DDTHH:MM[:SS]`) bound `before`/`after` at that moment. With a `zone`,
+/// dates and times are that zone's wall clock; without one, they compare with wall-clock values
+/// stored as if they were UTC.
+fn date_range(
+    field: &str,
+    filter: Option<&DateFilter>,
+    zone: Option<&TimeZone>,
+) -> Result<TimeRange, OpsError> {
     let mut range = TimeRange::default();
     let Some(filter) = filter else {
         return Ok(range);
@@ -676,6 +689,18 @@ fn date_range(field: &str, filter: Option<&DateFilter>) -> Result<TimeRange, Ops
     if let Some(raw) = &filter.before {
         let (at, _) = parse("before", raw)?;
         range.until = Some(range.until.map_or(at, |u| u.min(at)));
+    }
+    if let Some(zone) = zone {
+        // Wall-clock seconds to the zone's instants; monotonic, so the range keeps its meaning.
+        let instant = |wall: i64| -> i64 {
+            jiff::Timestamp::from_second(wall)
+                .ok()
+                .map(|stamp| stamp.to_zoned_datetime(TimeZone::UTC).datetime())
+                .and_then(|civil| zone.to_timestamp(civil).ok())
+                .map_or(wall, |stamp| stamp.as_second())
+        };
+        range.from = range.from.map(instant);
+        range.until = range.until.map(instant);
     }
     Ok(range)
 }
@@ -790,8 +815,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn modified_days_are_the_configured_zones_days() {
+        let tokyo = TimeZone::get("Asia/Tokyo").expect("bundled tz database");
+        let on = date_range(
+            "modified",
+            Some(&DateFilter {
+                on: Some("1970-01-02".into()),
+                ..DateFilter::default()
+            }),
+            Some(&tokyo),
+        )
+        .expect("valid");
+        // Midnight in Tokyo (UTC+9) is 15:00 UTC the day before.
+        let nine_hours = 9 * 3600;
+        assert_eq!(
+            (on.from, on.until),
+            (Some(86_400 - nine_hours), Some(172_800 - nine_hours))
+        );
+    }
+
+    #[test]
     fn date_ranges() {
-        let range = |filter: DateFilter| date_range("modified", Some(&filter));
+        let range = |filter: DateFilter| date_range("modified", Some(&filter), None);
         let on = range(DateFilter {
             on: Some("1970-01-02".into()),
             ..DateFilter::default()
