@@ -49,6 +49,12 @@ pub enum TextKind {
 pub trait Embedder: Send {
     fn dimensions(&self) -> usize;
     fn embed(&mut self, texts: &[String], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// A bulk pass starts (`true`) or ends: the embedder may hold more memory meanwhile to run
+    /// faster, and must give it back when the pass ends.
+    fn set_bulk(&mut self, bulk: bool) -> Result<(), EmbedError> {
+        let _ = bulk;
+        Ok(())
+    }
 }
 
 /// Scores how well each passage answers the query; higher is better, on the model's own scale.
@@ -74,6 +80,8 @@ enum Job {
         passages: Vec<String>,
         reply: Reply<Vec<f32>>,
     },
+    /// A bulk pass starts (`true`) or ends; passes may overlap, the worker counts them.
+    Bulk(bool),
 }
 
 impl Job {
@@ -85,7 +93,8 @@ impl Job {
                 ..
             } => 0,
             Job::Rerank { .. } => 1,
-            Job::Embed { .. } => 2,
+            // In order with the documents of the pass it brackets.
+            Job::Embed { .. } | Job::Bulk(_) => 2,
         }
     }
 }
@@ -204,6 +213,15 @@ impl EmbedService {
         wait(&answer, None)?
     }
 
+    /// Marks a bulk pass (the background or `quire index --embed` embedding of many chunks)
+    /// until the guard is dropped.
+    pub fn bulk_pass(&self) -> BulkPass {
+        let _ = self.jobs.send(Job::Bulk(true));
+        BulkPass {
+            jobs: self.jobs.clone(),
+        }
+    }
+
     /// Cross-encoder scores for the passages, waiting at most `QUERY_WAIT`.
     pub fn rerank(&self, query: &str, passages: Vec<String>) -> Result<Vec<f32>, EmbedError> {
         let (reply, answer) = mpsc::channel();
@@ -215,6 +233,18 @@ impl EmbedService {
             })
             .map_err(|_| EmbedError::Stopped)?;
         wait(&answer, Some(QUERY_WAIT))?
+    }
+}
+
+/// While alive, the worker's embedder runs in its bulk mode (see `Embedder::set_bulk`).
+#[must_use = "the bulk pass ends when this guard is dropped"]
+pub struct BulkPass {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Drop for BulkPass {
+    fn drop(&mut self) {
+        let _ = self.jobs.send(Job::Bulk(false));
     }
 }
 
@@ -236,6 +266,7 @@ fn work(
     mut reranker: Option<Box<dyn Reranker>>,
 ) {
     let mut pending: VecDeque<Job> = VecDeque::new();
+    let mut bulk_passes = 0_usize;
     loop {
         if pending.is_empty() {
             match receiver.recv() {
@@ -299,6 +330,21 @@ fn work(
                 };
                 let _ = reply.send(outcome);
             }
+            Job::Bulk(starts) => {
+                let before = bulk_passes;
+                bulk_passes = if starts {
+                    bulk_passes + 1
+                } else {
+                    bulk_passes.saturating_sub(1)
+                };
+                // The embedder keeps the session it had when a switch fails; only speed or
+                // memory differ.
+                if (before == 0) != (bulk_passes == 0)
+                    && let Err(error) = embedder.set_bulk(bulk_passes > 0)
+                {
+                    tracing::warn!(%error, "the model could not change its memory mode");
+                }
+            }
         }
     }
 }
@@ -332,6 +378,54 @@ mod tests {
             Some(Box::new(FakeReranker)),
         )
         .expect("starts")
+    }
+
+    /// Records what the worker asked of it.
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl Embedder for Recorder {
+        fn dimensions(&self) -> usize {
+            2
+        }
+        fn embed(&mut self, texts: &[String], _: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0
+                .lock()
+                .expect("log")
+                .push(format!("embed {}", texts.len()));
+            Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+        }
+        fn set_bulk(&mut self, bulk: bool) -> Result<(), EmbedError> {
+            self.0.lock().expect("log").push(format!("bulk {bulk}"));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn overlapping_bulk_passes_switch_the_embedder_once_each_way() {
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let info = ModelInfo {
+            name: "recorder".into(),
+            dimensions: 2,
+            identity: "recorder:2".into(),
+            max_tokens: 8,
+            reranker: None,
+        };
+        let service =
+            EmbedService::with_models(info, Box::new(Recorder(log.clone())), None).expect("starts");
+        let first = service.bulk_pass();
+        let second = service.bulk_pass();
+        service.embed_documents(vec!["a".into()]).expect("embedded");
+        drop(first);
+        service
+            .embed_documents(vec!["b".into(), "c".into()])
+            .expect("embedded");
+        drop(second);
+        // Documents queue behind the end of the pass, so this one runs after the switch back.
+        service.embed_documents(vec!["d".into()]).expect("embedded");
+        assert_eq!(
+            *log.lock().expect("log"),
+            ["bulk true", "embed 1", "embed 2", "bulk false", "embed 1"]
+        );
     }
 
     #[test]

@@ -109,20 +109,33 @@ fn session_threads() -> usize {
         .clamp(1, 4)
 }
 
-fn open_session(library: &Path, model: &ModelDir) -> Result<Session, EmbedError> {
+/// How a session holds its working memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Memory {
+    /// Buffers go back to the system after each run: an idle server stays small.
+    Lean,
+    /// ONNX Runtime's CPU arena keeps buffers for the next run: a bulk pass embeds about twice
+    /// as fast (no fresh pages to fault in for every batch) for about 65 MB more at its peak,
+    /// all returned when the session is dropped. Memory patterns stay off: they keep a plan per
+    /// input shape, and every batch length is a new shape (about 120 MB more, and slower).
+    Arena,
+}
+
+fn open_session(library: &Path, model: &ModelDir, memory: Memory) -> Result<Session, EmbedError> {
     let loaded = loaded(library)?;
     let path = model.dir.join(MODEL_FILE);
     let failed =
         |error: String| EmbedError::Model(format!("cannot load {}: {error}", path.display()));
-    // Without the CPU arena and memory patterns, a batch's buffers are returned after the run
-    // instead of being kept at their peak for the life of the process; with
+    let arena = memory == Memory::Arena;
+    // Lean: without the CPU arena, a batch's buffers are returned after the run instead of being
+    // kept at their peak for the life of the process; with
     // `return_large_buffers` that keeps an idle server with int8 MiniLM loaded at about 145 MB.
     // ONNX Runtime's full graph optimisations stay on: at level 1 without constant folding the
     // process needed about 60 MB less, but every run cast all int8 weights to float again and a
     // query took about 85 ms instead of 5 ms (measured with benches/semantic.rs, docs/PERFORMANCE.md).
     Session::builder(&loaded.environment)
         .map_err(|error| failed(error.to_string()))?
-        .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
+        .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(arena).build()])
         .map_err(|error| failed(error.to_string()))?
         .with_memory_pattern(false)
         .map_err(|error| failed(error.to_string()))?
@@ -212,8 +225,10 @@ fn run_encodings(session: &mut Session, encodings: &[Encoding]) -> Result<RunOut
 /// A sentence-embedding model on ONNX Runtime.
 pub struct OnnxEmbedder {
     session: Session,
+    memory: Memory,
     tokenizer: Tokenizer,
     model: ModelDir,
+    library: PathBuf,
 }
 
 impl OnnxEmbedder {
@@ -226,8 +241,10 @@ impl OnnxEmbedder {
         }
         Ok(OnnxEmbedder {
             tokenizer: open_tokenizer(model)?,
-            session: open_session(library, model)?,
+            session: open_session(library, model, Memory::Lean)?,
+            memory: Memory::Lean,
             model: model.clone(),
+            library: library.to_path_buf(),
         })
     }
 }
@@ -235,6 +252,16 @@ impl OnnxEmbedder {
 impl Embedder for OnnxEmbedder {
     fn dimensions(&self) -> usize {
         self.model.manifest.dimensions
+    }
+
+    fn set_bulk(&mut self, bulk: bool) -> Result<(), EmbedError> {
+        let memory = if bulk { Memory::Arena } else { Memory::Lean };
+        if memory != self.memory {
+            // The new session is built before the old one goes, so a failure leaves a working one.
+            self.session = open_session(&self.library, &self.model, memory)?;
+            self.memory = memory;
+        }
+        Ok(())
     }
 
     fn embed(&mut self, texts: &[String], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
@@ -343,7 +370,7 @@ impl OnnxReranker {
         }
         Ok(OnnxReranker {
             tokenizer: open_tokenizer(model)?,
-            session: open_session(library, model)?,
+            session: open_session(library, model, Memory::Lean)?,
         })
     }
 }

@@ -164,6 +164,8 @@ impl Ops {
             ));
         };
         let mut pass = EmbedPass::default();
+        // The model may trade memory for speed until the pass ends (see `Embedder::set_bulk`).
+        let _bulk = engine.service().bulk_pass();
         // Notes that cannot be read now (vanished, too large) are skipped for this pass.
         let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
@@ -197,6 +199,8 @@ impl Ops {
                     }
                 }
             }
+            // A run is padded to its longest chunk: runs of similar lengths waste the least.
+            texts.sort_by_key(|(_, text)| text.len());
             for run in texts.chunks(CHUNKS_PER_RUN) {
                 let vectors = engine
                     .service()

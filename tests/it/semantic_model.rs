@@ -65,6 +65,15 @@ fn similar_words_are_closer_than_unrelated_ones() {
         )
         .expect("embeds");
     assert!(cosine(&alone[0], &mixed[0]) > 0.999);
+    // The bulk mode (arena session) changes memory and speed, never the vectors.
+    embedder.set_bulk(true).expect("bulk session");
+    let bulk = embedder.embed(&texts, TextKind::Document).expect("embeds");
+    embedder.set_bulk(false).expect("lean session again");
+    let lean = embedder.embed(&texts, TextKind::Document).expect("embeds");
+    for ((before, during), after) in vectors.iter().zip(&bulk).zip(&lean) {
+        assert!(cosine(before, during) > 0.9999);
+        assert!(cosine(before, after) > 0.9999);
+    }
 }
 
 #[test]
