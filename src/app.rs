@@ -59,6 +59,18 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
         read_write.push(index_dir.to_path_buf());
     }
     read_only.extend(config.config_file.iter().cloned());
+    // Its folder too, so a config saved the usual way (a new file renamed over the old one, as
+    // editors and configuration tools do) is still readable when it is reloaded; never a home
+    // folder or the root, which would open far more than configuration.
+    let home = std::env::var_os("HOME").and_then(|home| std::fs::canonicalize(home).ok());
+    read_only.extend(
+        config
+            .config_file
+            .iter()
+            .filter_map(|file| std::fs::canonicalize(file).ok())
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .filter(|folder| folder.parent().is_some() && Some(folder) != home.as_ref()),
+    );
     // The folders of token files, not just the files: rotating a token by renaming a new file
     // into place must still be readable on reload.
     read_only.extend(

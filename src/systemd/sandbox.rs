@@ -1,10 +1,11 @@
 //! The landlock sandbox, applied before the async runtime starts so every thread inherits it.
 //!
 //! Quire may then read and write only the vault (read only when `read_only`), the state directory
-//! and the index, and read only its config file, systemd credentials and the system's libraries;
-//! with a kernel that supports it, it may bind only its own port and connect only to the ports of
-//! the plan (443 and 53 while OAuth Client ID Metadata Documents are fetched, else none). A path
-//! outside these fails with a permission error inside Quire (a tool error), never a crash.
+//! and the index, and read only its config file and folder, systemd credentials and the system's
+//! libraries; with a kernel that supports it, it may bind only its own port and connect only to
+//! the ports of the plan (443 and 53 while OAuth Client ID Metadata Documents are fetched, else
+//! none). A path outside these fails with a permission error inside Quire (a tool error), never a
+//! crash.
 
 use std::path::PathBuf;
 

@@ -438,3 +438,42 @@ def re_hex64(text: str) -> bool:
     import re
 
     return re.fullmatch(r"[0-9a-f]{64}", text) is not None
+
+
+async def test_a_config_renamed_into_place_is_reloaded_under_the_sandbox(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Editors and configuration tools save by renaming a new file over the old one; landlock
+    # must still let the reload read it (the config's folder, not just the first file's inode).
+    tokens = tmp_path / "tokens"
+    tokens.mkdir()
+    (tokens / "agent.token").write_text(AGENT_TOKEN + "\n")
+    (tokens / "viewer.token").write_text(VIEWER_TOKEN + "\n")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    config = etc / "quire.toml"
+    body = 'sandbox = "required"\n' + CONFIG.replace('token_file = "', f'token_file = "{tokens}/')
+    config.write_text(body)
+    server = HttpServer(
+        quire_bin, acl_vault, server_env(xdg_home), tmp_path / "quire-stderr.log", ["--config", str(config)]
+    )
+    try:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {VIEWER_TOKEN}"}) as http:
+            async with streamable_http_client(server.url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1], read_timeout_seconds=REQUEST_TIMEOUT_S) as session:
+                    await session.initialize()
+                    assert not ({t.name for t in (await session.list_tools()).tools} & WRITE_TOOLS)
+                    replacement = etc / "quire.toml.new"
+                    replacement.write_text(body.replace(
+                        'read = ["Shared/Public/"]', 'read = ["Shared/Public/"]\nwrite = ["Shared/Public/"]'
+                    ))
+                    replacement.replace(config)
+                    deadline = time.monotonic() + 10
+                    names: set[str] = set()
+                    while time.monotonic() < deadline:
+                        names = {t.name for t in (await session.list_tools()).tools}
+                        if WRITE_TOOLS <= names:
+                            break
+                        await asyncio.sleep(0.3)
+                    log = (tmp_path / "quire-stderr.log").read_text(errors="replace")
+                    assert WRITE_TOOLS <= names, log[-2000:]
+    finally:
+        server.stop()
