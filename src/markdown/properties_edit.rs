@@ -151,6 +151,8 @@ fn merge_yaml(
                     "the property {key:?} is written in a form Quire cannot change line by line (an alias, a merge key, a complex key or an unindented multi-line value)"
                 ))
             })?;
+        let old_text = yaml.get(entry.start..entry.end).unwrap_or("");
+        let rendered = keep_trailing_comment(old_text, rendered, key, after);
         splices.push((entry.start, entry.end, rendered));
     }
     splices.sort_by_key(|(start, _, _)| *start);
@@ -167,6 +169,43 @@ fn merge_yaml(
     }
     out.push_str(&appended);
     Ok(out)
+}
+
+/// `rendered` with the trailing `# comment` of the entry it replaces, when both are one line: the
+/// comment is the user's note about the property and outlives a new value. The comment is the text
+/// from the first ` #` whose removal leaves the same property, so a `#` inside a quoted value is
+/// never mistaken for one; and the new line must still read as exactly the new value.
+fn keep_trailing_comment(old: &str, rendered: String, key: &str, value: Option<&Value>) -> String {
+    let old_line = old.trim_end_matches(['\r', '\n']);
+    let line = rendered.trim_end_matches(['\r', '\n']);
+    let (Some(value), Ok(old_value)) = (value, frontmatter::parse_properties(old_line)) else {
+        return rendered;
+    };
+    if old_line.contains('\n') || line.contains('\n') {
+        return rendered;
+    }
+    let comment_at = old_line
+        .char_indices()
+        .filter(|&(_, c)| c == '#')
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let before = &old_line[..at];
+            before.ends_with([' ', '\t'])
+                && frontmatter::parse_properties(before).ok().as_ref() == Some(&old_value)
+        });
+    let Some(comment_at) = comment_at else {
+        return rendered;
+    };
+    // The spacing before the comment and the comment itself, as the user wrote them.
+    let tail = &old_line[old_line[..comment_at].trim_end().len()..];
+    let with_comment = format!("{line}{tail}");
+    let mut expected = Map::new();
+    expected.insert(key.to_owned(), value.clone());
+    if frontmatter::parse_properties(&with_comment).ok() == Some(expected) {
+        format!("{with_comment}{}", &rendered[line.len()..])
+    } else {
+        rendered
+    }
 }
 
 /// One top-level entry of the block: its key (when the entry reads as exactly one key on its own) and
@@ -300,6 +339,23 @@ mod tests {
         assert_eq!(
             update(text, json!({"aliases": ["z"]}), false),
             Ok("---\n# keep me\ntitle: 'Quoted'   # note\ntags: [a, b]\nstatus: draft\naliases:\n  - z\n---\nbody\n".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_changed_value_keeps_its_trailing_comment() {
+        let text = "---\nstatus: draft   # set by the weekly review\nurl: 'a#b' # not this one\ncount: 1 #x\n---\n";
+        assert_eq!(
+            update(text, json!({"status": "done", "url": "c#d", "count": 2}), false),
+            Ok("---\nstatus: done   # set by the weekly review\nurl: c#d # not this one\ncount: 2 #x\n---\n".to_owned())
+        );
+        // A value that becomes a list has no single line to carry the comment.
+        assert_eq!(
+            update(text, json!({"status": ["a", "b"]}), false),
+            Ok(
+                "---\nstatus:\n  - a\n  - b\nurl: 'a#b' # not this one\ncount: 1 #x\n---\n"
+                    .to_owned()
+            )
         );
     }
 
