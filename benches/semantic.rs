@@ -2,6 +2,7 @@
 //! (`harness = false`, so `cargo nextest run` never runs it).
 //!
 //!     cargo bench --bench semantic [-- --synthetic] [--limit-queries N]
+//!         [--only-synthetic] [--synthetic-index FILE]
 //!
 //! Retrieval quality, nDCG@10 and recall@10 for keyword, semantic and hybrid `vault_search`:
 //! (a) a labelled set built from `../shared/vaults/tasks-docs`: each unique section heading (two
@@ -38,7 +39,16 @@ const MODES: [(SearchMode, &str); 3] = [
 fn main() {
     quire::telemetry::init_quiet();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let synthetic = args.iter().any(|a| a == "--synthetic");
+    // `--synthetic-index FILE` starts (c) from a copy of an index.db a previous `--synthetic` run
+    // left (target/bench-semantic/c/index.db), so the query figures come without re-embedding.
+    let synthetic_index = args
+        .iter()
+        .position(|a| a == "--synthetic-index")
+        .and_then(|at| args.get(at + 1))
+        .map(PathBuf::from);
+    let only_synthetic = args.iter().any(|a| a == "--only-synthetic");
+    let synthetic =
+        only_synthetic || synthetic_index.is_some() || args.iter().any(|a| a == "--synthetic");
     let only_lee = args.iter().any(|a| a == "--only-lee");
     let limit_queries = args
         .iter()
@@ -84,8 +94,8 @@ fn main() {
     std::fs::create_dir_all(&work).expect("create target/bench-semantic");
 
     let vault = shared.join("vaults/tasks-docs");
-    if only_lee {
-        println!("\n(a) skipped (--only-lee)");
+    if only_lee || only_synthetic {
+        println!("\n(a) skipped");
     } else if vault.is_dir() {
         let (notes, queries) = heading_queries(&vault);
         let queries: Vec<_> = queries.into_iter().take(limit_queries).collect();
@@ -117,7 +127,9 @@ fn main() {
     }
 
     let lee = repo.join("target/lee");
-    if lee.join("lee.cor").is_file() {
+    if only_synthetic {
+        println!("\n(b) skipped");
+    } else if lee.join("lee.cor").is_file() {
         lee_eval(&lee, &work.join("b"), &search);
     } else {
         println!(
@@ -140,6 +152,14 @@ fn main() {
             assert!(status.success(), "gen_vault.py failed");
         }
         println!("\n(c) the 10k synthetic vault ({})", vault.display());
+        if let Some(index) = &synthetic_index {
+            std::fs::create_dir_all(work.join("c")).expect("mkdir");
+            std::fs::copy(index, work.join("c/index.db")).expect("copy the index");
+            println!(
+                "  starting from {} (the embedding figure covers only what it lacks)",
+                index.display()
+            );
+        }
         let bench = Bench::open_dir(&work.join("c"), &vault, &search);
         bench.report_embedding();
         let queries = std::fs::read_to_string(&queries_file).expect("queries");

@@ -15,6 +15,7 @@ mod read;
 mod schema;
 mod snippet;
 mod tasks;
+mod vector_cache;
 mod vectors;
 mod watcher;
 mod writer;
@@ -143,6 +144,8 @@ struct Shared {
     commands: mpsc::Sender<Command>,
     readers: Mutex<Vec<Connection>>,
     gate: Arc<Gate>,
+    /// The int8 copy of the vectors that unfiltered semantic searches scan.
+    vector_cache: Mutex<vector_cache::VectorCache>,
 }
 
 impl std::fmt::Debug for Index {
@@ -183,6 +186,7 @@ impl Index {
                 commands,
                 readers: Mutex::new(Vec::new()),
                 gate,
+                vector_cache: Mutex::default(),
             }),
         })
     }
@@ -396,7 +400,8 @@ impl Index {
         limit: usize,
         keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<Vec<VectorHit>, IndexError> {
-        self.read(|connection| vectors::nearest(connection, query, filter, limit, keep))
+        let cache = &self.shared.vector_cache;
+        self.read(|connection| vectors::nearest(connection, cache, query, filter, limit, keep))
     }
 
     /// The vault this index describes.

@@ -10,10 +10,13 @@
 use std::collections::HashSet;
 
 use rusqlite::types::Value as SqlValue;
+use std::sync::Mutex;
+
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::read::{Conditions, NOTE_COLUMNS, NoteFilter, NoteRow, note_row};
 use super::schema::VECTOR_TABLE;
+use super::vector_cache::{VectorCache, bump_epoch};
 
 /// How many chunks the index holds and how many of them have a vector.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -76,6 +79,7 @@ pub fn prepare(
         "INSERT OR REPLACE INTO meta(key, value) VALUES('embedding_model', ?1)",
         [identity],
     )?;
+    bump_epoch(&transaction)?;
     transaction.commit()?;
     Ok(true)
 }
@@ -137,6 +141,7 @@ pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
             delete_hash.execute([id])?;
         }
     }
+    bump_epoch(&transaction)?;
     transaction.commit()?;
     Ok(stale.len())
 }
@@ -181,6 +186,7 @@ pub fn counts(connection: &Connection) -> rusqlite::Result<VectorCounts> {
 /// `filter` and passing `keep`, nearest first. Empty when no vectors exist yet.
 pub fn nearest(
     connection: &Connection,
+    cache: &Mutex<VectorCache>,
     query: &[f32],
     filter: &NoteFilter,
     limit: usize,
@@ -191,7 +197,7 @@ pub fn nearest(
     }
     let conditions = Conditions::from_filter(filter);
     if conditions.sql.is_empty()
-        && let Some(hits) = nearest_unfiltered(connection, query, limit, keep)?
+        && let Some(hits) = nearest_unfiltered(connection, cache, query, limit, keep)?
     {
         return Ok(hits);
     }
@@ -245,34 +251,35 @@ pub fn nearest(
 /// Most chunks one sqlite-vec KNN query may return (its `k` limit).
 const KNN_MAX: usize = 4096;
 
-/// Without filters, sqlite-vec's own KNN over the whole vector table (no joins per chunk), then
-/// the notes of the nearest chunks. `None` when even `KNN_MAX` chunks do not yield `limit` kept
-/// notes (many hidden or repeated notes): the caller then scans exactly.
+/// Without filters, a KNN over the in-memory int8 copy of the vectors (`VectorCache`; no joins
+/// per chunk), then the notes of the nearest chunks. `None` when even `KNN_MAX` chunks do not
+/// yield `limit` kept notes (many hidden or repeated notes): the caller then scans exactly.
 fn nearest_unfiltered(
     connection: &Connection,
+    cache: &Mutex<VectorCache>,
     query: &[f32],
     limit: usize,
     keep: &dyn Fn(&NoteRow) -> bool,
 ) -> rusqlite::Result<Option<Vec<VectorHit>>> {
-    let total: i64 =
-        connection.query_row("SELECT count(*) FROM embeddings", [], |row| row.get(0))?;
-    let total = total.max(0) as usize;
-    let knn =
-        format!("SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ?1 AND k = ?2");
+    // Held only to refresh and to scan, so searches overlap in their note lookups.
+    let lock = || {
+        cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let total = {
+        let mut cache = lock();
+        cache.refresh(connection)?;
+        cache.len()
+    };
     let chunks_of = format!(
         "SELECT {NOTE_COLUMNS}, c.seq FROM embeddings e
          JOIN chunks c ON c.hash = e.hash JOIN notes n ON n.id = c.note_id
          WHERE e.id = ?1 ORDER BY n.path"
     );
-    let blob = to_blob(query);
     let mut k = (limit * 4).clamp(64, KNN_MAX);
     loop {
-        let nearest: Vec<(i64, f64)> = connection
-            .prepare_cached(&knn)?
-            .query_map(params![blob, k as i64], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })?
-            .collect::<Result<_, _>>()?;
+        let nearest = lock().nearest(query, k);
         let mut seen = HashSet::new();
         let mut hits = Vec::new();
         let mut statement = connection.prepare_cached(&chunks_of)?;

@@ -439,3 +439,49 @@ fn every_failure_falls_back_to_keyword_search() {
     // A path outside the vault never reaches the index through this route either.
     assert!(VaultPath::parse("../x.md").is_err());
 }
+
+#[test]
+fn searches_follow_deleted_and_reused_vector_ids() {
+    // The unfiltered search scans an in-memory copy of the vectors. Deleting the note with the
+    // newest vector and then adding one can give the new vector the freed id; the copy must not
+    // keep the old vector under it.
+    let f = fixture(&[
+        ("A/Kittens.md", "# Kittens\nThey purr and sleep all day.\n"),
+        (
+            "B/Budget.md",
+            "# Budget\nQuarterly revenue spreadsheet of expenses.\n",
+        ),
+    ]);
+    f.ops
+        .enable_semantic(SemanticSearch::new(fake_service("fake:1", false), false))
+        .expect("enabled");
+    f.ops.embed_pending(&|_| {}).expect("embedded");
+    let before = search(&f.ops, "quarterly revenue expenses", SearchMode::Semantic);
+    assert_eq!(paths(&before)[0], "B/Budget.md");
+    std::fs::remove_file(f.root.join("B/Budget.md")).expect("delete");
+    f.ops
+        .index()
+        .refresh(vec!["B/Budget.md".into()])
+        .expect("refreshed");
+    assert!(f.ops.embed_pending(&|_| {}).expect("pruned").pruned > 0);
+    write(
+        &f.root,
+        "C/Garden.md",
+        "# Garden\nWater the tomato plants every morning.\n",
+    );
+    f.ops
+        .index()
+        .refresh(vec!["C/Garden.md".into()])
+        .expect("refreshed");
+    assert!(f.ops.embed_pending(&|_| {}).expect("embedded").embedded > 0);
+    let garden = search(&f.ops, "water tomato plants", SearchMode::Semantic);
+    assert_eq!(paths(&garden)[0], "C/Garden.md");
+    // The budget's old vector must not answer for the garden note: nothing left is near it.
+    let budget = search(&f.ops, "quarterly revenue expenses", SearchMode::Semantic);
+    let near = before.results[0].score - 0.2;
+    assert!(
+        budget.results.iter().all(|hit| hit.score < near),
+        "{near} {:?}",
+        budget.results
+    );
+}
