@@ -22,6 +22,9 @@ const NOTES_PER_STEP: usize = 32;
 /// Chunks per model run in the embedding pass: small enough that a search waiting behind a batch
 /// waits little, large enough to batch well.
 const CHUNKS_PER_RUN: usize = 8;
+/// Chunks a pass must have waiting before the model switches to its bulk mode (building that
+/// session takes about a second; the lean one embeds 15 to 20 chunks a second).
+const BULK_MIN_CHUNKS: u64 = 256;
 /// Deepest a hybrid result list goes (pages beyond it are not offered).
 const MAX_DEPTH: usize = 1000;
 /// Each leg contributes at least this many candidates to the fusion.
@@ -164,8 +167,10 @@ impl Ops {
             ));
         };
         let mut pass = EmbedPass::default();
-        // The model may trade memory for speed until the pass ends (see `Embedder::set_bulk`).
-        let _bulk = engine.service().bulk_pass();
+        // With many chunks to embed, the model trades memory for speed until the pass ends (see
+        // `Embedder::set_bulk`); for a few edited chunks, switching would cost more than it saves.
+        let pending = self.index.vector_counts().map_err(internal)?.pending();
+        let _bulk = (pending >= BULK_MIN_CHUNKS).then(|| engine.service().bulk_pass());
         // Notes that cannot be read now (vanished, too large) are skipped for this pass.
         let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
