@@ -354,7 +354,10 @@ async def test_update_properties_changes_only_named_keys(session, plan):
         "status": "done",
         "reviewed": "2026-11-30",
     }
-    assert plan.read_text() == PLAN.replace("status: draft   # set by hand\naliases:\n  - The Plan\n", "status: done\nreviewed: 2026-11-30\n")
+    # The user's comment on the changed line stays with the new value.
+    assert plan.read_text() == PLAN.replace(
+        "status: draft   # set by hand\naliases:\n  - The Plan\n", "status: done   # set by hand\nreviewed: 2026-11-30\n"
+    )
 
 
 async def test_update_properties_same_value_writes_nothing(session, plan):
