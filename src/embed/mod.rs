@@ -8,6 +8,7 @@
 //! from search wait a bounded time). This module may use `config`, never `index`, `ops` or `mcp`.
 
 mod fake;
+mod graph;
 pub mod install;
 mod locate;
 mod manifest;
@@ -18,6 +19,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub use fake::{FakeEmbedder, FakeReranker};
+pub use graph::gather_before_dequantize;
 pub use locate::{Located, Resolution, data_dir, resolve};
 pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,

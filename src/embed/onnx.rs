@@ -121,7 +121,19 @@ enum Memory {
     Arena,
 }
 
-fn open_session(library: &Path, model: &ModelDir, memory: Memory) -> Result<Session, EmbedError> {
+/// Whether the model's graph is loaded with `graph::gather_before_dequantize` applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Graph {
+    Rewritten,
+    AsWritten,
+}
+
+fn open_session(
+    library: &Path,
+    model: &ModelDir,
+    memory: Memory,
+    graph: Graph,
+) -> Result<Session, EmbedError> {
     let loaded = loaded(library)?;
     let path = model.dir.join(MODEL_FILE);
     let failed =
@@ -133,15 +145,21 @@ fn open_session(library: &Path, model: &ModelDir, memory: Memory) -> Result<Sess
     // ONNX Runtime's full graph optimisations stay on: at level 1 without constant folding the
     // process needed about 60 MB less, but every run cast all int8 weights to float again and a
     // query took about 85 ms instead of 5 ms (measured with benches/semantic.rs, docs/PERFORMANCE.md).
-    Session::builder(&loaded.environment)
+    let mut builder = Session::builder(&loaded.environment)
         .map_err(|error| failed(error.to_string()))?
         .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(arena).build()])
         .map_err(|error| failed(error.to_string()))?
         .with_memory_pattern(false)
         .map_err(|error| failed(error.to_string()))?
         .with_intra_threads(session_threads())
-        .map_err(|error| failed(error.to_string()))?
-        .commit_from_file(&path)
+        .map_err(|error| failed(error.to_string()))?;
+    let bytes = std::fs::read(&path).map_err(|error| failed(error.to_string()))?;
+    let rewritten = match graph {
+        Graph::Rewritten => super::graph::gather_before_dequantize(&bytes),
+        Graph::AsWritten => None,
+    };
+    builder
+        .commit_from_memory(rewritten.as_deref().unwrap_or(&bytes))
         .map_err(|error| failed(error.to_string()))
 }
 
@@ -226,6 +244,7 @@ fn run_encodings(session: &mut Session, encodings: &[Encoding]) -> Result<RunOut
 pub struct OnnxEmbedder {
     session: Session,
     memory: Memory,
+    graph: Graph,
     tokenizer: Tokenizer,
     model: ModelDir,
     library: PathBuf,
@@ -233,6 +252,20 @@ pub struct OnnxEmbedder {
 
 impl OnnxEmbedder {
     pub fn open(library: &Path, model: &ModelDir) -> Result<OnnxEmbedder, EmbedError> {
+        Self::open_graph(library, model, Graph::Rewritten)
+    }
+
+    /// Loads the graph exactly as the file has it (no `gather_before_dequantize`): for checking
+    /// that the rewrite changes memory, never the vectors.
+    pub fn open_as_written(library: &Path, model: &ModelDir) -> Result<OnnxEmbedder, EmbedError> {
+        Self::open_graph(library, model, Graph::AsWritten)
+    }
+
+    fn open_graph(
+        library: &Path,
+        model: &ModelDir,
+        graph: Graph,
+    ) -> Result<OnnxEmbedder, EmbedError> {
         if model.manifest.kind != ModelKind::Embedder {
             return Err(EmbedError::Model(format!(
                 "{} is a cross-encoder, not an embedding model",
@@ -241,8 +274,9 @@ impl OnnxEmbedder {
         }
         Ok(OnnxEmbedder {
             tokenizer: open_tokenizer(model)?,
-            session: open_session(library, model, Memory::Lean)?,
+            session: open_session(library, model, Memory::Lean, graph)?,
             memory: Memory::Lean,
+            graph,
             model: model.clone(),
             library: library.to_path_buf(),
         })
@@ -258,7 +292,7 @@ impl Embedder for OnnxEmbedder {
         let memory = if bulk { Memory::Arena } else { Memory::Lean };
         if memory != self.memory {
             // The new session is built before the old one goes, so a failure leaves a working one.
-            self.session = open_session(&self.library, &self.model, memory)?;
+            self.session = open_session(&self.library, &self.model, memory, self.graph)?;
             self.memory = memory;
         }
         Ok(())
@@ -370,7 +404,7 @@ impl OnnxReranker {
         }
         Ok(OnnxReranker {
             tokenizer: open_tokenizer(model)?,
-            session: open_session(library, model, Memory::Lean)?,
+            session: open_session(library, model, Memory::Lean, Graph::Rewritten)?,
         })
     }
 }

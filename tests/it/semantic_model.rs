@@ -77,6 +77,42 @@ fn similar_words_are_closer_than_unrelated_ones() {
 }
 
 #[test]
+fn gathering_before_dequantizing_changes_no_vector() {
+    let Some(data) = model_data() else { return };
+    let model = ModelDir::open(&data.join("models/minilm")).expect("model folder");
+    let library = data.join("lib/libonnxruntime.so");
+    use quire::embed::{Embedder, TextKind};
+    let texts: Vec<String> = [
+        "cat",
+        "The quarterly revenue of the company grew.",
+        "Kittens purr and sleep all afternoon on the sofa.",
+    ]
+    .iter()
+    .map(|t| t.to_string())
+    .collect();
+    // MiniLM int8 has the pattern (token and position tables); the result has it no more.
+    let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
+    let once = quire::embed::gather_before_dequantize(&bytes).expect("the pattern is found");
+    assert!(quire::embed::gather_before_dequantize(&once).is_none());
+    let rewritten = OnnxEmbedder::open(&library, &model)
+        .expect("loads")
+        .embed(&texts, TextKind::Document)
+        .expect("embeds");
+    let as_written = OnnxEmbedder::open_as_written(&library, &model)
+        .expect("loads")
+        .embed(&texts, TextKind::Document)
+        .expect("embeds");
+    for (a, b) in rewritten.iter().zip(&as_written) {
+        let largest = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0_f32, f32::max);
+        assert!(largest < 1e-5, "components differ by {largest}");
+    }
+}
+
+#[test]
 fn the_service_resolves_the_installed_model() {
     let Some(data) = model_data() else { return };
     let search = quire::config::SearchConfig {
