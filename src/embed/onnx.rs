@@ -141,7 +141,8 @@ fn open_session(
     let arena = memory == Memory::Arena;
     // Lean: without the CPU arena, a batch's buffers are returned after the run instead of being
     // kept at their peak for the life of the process; with
-    // `return_large_buffers` that keeps an idle server with int8 MiniLM loaded at about 145 MB.
+    // `return_large_buffers` and the token table kept in int8 (`graph.rs`), an idle server with
+    // int8 MiniLM loaded holds about 120 MB.
     // ONNX Runtime's full graph optimisations stay on: at level 1 without constant folding the
     // process needed about 60 MB less, but every run cast all int8 weights to float again and a
     // query took about 85 ms instead of 5 ms (measured with benches/semantic.rs, docs/PERFORMANCE.md).
