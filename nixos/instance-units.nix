@@ -1,8 +1,9 @@
 # The units of one Quire instance: nixos/unit-settings.nix (the shared hardening block) with only
 # the per-instance keys changed. nixos/module.nix builds every instance's units through this file,
 # and tests/nix/check evaluates it with builtins only to prove that every other key (the whole
-# hardening block) is exactly unit-settings.nix's, and that the default instance's units are
-# byte-for-byte the ones the offline systemd test boots.
+# hardening block) is exactly unit-settings.nix's, and (through nixpkgs' module system) that the
+# units NixOS writes for the default instance are, setting by setting, the ones render-units.nix
+# writes off NixOS, apart from what NixOS adds to every unit.
 #
 #   nix-instantiate --eval --strict --json nixos/instance-units.nix \
 #     --arg args '{ unitName = "quire-work"; execStart = "..."; }'

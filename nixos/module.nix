@@ -347,8 +347,11 @@ let
         type = types.bool;
         default = true;
         description = ''
-          Get a certificate for the public URL's host with ACME (set security.acme.acceptTerms and
-          security.acme.defaults.email for nginx). Off, the proxy serves plain HTTP.
+          Get a certificate for the public URL's host with ACME (Let's Encrypt). With nginx this
+          goes through nixpkgs' `security.acme`, so the host must also set
+          `security.acme.acceptTerms = true` and `security.acme.defaults.email`; an assertion
+          stops the build until both are set. Caddy gets its certificate itself. Off, the proxy
+          serves plain HTTP (for TLS that ends in front of it).
         '';
       };
       openFirewall = mkOption {
@@ -457,7 +460,7 @@ let
       credentials =
         lib.mapAttrsToList (name: identity: "identity-${name}:${identity.tokenFile}") instance.identities
         ++ lib.mapAttrsToList (name: file: "${name}:${file}") instance.credentials;
-      environment = lib.mapAttrsToList (name: value: "${name}=${value}") instance.environment;
+      inherit (instance) environment;
       # Syncthing runs as its own user: files either side creates must stay group-writable.
       umask = if instance.sync.backend == "syncthing" then "0007" else null;
       after = lib.optional (lib.elem instance.sync.backend [ "obsidian" "git" ]) "${syncUnit instance}.service"
@@ -487,6 +490,7 @@ let
         wants = data.service.Unit.Wants or [ ];
         unitConfig = removeAttrs data.service.Unit unitKeys;
         serviceConfig = data.service.Service;
+        inherit (data.service) environment;
         restartTriggers = [ (configFile instance) ];
       };
     };
@@ -636,6 +640,13 @@ let
         message = "${at}.sync.backend = \"syncthing\" needs ${at}.sync.syncthing.devices (names from services.syncthing.settings.devices).";
       }
       {
+        # nixpkgs' ACME module refuses these too, but names neither Quire nor the host.
+        assertion = !(instance.proxy.enable && instance.proxy.server == "nginx" && instance.proxy.acme && url != null)
+          || config.security.acme.acceptTerms
+          && (config.security.acme.defaults.email != null || (config.security.acme.certs.${url.host}.email or null) != null);
+        message = "${at}.proxy.acme gets the certificate of ${if url == null then "the public host" else url.host} from Let's Encrypt through nixpkgs' security.acme, which needs security.acme.acceptTerms = true (you accept the CA's terms of service) and security.acme.defaults.email (where the CA writes about expiring certificates). Set both, or set ${at}.proxy.acme = false and end TLS in front of the proxy.";
+      }
+      {
         assertion = !instance.search.embeddings || instance.search.model != null;
         message = "${at}.search.embeddings needs ${at}.search.model, a model folder such as quire's packages.<system>.model-bge-small-en-v1_5.";
       }
@@ -651,58 +662,40 @@ let
 
   proxied = server: lib.filter (instance: instance.proxy.enable && instance.proxy.server == server && publicUrlParts instance != null) allInstances;
 
-  instanceConfig = instance: lib.mkMerge [
-    {
-      systemd.sockets = (systemdUnits instance).sockets;
-      systemd.services = (systemdUnits instance).services;
+  withSync = backend: lib.filter (instance: instance.sync.backend == backend) allInstances;
 
-      users.users = lib.optionalAttrs (instance.user == instance.unitName) {
-        ${instance.user} = {
-          isSystemUser = true;
-          inherit (instance) group;
-          description = "Quire (${instance.unitName})";
-        };
+  # Every option this module sets is assigned at a fixed attribute path in `config` below, and
+  # the instances' parts are merged there (`forEachInstance`). Never put a list whose length
+  # depends on `config` at the top of `config` or directly under `services`: the module system
+  # must know which options a module defines before it can compute any of them, so such a list
+  # is an infinite recursion for every host that imports the module, Quire enabled or not.
+  # tests/nix/check evaluates hosts with nixpkgs' module system and fails on it.
+  forEachInstance = part: lib.mkMerge (map part allInstances);
+
+  instanceServices = instance:
+    (systemdUnits instance).services
+    // lib.optionalAttrs (instance.sync.backend == "obsidian") { ${syncUnit instance} = obsidianSync instance; }
+    // lib.optionalAttrs (instance.sync.backend == "git") { ${syncUnit instance} = gitSyncService instance; };
+
+  instanceTimers = instance: lib.optionalAttrs (instance.sync.backend == "git") {
+    ${syncUnit instance} = {
+      wantedBy = [ "timers.target" ];
+      timerConfig = {
+        OnBootSec = "1min";
+        OnUnitActiveSec = instance.sync.git.interval;
+        RandomizedDelaySec = "30s";
       };
-      users.groups = lib.optionalAttrs (instance.group == instance.unitName) { ${instance.group} = { }; };
+    };
+  };
 
-      systemd.tmpfiles.settings."10-${instance.unitName}" = lib.mkIf instance.vault.create {
-        ${instance.vault.path}.d = {
-          inherit (instance) user group;
-          mode = "2770";
-        };
-      };
-    }
+  instanceUsers = instance: lib.optionalAttrs (instance.user == instance.unitName) {
+    ${instance.user} = {
+      isSystemUser = true;
+      inherit (instance) group;
+      description = "Quire (${instance.unitName})";
+    };
+  };
 
-    (lib.mkIf (instance.sync.backend == "obsidian") {
-      systemd.services.${syncUnit instance} = obsidianSync instance;
-    })
-
-    (lib.mkIf (instance.sync.backend == "git") {
-      systemd.services.${syncUnit instance} = gitSyncService instance;
-      systemd.timers.${syncUnit instance} = {
-        wantedBy = [ "timers.target" ];
-        timerConfig = {
-          OnBootSec = "1min";
-          OnUnitActiveSec = instance.sync.git.interval;
-          RandomizedDelaySec = "30s";
-        };
-      };
-    })
-
-    (lib.mkIf (instance.sync.backend == "syncthing") {
-      services.syncthing = {
-        enable = true;
-        settings.folders.${instance.sync.syncthing.folderId} = {
-          inherit (instance.vault) path;
-          inherit (instance.sync.syncthing) devices;
-          # Permissions are the vault group's business, not the other devices'.
-          ignorePerms = true;
-        };
-      };
-      users.users.${config.services.syncthing.user}.extraGroups = [ instance.group ];
-      systemd.services.syncthing.serviceConfig.UMask = lib.mkDefault "0007";
-    })
-  ];
 in
 {
   options.services.quire = instanceOptions { self = cfg; unitName = "quire"; optionPath = "services.quire"; } // {
@@ -737,81 +730,106 @@ in
     };
   };
 
-  config = lib.mkIf (instances != { }) (lib.mkMerge ([
-    {
-      assertions = lib.concatMap instanceAssertions allInstances ++ [
-        {
-          assertion = duplicateListens == [ ];
-          message = "services.quire: several instances listen on ${lib.concatStringsSep ", " duplicateListens}; give each instance its own listen address.";
-        }
-        {
-          assertion = duplicateHosts == [ ];
-          message = "services.quire: several instances use the public host ${lib.concatStringsSep ", " duplicateHosts}; give each instance its own publicUrl host.";
-        }
-        {
-          assertion = duplicateVaults == [ ];
-          message = "services.quire: several instances serve the vault ${lib.concatStringsSep ", " duplicateVaults}; two writers with separate indexes would each miss the other's locks.";
-        }
-      ];
+  config = {
+    assertions = lib.concatMap instanceAssertions allInstances ++ [
+      {
+        assertion = duplicateListens == [ ];
+        message = "services.quire: several instances listen on ${lib.concatStringsSep ", " duplicateListens}; give each instance its own listen address.";
+      }
+      {
+        assertion = duplicateHosts == [ ];
+        message = "services.quire: several instances use the public host ${lib.concatStringsSep ", " duplicateHosts}; give each instance its own publicUrl host.";
+      }
+      {
+        assertion = duplicateVaults == [ ];
+        message = "services.quire: several instances serve the vault ${lib.concatStringsSep ", " duplicateVaults}; two writers with separate indexes would each miss the other's locks.";
+      }
+    ];
 
-      warnings = lib.concatMap
-        (instance: lib.optional
-          (instance.proxy.enable && !instance.proxy.acme && (publicUrlParts instance).scheme or "" == "https")
-          "${instance.optionPath}.publicUrl is https but proxy.acme is off: the proxy serves plain HTTP, so TLS must end in front of it."
-        ++ lib.optional
-          (instance.oauth.clientIdMetadataDocuments && instance.identities != { } && !instance.outboundNetwork)
-          "${instance.optionPath}.oauth.clientIdMetadataDocuments is on but outboundNetwork is off: clients that identify themselves by URL (claude.ai) cannot connect. Turn outboundNetwork on, or clientIdMetadataDocuments off.")
-        allInstances;
+    warnings = lib.concatMap
+      (instance: lib.optional
+        (instance.proxy.enable && !instance.proxy.acme && (publicUrlParts instance).scheme or "" == "https")
+        "${instance.optionPath}.publicUrl is https but proxy.acme is off: the proxy serves plain HTTP, so TLS must end in front of it."
+      ++ lib.optional
+        (instance.oauth.clientIdMetadataDocuments && instance.identities != { } && !instance.outboundNetwork)
+        "${instance.optionPath}.oauth.clientIdMetadataDocuments is on but outboundNetwork is off: clients that identify themselves by URL (claude.ai) cannot connect. Turn outboundNetwork on, or clientIdMetadataDocuments off.")
+      allInstances;
 
-      networking.firewall.allowedTCPPorts = lib.mkIf
-        (lib.any (instance: instance.proxy.enable && instance.proxy.openFirewall) allInstances)
-        [ 80 443 ];
-    }
+    systemd.sockets = forEachInstance (instance: (systemdUnits instance).sockets);
+    systemd.services = lib.mkMerge (map instanceServices allInstances ++ [
+      # Syncthing runs as its own user: files it creates must stay writable for the vault's group.
+      (lib.mkIf (withSync "syncthing" != [ ]) { syncthing.serviceConfig.UMask = lib.mkDefault "0007"; })
+    ]);
+    systemd.timers = forEachInstance instanceTimers;
+    systemd.tmpfiles.settings = forEachInstance (instance: lib.optionalAttrs instance.vault.create {
+      "10-${instance.unitName}".${instance.vault.path}.d = {
+        inherit (instance) user group;
+        mode = "2770";
+      };
+    });
 
-    (lib.mkIf (proxied "nginx" != [ ]) {
-      services.nginx = {
-        enable = true;
-        recommendedTlsSettings = lib.mkDefault true;
-        recommendedGzipSettings = lib.mkDefault false;
-        virtualHosts = lib.listToAttrs (map
-          (instance: lib.nameValuePair (publicUrlParts instance).host {
-            forceSSL = instance.proxy.acme;
-            enableACME = instance.proxy.acme;
-            locations."/" = {
-              proxyPass = "http://${instance.listen}";
-              recommendedProxySettings = true;
-              # Streamable HTTP answers with server-sent events: pass them through unbuffered and
-              # keep long-lived streams open.
-              extraConfig = ''
-                proxy_buffering off;
-                proxy_cache off;
-                proxy_http_version 1.1;
-                proxy_set_header Connection "";
-                proxy_read_timeout 1h;
-                client_max_body_size 16m;
-              '';
-            };
+    users.users = lib.mkMerge (map instanceUsers allInstances
+      ++ map (instance: { ${config.services.syncthing.user}.extraGroups = [ instance.group ]; }) (withSync "syncthing"));
+    users.groups = forEachInstance (instance: lib.optionalAttrs (instance.group == instance.unitName) { ${instance.group} = { }; });
+
+    networking.firewall.allowedTCPPorts = lib.mkIf
+      (lib.any (instance: instance.proxy.enable && instance.proxy.openFirewall) allInstances)
+      [ 80 443 ];
+
+    services.syncthing = lib.mkIf (withSync "syncthing" != [ ]) {
+      enable = true;
+      settings.folders = lib.mkMerge (map
+        (instance: {
+          ${instance.sync.syncthing.folderId} = {
+            inherit (instance.vault) path;
+            inherit (instance.sync.syncthing) devices;
+            # Permissions are the vault group's business, not the other devices'.
+            ignorePerms = true;
+          };
+        })
+        (withSync "syncthing"));
+    };
+
+    services.nginx = lib.mkIf (proxied "nginx" != [ ]) {
+      enable = true;
+      recommendedTlsSettings = lib.mkDefault true;
+      recommendedGzipSettings = lib.mkDefault false;
+      virtualHosts = lib.listToAttrs (map
+        (instance: lib.nameValuePair (publicUrlParts instance).host {
+          forceSSL = instance.proxy.acme;
+          enableACME = instance.proxy.acme;
+          locations."/" = {
+            proxyPass = "http://${instance.listen}";
+            recommendedProxySettings = true;
+            # Streamable HTTP answers with server-sent events: pass them through unbuffered and
+            # keep long-lived streams open.
+            extraConfig = ''
+              proxy_buffering off;
+              proxy_cache off;
+              proxy_http_version 1.1;
+              proxy_set_header Connection "";
+              proxy_read_timeout 1h;
+              client_max_body_size 16m;
+            '';
+          };
+        })
+        (proxied "nginx"));
+    };
+
+    services.caddy = lib.mkIf (proxied "caddy" != [ ]) {
+      enable = true;
+      # Caddy gets certificates on its own for a bare host name; "http://" turns that off.
+      virtualHosts = lib.listToAttrs (map
+        (instance: lib.nameValuePair
+          ((if instance.proxy.acme then "" else "http://") + (publicUrlParts instance).host)
+          {
+            extraConfig = ''
+              reverse_proxy ${instance.listen} {
+                flush_interval -1
+              }
+            '';
           })
-          (proxied "nginx"));
-      };
-    })
-
-    (lib.mkIf (proxied "caddy" != [ ]) {
-      services.caddy = {
-        enable = true;
-        # Caddy gets certificates on its own for a bare host name; "http://" turns that off.
-        virtualHosts = lib.listToAttrs (map
-          (instance: lib.nameValuePair
-            ((if instance.proxy.acme then "" else "http://") + (publicUrlParts instance).host)
-            {
-              extraConfig = ''
-                reverse_proxy ${instance.listen} {
-                  flush_interval -1
-                }
-              '';
-            })
-          (proxied "caddy"));
-      };
-    })
-  ] ++ map instanceConfig allInstances));
+        (proxied "caddy"));
+    };
+  };
 }

@@ -19,8 +19,16 @@ let
     "[${name}]\n"
     + builtins.concatStringsSep "" (map (line: line + "\n")
         (builtins.concatLists (map (key: renderKey key keys.${key}) (builtins.attrNames keys))));
+  # As NixOS does (systemd-lib.nix): one Environment= line per variable, the whole NAME=value
+  # JSON-quoted, which systemd unquotes as one assignment even when the value has spaces.
+  renderEnvironment = environment:
+    builtins.concatStringsSep "" (map (name: "Environment=${builtins.toJSON "${name}=${environment.${name}}"}\n")
+      (builtins.attrNames environment));
   renderUnit = unit:
-    builtins.concatStringsSep "\n" (map (section: renderSection section unit.${section})
+    builtins.concatStringsSep "\n" (map
+      (section: if section == "Service" && unit ? environment
+        then builtins.replaceStrings [ "[Service]\n" ] [ "[Service]\n${renderEnvironment unit.environment}" ] (renderSection section unit.${section})
+        else renderSection section unit.${section})
       (builtins.filter (s: builtins.hasAttr s unit) [ "Unit" "Socket" "Service" "Install" ]));
 in
 {

@@ -11,7 +11,7 @@
   credentials ? [ ],     # LoadCredential= entries, "name:/path/to/secret"
   outboundNetwork ? false, # Client ID Metadata Documents fetch https:// URLs
   watchdogSec ? 30,
-  environment ? [ ],
+  environment ? { },     # variable name to value; each becomes one quoted Environment= line
 }:
 {
   socket = {
@@ -31,6 +31,10 @@
   };
 
   service = {
+    # Not a section: NixOS writes these through the unit's `environment` option and
+    # render-units.nix the same way, one JSON-quoted Environment="NAME=value" line each, so a
+    # value with spaces stays one variable.
+    inherit environment;
     Unit = {
       Description = "Quire MCP server for an Obsidian vault";
       Documentation = [ "https://github.com/quire-mcp/quire" ];
@@ -41,7 +45,6 @@
       Type = "notify";
       NotifyAccess = "main";
       ExecStart = execStart;
-      Environment = environment;
       WatchdogSec = watchdogSec;
       Restart = "on-failure";
       RestartSec = "2s";

@@ -1,6 +1,6 @@
 # Proves, with builtins only, that the units nixos/module.nix creates are nixos/unit-settings.nix's:
-#   - the default instance (quire.socket, quire.service) gets exactly unit-settings.nix's data, so
-#     its rendered files are byte-for-byte the ones render-units.nix gives the offline systemd test;
+#   - the default instance (quire.socket, quire.service) gets exactly unit-settings.nix's data
+#     (how NixOS then writes it, with its own additions, is compared in tests/nix/scenarios.py);
 #   - a named instance with its own user differs only in the keys instance-units.nix declares.
 # `args` are the arguments the module passes (see `units` in nixos/module.nix).
 # Returns { defaultIdentical; named = { key = "section.Key"; same = bool; } list; rendered }.
