@@ -290,15 +290,16 @@ pub async fn serve(
     let ops = Arc::new(ops);
     start_semantic(&config, Arc::clone(&ops));
     let (policy_changes, _) = broadcast::channel(4);
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(Shared::new(
         ops,
         changes,
-        features: Features {
+        Features {
             read_only: config.read_only,
             disabled_tools: config.disabled_tools.clone(),
         },
         policy_changes,
-    });
+    ));
+    tokio::spawn(Arc::clone(&shared).follow_changes());
     let tokens = IdentityTokens::new(config.access.tokens.clone());
     tokio::spawn(follow_access_changes(
         reload,
@@ -398,6 +399,7 @@ async fn serve_http(
         settings.oauth = Some(oauth);
     }
     let cancel = CancellationToken::new();
+    let closing = shared.closing.clone();
     let router = crate::http::router(shared, &settings, cancel.clone());
     print_connection_help(config, &settings, listener.local_addr().ok());
     notifier.ready();
@@ -408,6 +410,9 @@ async fn serve_http(
         wait_for_signal().await;
         tracing::info!("shutting down");
         notifier.stopping();
+        // Subscription streams first, so each ends with its final result rather than a cut.
+        closing.cancel();
+        tokio::time::sleep(SUBSCRIPTIONS_CLOSE).await;
         shutdown.cancel();
     });
     let drain_deadline = {
@@ -427,6 +432,9 @@ async fn serve_http(
     }
     Ok(())
 }
+
+/// How long subscription streams get to send their final result before the transport closes.
+const SUBSCRIPTIONS_CLOSE: Duration = Duration::from_millis(200);
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{SignalKind, signal};

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use rmcp::ErrorData;
 use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use crate::acl::Principal;
 use crate::index::{ChangeKind, VaultChange};
-use crate::ops::Ops;
+use crate::ops::{Context, Ops};
 
 pub const SCHEME: &str = "note://";
 pub const TEMPLATE: &str = "note://{+path}";
@@ -42,10 +43,11 @@ pub fn uri_of(path: &str) -> String {
 
 /// The vault path a `note://` URI names, or an MCP error saying what a valid URI looks like.
 pub fn path_of(uri: &str) -> Result<String, ErrorData> {
+    // Another scheme names nothing here: "not found", with the URI in `data` as the spec asks.
     let encoded = uri.strip_prefix(SCHEME).ok_or_else(|| {
-        ErrorData::invalid_params(
+        ErrorData::resource_not_found(
             format!("{uri:?} is not a Quire resource; note URIs look like note://Folder/Note.md"),
-            None,
+            Some(serde_json::json!({ "uri": uri })),
         )
     })?;
     percent_decode_str(encoded)
@@ -107,10 +109,9 @@ pub async fn forward_changes(
             }
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if !change.path.ends_with(".md") || !visible(&change.path) {
+        let Some((uri, list_changed)) = notice(&change, &visible) else {
             continue;
-        }
-        let uri = uri_of(&change.path);
+        };
         if subscriptions.contains(&uri) {
             let notification = ServerNotification::ResourceUpdatedNotification(
                 rmcp::model::ResourceUpdatedNotification::new(
@@ -121,8 +122,101 @@ pub async fn forward_changes(
                 return;
             }
         }
-        if change.kind != ChangeKind::Modified && peer.notify_resource_list_changed().await.is_err()
-        {
+        if list_changed && peer.notify_resource_list_changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What a vault change means to a client: the note's URI and whether the list of notes changed;
+/// nothing for files that are not notes or that the caller may not read.
+fn notice(change: &VaultChange, visible: &impl Fn(&str) -> bool) -> Option<(String, bool)> {
+    if !change.path.ends_with(".md") || !visible(&change.path) {
+        return None;
+    }
+    Some((uri_of(&change.path), change.kind != ChangeKind::Modified))
+}
+
+/// The streams one `subscriptions/listen` request (MCP 2026-07-28) follows.
+pub struct Listen {
+    pub ops: Arc<Ops>,
+    pub principal: Principal,
+    pub changes: broadcast::Receiver<VaultChange>,
+    pub reloads: broadcast::Receiver<()>,
+    /// Fires when the server begins to shut down, so the stream ends with its final result.
+    pub closing: CancellationToken,
+}
+
+/// Serves one `subscriptions/listen` stream until the client cancels it, the connection drops or
+/// the server shuts down. The sink sends only what the acknowledged filter holds and stamps the
+/// subscription id on each notification; a note the caller may not read never produces one.
+pub async fn listen(subscription: &SubscriptionContext, mut streams: Listen) {
+    let sink = subscription.sink();
+    let accepted = sink.accepted().clone();
+    let subscribed = |uri: &str| {
+        accepted
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.iter().any(|u| u == uri))
+    };
+    let ops = Arc::clone(&streams.ops);
+    let principal = streams.principal.clone();
+    let visible = move |path: &str| {
+        ops.visibility(&Context::new(principal.clone(), "subscriptions/listen"))
+            .shows(path)
+    };
+    let mut writes = streams.ops.policy().may_write_somewhere(&streams.principal);
+    loop {
+        let sent = tokio::select! {
+            () = subscription.cancelled() => return,
+            () = streams.closing.cancelled() => return,
+            change = streams.changes.recv() => match change {
+                Ok(change) => match notice(&change, &visible) {
+                    None => Ok(()),
+                    Some((uri, list_changed)) => {
+                        let mut sent = Ok(());
+                        if subscribed(&uri) {
+                            sent = sink.notify_resource_updated(uri).await;
+                        }
+                        if sent.is_ok() && list_changed && accepted.resources_list_changed == Some(true) {
+                            sent = sink.notify_resource_list_changed().await;
+                        }
+                        sent
+                    }
+                },
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    // Which notes changed is lost: tell the client to re-read what it follows.
+                    tracing::debug!(missed, "a slow subscription missed vault changes");
+                    let mut sent = Ok(());
+                    for uri in accepted.resource_subscriptions.iter().flatten() {
+                        let readable = path_of(uri).is_ok_and(|path| visible(&path));
+                        if sent.is_ok() && readable {
+                            sent = sink.notify_resource_updated(uri.clone()).await;
+                        }
+                    }
+                    if sent.is_ok() && accepted.resources_list_changed == Some(true) {
+                        sent = sink.notify_resource_list_changed().await;
+                    }
+                    sent
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            reload = streams.reloads.recv() => match reload {
+                Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let now = streams.ops.policy().may_write_somewhere(&streams.principal);
+                    if now != writes && accepted.tools_list_changed == Some(true) {
+                        writes = now;
+                        sink.notify_tool_list_changed().await
+                    } else {
+                        writes = now;
+                        Ok(())
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "a subscription stream ended");
             return;
         }
     }

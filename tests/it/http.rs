@@ -31,12 +31,12 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
     )
     .expect("index");
     let (changes, _) = tokio::sync::broadcast::channel(16);
-    let shared = Arc::new(Shared {
-        ops: Arc::new(Ops::new(vault, index)),
+    let shared = Arc::new(Shared::new(
+        Arc::new(Ops::new(vault, index)),
         changes,
-        features: Features::default(),
-        policy_changes: tokio::sync::broadcast::channel(1).0,
-    });
+        Features::default(),
+        tokio::sync::broadcast::channel(1).0,
+    ));
     let settings = HttpSettings {
         listen: "127.0.0.1:8787".parse().expect("addr"),
         public_url: None,
