@@ -65,6 +65,7 @@ let
     allowedHosts = mkOption {
       type = types.listOf types.str;
       default = [ ];
+      example = [ "notes.internal" ];
       description = "Extra `Host` names to accept (DNS-rebinding protection); the public URL's host is always accepted.";
     };
 
@@ -220,6 +221,7 @@ let
     watchdogSec = mkOption {
       type = types.ints.positive;
       default = 30;
+      example = 60;
       description = "WatchdogSec=: systemd restarts Quire when its heartbeats stop this long.";
     };
     environment = mkOption {
@@ -310,6 +312,7 @@ let
         interval = mkOption {
           type = types.str;
           default = "5min";
+          example = "1h";
           description = "How often to sync (systemd time span).";
         };
         sshKeyFile = mkOption {

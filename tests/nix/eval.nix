@@ -3,7 +3,7 @@
 # evaluates each scenario on its own and checks the result with tests/nix/scenarios.py:
 #   nix-instantiate --eval --strict --json tests/nix/eval.nix --arg nixpkgsLib ./target/nix/nixpkgs-lib/lib -A scenarios.default
 # `meta` lists the scenarios and says which assertion each assertion scenario must fire.
-{ nixpkgsLib, realFiles ? false, module ? ../../nixos/module.nix }:
+{ nixpkgsLib, realFiles ? false, module ? ../../nixos/module.nix, readmeFile ? null }:
 let
   lib = import nixpkgsLib;
   pkgs = import ./pkgs.nix { inherit lib realFiles; };
@@ -237,7 +237,9 @@ let
         test.nodes)
     vmTestFiles);
 
-  allHosts = hosts // lib.mapAttrs (_: scenario: scenario.host) assertionHosts // vmNodes;
+  allHosts = hosts // lib.mapAttrs (_: scenario: scenario.host) assertionHosts // vmNodes // {
+    systemd-nspawn = [ ../systemd/host.nix ];
+  };
 in
 {
   meta = {
@@ -248,6 +250,33 @@ in
     inherit ((import ../../nixos/instance-units.nix { args.execStart = ""; })) overridden;
   };
   scenarios = lib.mapAttrs (_: summary) allHosts;
+
+  # The options reference (tests/nix/options-doc renders docs/nixos-options.md from it), as
+  # nixosOptionsDoc collects it: every visible option under services.quire.
+  options = map
+    (option: {
+      inherit (option) name description type;
+      default = option.default.text or null;
+      example = option.example.text or null;
+    })
+    (lib.filter (option: option.visible && !option.internal)
+      (lib.optionAttrSetToDocList (evalHost [ ]).options.services.quire));
+
+  # Host configurations README.md shows, which tests/nix/check extracts and evaluates verbatim.
+  readme = summary [ readmeFile ];
+
+  # What tests/systemd/run boots (evaluate with realFiles = true, so the TOML file exists).
+  nspawn =
+    let
+      inherit (evalHost [ ../systemd/host.nix ]) config;
+    in
+    {
+      units = renderUnits config;
+      users = lib.mapAttrs (_: user: { inherit (user) group extraGroups description; }) config.users.users;
+      groups = lib.attrNames config.users.groups;
+      tmpfiles = config.systemd.tmpfiles.settings;
+      failed = map (assertion: assertion.message) (lib.filter (assertion: !assertion.assertion) config.assertions);
+    };
 
   # Proof that this harness sees the bug it exists for: a module whose top-level `config` is a
   # list that depends on `config` must not evaluate (tests/nix/check expects infinite recursion).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs inside the booted container as root (quire-systemd-test.service) and checks Quire as
-systemd runs it: lazy socket activation, a dynamic user, a read outside the vault refused,
+systemd runs it with the units NixOS would write: lazy socket activation, the module's user, a read outside the vault refused,
 structured journal fields, a watchdog restart when the index writer hangs, and the exposure score
 of `systemd-analyze security`. Writes one line per check to /out/result.txt, then powers off."""
 
@@ -81,7 +81,17 @@ def main():
         for line in status:
             if line.startswith("Uid:"):
                 uid = int(line.split()[1])
-    record("runs as a dynamic user", uid is not None and 61184 <= uid <= 65519, f"uid {uid}")
+    # The module declares a system user of the instance's name, which DynamicUser= then uses.
+    quire_uid = sh("id", "-u", "quire")
+    record("runs as the host's quire user, not root", uid is not None and uid != 0 and str(uid) == quire_uid,
+           f"uid {uid}, quire is {quire_uid}")
+    with open(f"/proc/{pid}/environ", "rb") as environ:
+        variables = environ.read().split(b"\0")
+    record("an environment value with spaces arrives as one variable",
+           b"QUIRE_TEST_GREETING=hello wide world" in variables, str([v for v in variables if b"GREETING" in v]))
+    vault = os.stat("/srv/vault")
+    record("the vault folder has the module's owner and mode (tmpfiles)",
+           oct(vault.st_mode & 0o7777) == "0o2770" and str(vault.st_uid) == quire_uid, oct(vault.st_mode & 0o7777))
 
     token = open("/var/lib/private/quire/owner-token").read().strip()
     inside = call_tool(token, "vault_read_note", {"path": "Welcome.md"})
