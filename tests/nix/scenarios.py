@@ -156,6 +156,17 @@ if "multi" in results:
     if any("quire-disabled" in unit for unit in host["units"]):
         problem("multi", "a disabled instance has units")
 
+# Semantic search on with the module's defaults: the MiniLM folder and ONNX Runtime >= 1.31 (the
+# package built from the PyPI wheel, not nixpkgs' onnxruntime, which is older than ort's api-31).
+if "semantic" in results:
+    expect_clean("semantic")
+    toml = results["semantic"]["configs"].get("quire", "")
+    for line in ("embeddings = true", 'model_dir = "/nix/store/', 'onnxruntime = "/nix/store/'):
+        if line not in toml:
+            problem("semantic", f"quire.toml lacks {line!r}:\n{toml}")
+    if "quire-model-minilm" not in toml or "onnxruntime-library-1.32.0/lib/libonnxruntime.so" not in toml:
+        problem("semantic", f"quire.toml does not use the MiniLM package and ONNX Runtime 1.32 by default:\n{toml}")
+
 # An environment value with a space arrives as one variable.
 if "environment-space" in results:
     expect_clean("environment-space")
