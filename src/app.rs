@@ -248,6 +248,7 @@ pub async fn serve(
                 } else if done % 1024 == 0 {
                     notifier.status(&format!("indexing {done}/{total}"));
                 }
+                true
             })),
             heartbeat: Some(health.register("index writer")),
         },
@@ -534,6 +535,7 @@ pub fn index(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<Stri
         progress: Some(Box::new(move |done, total| {
             progress_bar.set_length(total as u64);
             progress_bar.set_position(done as u64);
+            true
         })),
         heartbeat: None,
     };

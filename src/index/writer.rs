@@ -35,8 +35,9 @@ fn hang_if_asked() {
     }
 }
 
-/// Reports reconcile progress: (notes done, notes to do).
-pub type ProgressFn = Box<dyn Fn(usize, usize) + Send>;
+/// Reports reconcile progress: (notes done, notes to do). Returning `false` stops the reconcile
+/// early (its client cancelled): what was indexed stays, the rest waits for the next reconcile.
+pub type ProgressFn = Box<dyn Fn(usize, usize) -> bool + Send>;
 
 pub(super) enum Command {
     Refresh {
@@ -133,9 +134,9 @@ impl Writer {
             if let Some(heartbeat) = &reconcile_heartbeat {
                 heartbeat.beat();
             }
-            if let Some(progress) = &progress {
-                progress(done, total);
-            }
+            progress
+                .as_ref()
+                .is_none_or(|progress| progress(done, total))
         };
         let outcome = self.reconcile(Some(&reporting));
         gate.open(outcome);
@@ -168,9 +169,9 @@ impl Writer {
                         if let Some(heartbeat) = &heartbeat {
                             heartbeat.beat();
                         }
-                        if let Some(progress) = &progress {
-                            progress(done, total);
-                        }
+                        progress
+                            .as_ref()
+                            .is_none_or(|progress| progress(done, total))
                     };
                     let _ = reply.send(self.reconcile_with(Some(&beating), force));
                 }
@@ -181,14 +182,14 @@ impl Writer {
 
     fn reconcile(
         &mut self,
-        progress: Option<&(dyn Fn(usize, usize) + Send)>,
+        progress: Option<&(dyn Fn(usize, usize) -> bool + Send)>,
     ) -> Result<ReconcileStats, IndexError> {
         self.reconcile_with(progress, false)
     }
 
     fn reconcile_with(
         &mut self,
-        progress: Option<&(dyn Fn(usize, usize) + Send)>,
+        progress: Option<&(dyn Fn(usize, usize) -> bool + Send)>,
         force: bool,
     ) -> Result<ReconcileStats, IndexError> {
         let started = Instant::now();
@@ -237,7 +238,8 @@ impl Writer {
             transaction.commit()?;
         }
         if let Some(progress) = progress {
-            progress(0, total);
+            // Nothing is done yet, so a stop asked for here is seen at the first report.
+            let _ = progress(0, total);
         }
         // A large batch is merged into one segment at the end ('optimize'); merging the segments
         // along the way as well would rewrite the same data several times.
@@ -288,8 +290,16 @@ impl Writer {
                 }
                 if let Some(progress) = progress
                     && (done % 64 == 0 || done == total)
+                    && !progress(done, total)
                 {
-                    progress(done, total);
+                    tracing::info!(
+                        done,
+                        total,
+                        "reconcile stopped early at its caller's request"
+                    );
+                    // The workers see no more work, and their next send fails: they end.
+                    next.store(total, Ordering::Relaxed);
+                    break;
                 }
             }
             transaction.commit()?;

@@ -864,7 +864,9 @@ Returns counts of notes parsed, removed and unchanged. Errors: path_forbidden (n
         Parameters(params): Parameters<RebuildIndexParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<RebuildIndexResult>, String> {
-        let progress = context.meta.get_progress_token().map(|token| {
+        // Progress goes to a client that sent a token; a cancelled request stops the rebuild at
+        // its next report either way.
+        let reports = context.meta.get_progress_token().map(|token| {
             // The writer thread reports synchronously; a task forwards to the client in order.
             let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
             let peer = context.peer.clone();
@@ -879,10 +881,15 @@ Returns counts of notes parsed, removed and unchanged. Errors: path_forbidden (n
                     }
                 }
             });
-            Box::new(move |done: usize, total: usize| {
-                let _ = sender.send((done, total));
-            }) as crate::index::ProgressFn
+            sender
         });
+        let cancelled = context.ct.clone();
+        let progress = Some(Box::new(move |done: usize, total: usize| {
+            if let Some(reports) = &reports {
+                let _ = reports.send((done, total));
+            }
+            !cancelled.is_cancelled()
+        }) as crate::index::ProgressFn);
         let force = params.force;
         self.run("vault_rebuild_index", move |ops, ctx| {
             ops.rebuild_index(ctx, force, progress)

@@ -193,3 +193,39 @@ async def test_a_rebuild_the_client_triggers_reports_progress(session, vault: Pa
     (vault / "Inbox" / "Fresh.md").write_text("fresh\n")
     again = await session.call_tool("vault_rebuild_index", {})
     assert again.structured_content["parsed"] <= 1, again.structured_content
+
+
+async def test_a_cancelled_rebuild_stops_early(open_session, vault: Path, tmp_path: Path):
+    bulk = vault / "Bulk"
+    bulk.mkdir()
+    for n in range(3000):
+        (bulk / f"Note {n}.md").write_text(f"# Note {n}\n\nSome words about item {n}. #bulk\n")
+    notes = sum(1 for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+    seen: list[float] = []
+    started = asyncio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+        if progress > 0:
+            started.set()
+
+    async with open_session(vault) as session:
+        # The startup index is done once a search sees the bulk notes.
+        assert await wait_for(lambda: True)
+        ready = await session.call_tool("vault_search_by_tag", {"tag": "bulk", "limit": 1})
+        assert not ready.is_error, ready.content
+        call = asyncio.create_task(
+            session.call_tool("vault_rebuild_index", {"force": True}, progress_callback=on_progress)
+        )
+        await asyncio.wait_for(started.wait(), 30)
+        call.cancel()  # the SDK sends notifications/cancelled for the request
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        log = tmp_path / "quire-stderr.log"
+        assert await wait_for(lambda: "stopped early" in log.read_text(errors="replace"), 30), (
+            "the rebuild ran on after its request was cancelled"
+        )
+        # The server stays usable, and a later rebuild completes.
+        again = await session.call_tool("vault_rebuild_index", {})
+        assert not again.is_error, again.content
+        assert again.structured_content["notes"] == notes
