@@ -11,12 +11,13 @@
 let
   unitName = args.unitName or "quire";
   # What only the instance decides; everything else goes to unit-settings.nix untouched.
-  perInstance = [ "unitName" "user" "group" "supplementaryGroups" "umask" "after" "wants" ];
+  perInstance = [ "unitName" "user" "group" "supplementaryGroups" "umask" "after" "wants" "requires" ];
   sharedArgs = builtins.removeAttrs args perInstance;
   base = import ./unit-settings.nix sharedArgs;
 
   optionalAttr = name: value: if value == null || value == [ ] then { } else { ${name} = value; };
   after = args.after or [ ];
+  requires = args.requires or [ ];
   wants = args.wants or [ ];
 in
 {
@@ -42,7 +43,7 @@ in
       Description =
         if unitName == "quire" then base.service.Unit.Description
         else "Quire MCP server for an Obsidian vault (${unitName})";
-      Requires = [ "${unitName}.socket" ];
+      Requires = [ "${unitName}.socket" ] ++ requires;
       After = [ "${unitName}.socket" ] ++ builtins.filter (unit: unit != "quire.socket") base.service.Unit.After ++ after;
     } // optionalAttr "Wants" wants;
     Service = base.service.Service // {

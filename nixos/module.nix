@@ -277,6 +277,18 @@ let
           stops a folder whose .stfolder marker is missing.)
         '';
       };
+      onFailure = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
+        example = [ "notify-owner@%n.service" ];
+        description = ''
+          Units to start when a sync unit fails (OnFailure= of the first-sync and the periodic
+          sync units), for example one that mails the owner. A conflict does not fail a sync; a
+          refused mass deletion, a foreign clone or a persistent network problem does. Without
+          one, the failed unit is the signal: `systemctl status <unit>-first-sync <unit>-sync`,
+          and Quire shows the sync status file.
+        '';
+      };
       obsidian = {
         package = mkOption {
           type = types.nullOr types.package;
@@ -329,7 +341,18 @@ let
         sshKeyFile = mkOption {
           type = types.nullOr types.str;
           default = null;
+          example = "/run/keys/quire-git-deploy-key";
           description = "A private SSH key for the remote, passed with LoadCredential=.";
+        };
+        knownHosts = mkOption {
+          type = types.nullOr types.lines;
+          default = null;
+          example = "git.example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG8bWkzvTm1wuOhzXf0mRvk6J2zPr1eIxpb0jZ2gTvXk";
+          description = ''
+            The remote's SSH host keys (known_hosts lines). Given, ssh checks them strictly;
+            null trusts the key seen on first contact (StrictHostKeyChecking=accept-new) and
+            keeps it in /var/lib/<unit>-sync/known_hosts.
+          '';
         };
         authorName = mkOption {
           type = types.str;
@@ -419,6 +442,14 @@ let
     // lib.optionalAttrs (instance.timezone != null) {
       time.timezone = instance.timezone;
     }
+    // lib.optionalAttrs (instance.sync.backend != "none") {
+      sync = {
+        first_sync_marker = (syncFiles instance).marker;
+      } // lib.optionalAttrs (instance.sync.backend == "git") {
+        lock_file = (syncFiles instance).lock;
+        status_file = (syncFiles instance).status;
+      };
+    }
     // {
       search = { embeddings = false; };
     }
@@ -452,6 +483,14 @@ let
 
   syncUnit = instance: "${instance.unitName}-sync";
   syncStateDir = instance: "/var/lib/${syncUnit instance}";
+  # The protocol files between the sync and Quire (docs/SYNC.md, "The protocol with Quire"), in
+  # the sync units' state directory, readable by Quire, which runs as the same user.
+  syncFiles = instance: {
+    lock = "${syncStateDir instance}/vault.lock";
+    marker = "${syncStateDir instance}/first-sync-done";
+    status = "${syncStateDir instance}/status.json";
+  };
+  firstSyncUnit = instance: "${instance.unitName}-first-sync";
 
   firstSyncGuard = pkgs.writeShellApplication {
     name = "first-sync-guard";
@@ -460,7 +499,8 @@ let
   };
   gitSync = pkgs.writeShellApplication {
     name = "quire-git-sync";
-    runtimeInputs = [ pkgs.coreutils pkgs.findutils pkgs.git pkgs.openssh firstSyncGuard ];
+    # util-linux for flock.
+    runtimeInputs = [ pkgs.coreutils pkgs.findutils pkgs.git pkgs.openssh pkgs.util-linux firstSyncGuard ];
     text = builtins.readFile ./git-sync.sh;
   };
 
@@ -477,8 +517,11 @@ let
       inherit (instance) environment;
       # Syncthing runs as its own user: files either side creates must stay group-writable.
       umask = if instance.sync.backend == "syncthing" then "0007" else null;
-      after = lib.optional (lib.elem instance.sync.backend [ "obsidian" "git" ]) "${syncUnit instance}.service"
-        ++ lib.optional (instance.sync.backend == "syncthing") "syncthing.service";
+      # Quire serves only after the first sync has completed (docs/SYNC.md): a request that comes
+      # earlier waits for it, and fails when it fails.
+      requires = lib.optional (instance.sync.backend != "none") "${firstSyncUnit instance}.service";
+      after = lib.optional (instance.sync.backend == "syncthing") "syncthing.service"
+        ++ lib.optional (instance.sync.backend != "none") "${firstSyncUnit instance}.service";
     };
   };
 
@@ -539,45 +582,142 @@ let
     SystemCallFilter = [ "@system-service" "~@privileged @resources" ];
   };
 
-  obsidianSync = instance:
-    let
-      sync = instance.sync.obsidian;
-      start = pkgs.writeShellScript "${syncUnit instance}-start" ''
-        if [ -e "''${CREDENTIALS_DIRECTORY:-/nonexistent}/obsidian-auth-token" ]; then
-          OBSIDIAN_AUTH_TOKEN="$(cat "$CREDENTIALS_DIRECTORY/obsidian-auth-token")"
-          export OBSIDIAN_AUTH_TOKEN
-        fi
-        exec ${lib.getExe sync.package} sync --path ${lib.escapeShellArg instance.vault.path} --continuous
-      '';
-    in
-    {
-      description = "Obsidian Sync for the Quire vault ${instance.vault.path}";
-      wantedBy = [ "multi-user.target" ];
-      wants = [ "network-online.target" ];
-      after = [ "network-online.target" ];
-      before = [ "${instance.unitName}.service" ];
-      environment.XDG_CONFIG_HOME = syncStateDir instance;
-      environment.HOME = syncStateDir instance;
-      serviceConfig = syncHardening instance // {
-        ExecStartPre = lib.optional instance.sync.firstSyncGuard
-          "${lib.getExe firstSyncGuard} obsidian ${lib.escapeShellArg instance.vault.path} ${syncStateDir instance}";
-        ExecStart = "${start}";
-        LoadCredential = lib.optional (sync.authTokenFile != null) "obsidian-auth-token:${sync.authTokenFile}";
-        Restart = "on-failure";
-        RestartSec = "30s";
-        # Node's JIT needs writable and executable memory, so MemoryDenyWriteExecute stays off.
-      };
+  # `ob sync` with the account token from its credential; `continuous` keeps it running.
+  obsidianStart = instance: continuous: pkgs.writeShellScript "${syncUnit instance}-${if continuous then "start" else "first"}" ''
+    if [ -e "''${CREDENTIALS_DIRECTORY:-/nonexistent}/obsidian-auth-token" ]; then
+      OBSIDIAN_AUTH_TOKEN="$(cat "$CREDENTIALS_DIRECTORY/obsidian-auth-token")"
+      export OBSIDIAN_AUTH_TOKEN
+    fi
+    exec ${lib.getExe instance.sync.obsidian.package} sync --path ${lib.escapeShellArg instance.vault.path}${lib.optionalString continuous " --continuous"}
+  '';
+  obsidianUnit = instance: {
+    environment.XDG_CONFIG_HOME = syncStateDir instance;
+    environment.HOME = syncStateDir instance;
+    serviceConfig = syncHardening instance // {
+      ExecStartPre = lib.optional instance.sync.firstSyncGuard
+        "${lib.getExe firstSyncGuard} obsidian ${lib.escapeShellArg instance.vault.path} ${syncStateDir instance}";
+      LoadCredential = lib.optional (instance.sync.obsidian.authTokenFile != null) "obsidian-auth-token:${instance.sync.obsidian.authTokenFile}";
+      # Node's JIT needs writable and executable memory, so MemoryDenyWriteExecute stays off.
     };
+  };
 
-  gitSyncService = instance:
+  obsidianSync = instance: lib.recursiveUpdate (obsidianUnit instance) {
+    description = "Obsidian Sync for the Quire vault ${instance.vault.path}";
+    wantedBy = [ "multi-user.target" ];
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" "${firstSyncUnit instance}.service" ];
+    before = [ "${instance.unitName}.service" ];
+    inherit (instance.sync) onFailure;
+    serviceConfig = {
+      ExecStart = "${obsidianStart instance true}";
+      Restart = "on-failure";
+      RestartSec = "30s";
+    };
+  };
+
+  # Waits until Syncthing has the vault's folder up to date with a connected device.
+  syncthingFirstSync = pkgs.writeShellApplication {
+    name = "quire-syncthing-first-sync";
+    runtimeInputs = [ pkgs.coreutils pkgs.gnused pkgs.curl pkgs.jq ];
+    text = ''
+      : "''${FOLDER:?}" "''${CONFIG:?}" "''${GUI:?}" "''${DEVICES:?}"
+      api() { curl -fsS --max-time 10 -H "X-API-Key: $key" "http://$GUI/rest/$1"; }
+      while true; do
+        key="$(sed -n 's|.*<apikey>\(.*\)</apikey>.*|\1|p' "$CONFIG" 2>/dev/null || true)"
+        ready=false
+        if [ -n "$key" ] && status="$(api "db/status?folder=$FOLDER")" && stats="$(api stats/folder)" \
+          && connections="$(api system/connections)"; then
+          ready=true
+          jq -e '.state == "idle" and .needTotalItems == 0 and .errors == 0' <<<"$status" >/dev/null || ready=false
+          jq -e --arg f "$FOLDER" '.[$f].lastScan // "" | startswith("0001") or . == "" | not' <<<"$stats" >/dev/null || ready=false
+          connected=0
+          for device in $DEVICES; do
+            if jq -e --arg d "$device" '.connections[$d].connected // false' <<<"$connections" >/dev/null; then
+              connected=$((connected + 1))
+              api "db/completion?folder=$FOLDER&device=$device" | jq -e '.completion == 100' >/dev/null || ready=false
+            fi
+          done
+          [ "$connected" -gt 0 ] || ready=false
+        fi
+        if $ready; then
+          echo "syncthing first sync: folder $FOLDER is up to date with $connected device(s)"
+          exit 0
+        fi
+        echo "syncthing first sync: waiting until folder $FOLDER is scanned and up to date with a connected device"
+        sleep 10
+      done
+    '';
+  };
+
+  # The first sync: Quire Requires= and is After= it (docs/SYNC.md). It runs at boot, exits at
+  # once when the marker exists, and only a complete first round writes the marker.
+  firstSyncService = instance:
+    let
+      files = syncFiles instance;
+      backend = instance.sync.backend;
+      writeMarker = "+${pkgs.coreutils}/bin/install -o ${instance.user} -g ${instance.group} -m 0644 /dev/null ${files.marker}";
+      common = {
+        description = "First sync of the Quire vault ${instance.vault.path} (Quire waits for it)";
+        wantedBy = [ "multi-user.target" ];
+        wants = [ "network-online.target" ];
+        after = [ "network-online.target" ] ++ lib.optional (backend == "syncthing") "syncthing.service";
+        before = [ "${instance.unitName}.service" ];
+        inherit (instance.sync) onFailure;
+        # Adoption of a large vault over a slow link; transient failures are retried inside it.
+        serviceConfig = {
+          Type = "oneshot";
+          RemainAfterExit = true;
+          TimeoutStartSec = "30min";
+        };
+      };
+    in
+    if backend == "git" then
+      lib.recursiveUpdate (gitUnit instance)
+        (lib.recursiveUpdate common {
+          serviceConfig.ExecStart = "${lib.getExe gitSync} --first";
+        })
+    else if backend == "obsidian" then
+      lib.recursiveUpdate (obsidianUnit instance)
+        (lib.recursiveUpdate common {
+          unitConfig.ConditionPathExists = "!${files.marker}";
+          serviceConfig = {
+            ExecStart = "${obsidianStart instance false}";
+            ExecStartPost = writeMarker;
+          };
+        })
+    else
+    # Syncthing runs as its own user; this unit reads its API key as that user, and only the
+    # marker is written with full privileges, owned by the instance's user.
+      lib.recursiveUpdate common {
+        unitConfig.ConditionPathExists = "!${files.marker}";
+        environment = {
+          FOLDER = instance.sync.syncthing.folderId;
+          CONFIG = "${config.services.syncthing.configDir}/config.xml";
+          GUI = config.services.syncthing.guiAddress;
+          DEVICES = toString (map (name: config.services.syncthing.settings.devices.${name}.id or name) instance.sync.syncthing.devices);
+        };
+        serviceConfig = {
+          User = config.services.syncthing.user;
+          ExecStart = lib.getExe syncthingFirstSync;
+          ExecStartPost = writeMarker;
+          NoNewPrivileges = true;
+          ProtectSystem = "strict";
+          ProtectHome = true;
+          PrivateTmp = true;
+          RestrictAddressFamilies = [ "AF_UNIX" "AF_INET" "AF_INET6" ];
+        };
+      };
+
+  # What both git units share: the script's environment (docs/SYNC.md) and the sandbox.
+  gitUnit = instance:
     let
       sync = instance.sync.git;
+      files = syncFiles instance;
+      knownHosts =
+        if sync.knownHosts == null then "-o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${syncStateDir instance}/known_hosts"
+        else "-o StrictHostKeyChecking=yes -o UserKnownHostsFile=${pkgs.writeText "${syncUnit instance}-known-hosts" sync.knownHosts}";
     in
     {
-      description = "git sync for the Quire vault ${instance.vault.path}";
-      wants = [ "network-online.target" ];
-      after = [ "network-online.target" ];
-      before = [ "${instance.unitName}.service" ];
       environment = {
         VAULT = instance.vault.path;
         REMOTE = sync.remote;
@@ -585,16 +725,31 @@ let
         AUTHOR_NAME = sync.authorName;
         AUTHOR_EMAIL = sync.authorEmail;
         HOME = syncStateDir instance;
-      } // lib.optionalAttrs (sync.sshKeyFile != null) {
-        GIT_SSH_COMMAND = "ssh -i %d/git-ssh-key -o IdentitiesOnly=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${syncStateDir instance}/known_hosts";
+        QUIRE_SYNC_LOCK = files.lock;
+        QUIRE_SYNC_MARKER = files.marker;
+        QUIRE_SYNC_STATUS = files.status;
+        QUIRE_SYNC_HOST = config.networking.hostName;
+      } // lib.optionalAttrs (sync.sshKeyFile != null || sync.knownHosts != null) {
+        GIT_SSH_COMMAND = "ssh ${lib.optionalString (sync.sshKeyFile != null) "-i %d/git-ssh-key -o IdentitiesOnly=yes "}${knownHosts}";
       };
       serviceConfig = syncHardening instance // {
-        Type = "oneshot";
-        ExecStart = lib.getExe gitSync;
         LoadCredential = lib.optional (sync.sshKeyFile != null) "git-ssh-key:${sync.sshKeyFile}";
         MemoryDenyWriteExecute = true;
       };
     };
+
+  gitSyncService = instance: lib.recursiveUpdate (gitUnit instance) {
+    description = "git sync for the Quire vault ${instance.vault.path}";
+    wants = [ "network-online.target" ];
+    after = [ "network-online.target" "${firstSyncUnit instance}.service" ];
+    inherit (instance.sync) onFailure;
+    serviceConfig = {
+      Type = "oneshot";
+      ExecStart = lib.getExe gitSync;
+      # Each network command has its own timeout; a round retries at most 8 times.
+      TimeoutStartSec = "15min";
+    };
+  };
 
   publicUrlParts = instance:
     let
@@ -650,6 +805,10 @@ let
         message = "${at}.sync.backend = \"git\" needs ${at}.sync.git.remote.";
       }
       {
+        assertion = instance.sync.git.remote == null || builtins.match "[a-z0-9+.-]+://[^/@]*:[^/@]*@.*" instance.sync.git.remote == null;
+        message = "${at}.sync.git.remote has a password in it, which would land in the world-readable Nix store. Use ${at}.sync.git.sshKeyFile (an SSH remote) or a git credential helper instead.";
+      }
+      {
         assertion = instance.sync.backend != "syncthing" || instance.sync.syncthing.devices != [ ];
         message = "${at}.sync.backend = \"syncthing\" needs ${at}.sync.syncthing.devices (names from services.syncthing.settings.devices).";
       }
@@ -689,7 +848,8 @@ let
   instanceServices = instance:
     (systemdUnits instance).services
     // lib.optionalAttrs (instance.sync.backend == "obsidian") { ${syncUnit instance} = obsidianSync instance; }
-    // lib.optionalAttrs (instance.sync.backend == "git") { ${syncUnit instance} = gitSyncService instance; };
+    // lib.optionalAttrs (instance.sync.backend == "git") { ${syncUnit instance} = gitSyncService instance; }
+    // lib.optionalAttrs (instance.sync.backend != "none") { ${firstSyncUnit instance} = firstSyncService instance; };
 
   instanceTimers = instance: lib.optionalAttrs (instance.sync.backend == "git") {
     ${syncUnit instance} = {
@@ -775,10 +935,31 @@ in
       (lib.mkIf (withSync "syncthing" != [ ]) { syncthing.serviceConfig.UMask = lib.mkDefault "0007"; })
     ]);
     systemd.timers = forEachInstance instanceTimers;
-    systemd.tmpfiles.settings = forEachInstance (instance: lib.optionalAttrs instance.vault.create {
-      "10-${instance.unitName}".${instance.vault.path}.d = {
-        inherit (instance) user group;
-        mode = "2770";
+    systemd.tmpfiles.settings = forEachInstance (instance: {
+      "10-${instance.unitName}" = lib.optionalAttrs instance.vault.create
+        {
+          ${instance.vault.path}.d = {
+            inherit (instance) user group;
+            mode = "2770";
+          };
+        }
+      // lib.optionalAttrs (instance.sync.backend == "syncthing") {
+        # Quire's temp files and a git backend's files never sync (docs/SYNC.md).
+        "${instance.vault.path}/.stignore"."f+" = {
+          inherit (instance) user group;
+          mode = "0660";
+          argument = lib.concatStringsSep "\\n" [
+            "// Managed by the Quire NixOS module: Quire's temp files and the git backend's files never sync."
+            "(?d).quire-*.tmp"
+            "(?d).quire-*"
+            ".git"
+          ];
+        };
+        # The first-sync marker's directory (no sync unit of Quire's own creates it here).
+        ${syncStateDir instance}.d = {
+          inherit (instance) user group;
+          mode = "0700";
+        };
       };
     });
 
@@ -799,6 +980,13 @@ in
             inherit (instance.sync.syncthing) devices;
             # Permissions are the vault group's business, not the other devices'.
             ignorePerms = true;
+            # Files replaced or deleted by other devices are kept 90 days in .stversions/ (hidden,
+            # so Quire never indexes it): the net for incoming deletions, which no guard can veto
+            # inside Syncthing's continuous sync.
+            versioning = {
+              type = "staggered";
+              params = { cleanInterval = "3600"; maxAge = "7776000"; };
+            };
           };
         })
         (withSync "syncthing"));

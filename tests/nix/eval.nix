@@ -75,7 +75,7 @@ let
       };
       syncthing = {
         inherit (config.services.syncthing) enable;
-        folders = lib.mapAttrs (_: folder: { inherit (folder) path devices; }) config.services.syncthing.settings.folders;
+        folders = lib.mapAttrs (_: folder: { inherit (folder) path devices; versioning = folder.versioning.type or null; }) config.services.syncthing.settings.folders;
       };
     };
 
@@ -152,6 +152,19 @@ let
         validateConfig = false;
       };
     }];
+    # The git backend's protocol with Quire (docs/SYNC.md): first sync, lock, marker, status.
+    git-sync = [{
+      networking.hostName = "notes";
+      services.quire = {
+        enable = true;
+        validateConfig = false;
+        sync = {
+          backend = "git";
+          git = { remote = "git@git.example.org:me/notes.git"; knownHosts = "git.example.org ssh-ed25519 AAAAkey"; };
+          onFailure = [ "notify-owner@%n.service" ];
+        };
+      };
+    }];
     environment-space = [{
       services.quire = {
         enable = true;
@@ -199,6 +212,10 @@ let
     git-without-remote = {
       expect = "needs services.quire.sync.git.remote";
       host = single { sync.backend = "git"; };
+    };
+    git-remote-with-password = {
+      expect = "has a password in it";
+      host = single { sync = { backend = "git"; git.remote = "https://me:secret@git.example.org/notes.git"; }; };
     };
     syncthing-without-devices = {
       expect = "needs services.quire.sync.syncthing.devices";

@@ -77,6 +77,7 @@ in
     else fake (lib.removeSuffix ".nix" file) { };
   runCommand = name: _: _: fake name { };
   writeShellScript = name: text: fake name { inherit text; };
+  writeText = name: text: fake name { inherit text; };
   writeShellApplication = { name, text, runtimeInputs ? [ ] }: fake name { inherit text runtimeInputs; meta.mainProgram = name; };
   writers.writePython3Bin = name: _: _: fake name { meta.mainProgram = name; };
   testers.runNixOSTest = test: test;

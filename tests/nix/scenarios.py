@@ -128,24 +128,36 @@ if "multi" in results:
     expect_clean("multi")
     host = results["multi"]
     expected = {
-        "quire.service", "quire.socket", "quire-sync.service", "quire-sync.timer",
-        "quire-shared.service", "quire-shared.socket", "quire-archive.service", "quire-archive.socket",
-        "quire-archive-sync.service", "quire-offline.service", "quire-offline.socket", "syncthing.service",
+        "quire.service", "quire.socket", "quire-sync.service", "quire-sync.timer", "quire-first-sync.service",
+        "quire-shared.service", "quire-shared.socket", "quire-shared-first-sync.service",
+        "quire-archive.service", "quire-archive.socket", "quire-archive-sync.service", "quire-archive-first-sync.service",
+        "quire-offline.service", "quire-offline.socket", "syncthing.service",
     }
     if set(host["units"]) != expected:
         problem("multi", f"units {sorted(host['units'])}, expected {sorted(expected)}")
-    expect_lines("multi", "quire.service", ["After=quire.socket network.target quire-sync.service"])
+    # Every backend: Quire requires the first sync and starts after it (docs/SYNC.md).
+    expect_lines("multi", "quire.service", ["After=quire.socket network.target quire-first-sync.service",
+                                            "Requires=quire.socket quire-first-sync.service"])
+    expect_lines("multi", "quire-first-sync.service", ["Type=oneshot", "RemainAfterExit=true", "Before=quire.service"])
+    expect_lines("multi", "quire-shared-first-sync.service", ["User=syncthing", "ConditionPathExists=!/var/lib/quire-shared-sync/first-sync-done"])
+    expect_lines("multi", "quire-archive-first-sync.service", ["ConditionPathExists=!/var/lib/quire-archive-sync/first-sync-done"])
+    for name in ("quire-first-sync.service", "quire-shared-first-sync.service", "quire-archive-first-sync.service"):
+        if host["units"].get(name, {}).get("wantedBy") != ["multi-user.target"]:
+            problem("multi", f"{name} does not run at boot")
+    stignore = host["tmpfiles"].get("10-quire-shared", {}).get("/srv/shared/.stignore", {}).get("f+", {})
+    if "(?d).quire-*.tmp" not in stignore.get("argument", ""):
+        problem("multi", f"the Syncthing vault gets no .stignore for Quire's temp files: {stignore}")
     expect_lines("multi", "quire-sync.service", ["Type=oneshot", "LoadCredential=git-ssh-key:/run/keys/git", "User=quire"])
     expect_lines("multi", "quire-sync.timer", ["OnUnitActiveSec=5min"])
-    expect_lines("multi", "quire-shared.service", ["After=quire-shared.socket network.target syncthing.service", "UMask=0007"])
-    expect_lines("multi", "quire-archive.service", ["ReadOnlyPaths=/srv/archive", "After=quire-archive.socket network.target quire-archive-sync.service"])
+    expect_lines("multi", "quire-shared.service", ["After=quire-shared.socket network.target syncthing.service quire-shared-first-sync.service", "UMask=0007"])
+    expect_lines("multi", "quire-archive.service", ["ReadOnlyPaths=/srv/archive", "After=quire-archive.socket network.target quire-archive-first-sync.service"])
     expect_lines("multi", "quire-archive-sync.service", ["LoadCredential=obsidian-auth-token:/run/keys/obsidian"])
     expect_lines("multi", "quire-offline.service", ["ReadOnlyPaths=/srv/offline", "PrivateNetwork=true"])
     expect_lines("multi", "syncthing.service", ["UMask=0007"])
     for name in ("quire-archive.service", "quire-offline.service"):
         if name in host["units"] and "ReadWritePaths=" in host["units"][name]["text"]:
             problem("multi", f"{name} is read-only but has ReadWritePaths=")
-    if host["syncthing"] != {"enable": True, "folders": {"quire-shared": {"path": "/srv/shared", "devices": ["laptop"]}}}:
+    if host["syncthing"] != {"enable": True, "folders": {"quire-shared": {"path": "/srv/shared", "devices": ["laptop"], "versioning": "staggered"}}}:
         problem("multi", f"syncthing is {host['syncthing']}")
     if "quire-shared" not in host["users"].get("syncthing", {}).get("extraGroups", []):
         problem("multi", "the syncthing user is not in the shared vault's group")
@@ -166,6 +178,30 @@ if "semantic" in results:
             problem("semantic", f"quire.toml lacks {line!r}:\n{toml}")
     if "quire-model-minilm" not in toml or "onnxruntime-library-1.32.0/lib/libonnxruntime.so" not in toml:
         problem("semantic", f"quire.toml does not use the MiniLM package and ONNX Runtime 1.32 by default:\n{toml}")
+
+# The git backend's protocol with Quire: the TOML names the three files the script's environment
+# names, the first sync runs at boot, OnFailure= and the pinned host keys reach both units.
+if "git-sync" in results:
+    expect_clean("git-sync")
+    host = results["git-sync"]
+    toml = host["configs"].get("quire", "")
+    for line in ('lock_file = "/var/lib/quire-sync/vault.lock"', 'first_sync_marker = "/var/lib/quire-sync/first-sync-done"',
+                 'status_file = "/var/lib/quire-sync/status.json"'):
+        if line not in toml:
+            problem("git-sync", f"quire.toml lacks {line}:\n{toml}")
+    for name in ("quire-first-sync.service", "quire-sync.service"):
+        unit = units("git-sync").get(name, {})
+        variables = environment(unit)
+        for key, value in (("QUIRE_SYNC_LOCK", "/var/lib/quire-sync/vault.lock"), ("QUIRE_SYNC_MARKER", "/var/lib/quire-sync/first-sync-done"),
+                           ("QUIRE_SYNC_STATUS", "/var/lib/quire-sync/status.json"), ("QUIRE_SYNC_HOST", "notes")):
+            if variables.get(key) != value:
+                problem("git-sync", f"{name}: {key}={variables.get(key)!r}, expected {value!r}")
+        if "StrictHostKeyChecking=yes" not in variables.get("GIT_SSH_COMMAND", ""):
+            problem("git-sync", f"{name}: the pinned host keys are not used: {variables.get('GIT_SSH_COMMAND')!r}")
+        expect_lines("git-sync", name, ["OnFailure=notify-owner@%n.service", "StateDirectory=quire-sync"])
+    expect_lines("git-sync", "quire-first-sync.service", ["TimeoutStartSec=30min"])
+    if not any(line.endswith("/bin/quire-git-sync --first") for line in values(units("git-sync").get("quire-first-sync.service", {}), "Service", "ExecStart")):
+        problem("git-sync", "quire-first-sync.service does not run quire-git-sync --first")
 
 # An environment value with a space arrives as one variable.
 if "environment-space" in results:

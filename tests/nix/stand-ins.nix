@@ -287,6 +287,8 @@ in
       user = mkOption { type = types.str; default = "syncthing"; description = "Syncthing's user."; };
       group = mkOption { type = types.str; default = "syncthing"; description = "Syncthing's group."; };
       dataDir = mkOption { type = types.path; default = "/var/lib/syncthing"; description = "Data directory."; };
+      configDir = mkOption { type = types.path; default = "${config.services.syncthing.dataDir}/.config/syncthing"; description = "Where config.xml is."; };
+      guiAddress = mkOption { type = types.str; default = "127.0.0.1:8384"; description = "The GUI and REST API address."; };
       settings = mkOption {
         type = types.submodule {
           freeformType = types.attrsOf jsonValue;

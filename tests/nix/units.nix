@@ -6,7 +6,7 @@
 # Returns { defaultIdentical; named = { key = "section.Key"; same = bool; } list; rendered }.
 { args }:
 let
-  shared = builtins.removeAttrs args [ "unitName" "user" "group" "supplementaryGroups" "umask" "after" "wants" ];
+  shared = builtins.removeAttrs args [ "unitName" "user" "group" "supplementaryGroups" "umask" "after" "wants" "requires" ];
   base = import ../../nixos/unit-settings.nix shared;
   defaultInstance = import ../../nixos/instance-units.nix { args = shared; };
   named = import ../../nixos/instance-units.nix {
