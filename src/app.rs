@@ -39,6 +39,15 @@ pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>>
         std::fs::create_dir_all(index_dir)
             .with_context(|| format!("cannot create the index folder {}", index_dir.display()))?;
     }
+    if let Some(lock_file) = &config.sync.lock_file {
+        // It must exist before landlock, which allows only existing paths; the sync service
+        // usually creates it, and either side creating it first is fine.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(lock_file)
+            .with_context(|| format!("cannot create the sync lock file {}", lock_file.display()))?;
+    }
     let inherited = crate::systemd::inherited_listener()?;
     let plan = sandbox_plan(config, inherited.is_none());
     let report = crate::systemd::apply_sandbox(&plan)?;
@@ -108,6 +117,16 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
     }
     // The model worker loads the library and models after the sandbox applies.
     read_only.extend(semantic_paths(&crate::embed::resolve(&config.search)));
+    // The sync's files: the lock is opened for reading (enough for flock); the marker and status
+    // are replaced by rename, so their folders, which must exist (the sync service makes them).
+    read_only.extend(config.sync.lock_file.iter().cloned());
+    read_only.extend(
+        [&config.sync.first_sync_marker, &config.sync.status_file]
+            .into_iter()
+            .flatten()
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .filter(|folder| folder.is_dir()),
+    );
     SandboxPlan {
         mode: match config.sandbox {
             Sandbox::Required => SandboxMode::Required,
@@ -232,6 +251,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let notifier = ServiceNotifier;
     let health = Arc::new(Health::default());
+    wait_for_first_sync(&config, &notifier).await;
     notifier.status("opening the vault");
     let vault = open_vault(&config)?;
     // The reconcile runs in the background; tools wait for it, the MCP handshake does not.
@@ -374,6 +394,7 @@ async fn serve_http(
         auth,
         max_note_bytes: config.max_note_bytes,
         oauth: None,
+        sync_status: config.sync.status_file.clone(),
     };
     if let Auth::Identities(tokens) = &settings.auth {
         let oauth = crate::http::oauth::OAuthState::open(
@@ -503,8 +524,34 @@ fn print_connection_help(
 
 fn open_vault(config: &Config) -> anyhow::Result<Arc<Vault>> {
     let vault = Vault::open(&config.vault, config.max_note_bytes)
-        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?;
+        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?
+        .with_sync_lock(config.sync.lock_file.clone());
     Ok(Arc::new(vault))
+}
+
+/// How often Quire looks for the first-sync marker while it waits.
+const FIRST_SYNC_POLL: Duration = Duration::from_secs(1);
+
+/// Waits until the vault's first sync has completed (`[sync] first_sync_marker` exists): a vault
+/// that is still arriving is never indexed, served or written. systemd orders Quire after the
+/// first-sync unit already; this holds for any other way Quire is started.
+async fn wait_for_first_sync(config: &Config, notifier: &ServiceNotifier) {
+    let Some(marker) = &config.sync.first_sync_marker else {
+        return;
+    };
+    let mut announced = false;
+    while !marker.exists() {
+        if !announced {
+            announced = true;
+            tracing::warn!(marker = %marker.display(), "waiting for the vault's first sync to complete before serving");
+            notifier.status("waiting for the vault's first sync");
+        }
+        notifier.alive();
+        tokio::time::sleep(FIRST_SYNC_POLL).await;
+    }
+    if announced {
+        tracing::info!("the first sync has completed");
+    }
 }
 
 fn open_index(config: &Config, vault: &Arc<Vault>, options: IndexOptions) -> anyhow::Result<Index> {
@@ -818,14 +865,7 @@ pub fn doctor(config: &Config) -> String {
         )
     ));
     lines.push(format!("state directory: {}", config.state_dir.display()));
-    lines.push(format!(
-        "index:           {} ({})",
-        config.index.display(),
-        std::fs::metadata(&config.index).map_or_else(
-            |_| "not built yet; `quire index` or `quire serve` builds it".to_string(),
-            |meta| format!("{} KiB", meta.len() / 1024)
-        )
-    ));
+    lines.extend(doctor_sync(config));
     lines.push(format!(
         "transport:       {}",
         match &config.http {
@@ -871,9 +911,6 @@ pub fn doctor(config: &Config) -> String {
             None => "no system tz database found; using the copy built into Quire".to_string(),
         }
     ));
-    lines.push(
-        "semantic search: off (no embedding model is configured; search is keyword-only)".into(),
-    );
     lines.push(format!(
         "oauth:           {}",
         describe_oauth(config, config.http.is_none())
@@ -897,6 +934,39 @@ pub fn doctor(config: &Config) -> String {
 
 /// The semantic search lines of `quire doctor`: which library and model, why, and whether they
 /// load (they are loaded here, so a broken model shows up now rather than as a log line later).
+/// The sync service as Quire sees it: the shared files and the last run's status.
+fn doctor_sync(config: &Config) -> Vec<String> {
+    let sync = &config.sync;
+    if sync == &crate::config::SyncConfig::default() {
+        return vec!["sync:            not configured ([sync] in the config file)".into()];
+    }
+    let mut lines = Vec::new();
+    if let Some(marker) = &sync.first_sync_marker {
+        lines.push(format!(
+            "first sync:      {} ({})",
+            marker.display(),
+            if marker.exists() {
+                "done"
+            } else {
+                "WAITING: Quire serves only once the first sync has completed"
+            }
+        ));
+    }
+    if let Some(lock) = &sync.lock_file {
+        lines.push(format!(
+            "sync lock:       {} (held shared during every write; the sync takes it exclusively)",
+            lock.display()
+        ));
+    }
+    if let Some(path) = &sync.status_file {
+        match crate::sync_status::read(path) {
+            Ok(status) => lines.extend(status.describe()),
+            Err(error) => lines.push(format!("sync:            {error}")),
+        }
+    }
+    lines
+}
+
 fn doctor_semantic(config: &Config) -> Vec<String> {
     let resolution = crate::embed::resolve(&config.search);
     let mut lines = Vec::new();

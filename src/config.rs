@@ -46,6 +46,17 @@ struct RawConfig {
     daily_notes: RawDailyNotes,
     #[serde(default)]
     search: RawSearch,
+    #[serde(default)]
+    sync: RawSync,
+}
+
+/// `[sync]`: the files Quire shares with the vault's sync service (docs/SYNC.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSync {
+    lock_file: Option<PathBuf>,
+    first_sync_marker: Option<PathBuf>,
+    status_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -270,6 +281,19 @@ pub struct Config {
     /// `[daily_notes]`: values that win over `.obsidian/daily-notes.json`.
     pub daily_notes: DailyNotesOverrides,
     pub search: SearchConfig,
+    pub sync: SyncConfig,
+}
+
+/// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
+/// absolute (relative ones are taken from the config file's folder) and outside the vault.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncConfig {
+    /// Held shared (`flock`) during every write; the sync takes it exclusively.
+    pub lock_file: Option<PathBuf>,
+    /// Written by the sync once the first sync has completed; Quire serves only after that.
+    pub first_sync_marker: Option<PathBuf>,
+    /// The sync's JSON status (last success, conflicts), shown by `quire doctor` and `/healthz`.
+    pub status_file: Option<PathBuf>,
 }
 
 /// The test-only variable that lets Client ID Metadata Documents come from this machine.
@@ -490,7 +514,21 @@ impl Config {
             },
         };
         let search = search_config(&raw.search, &file_dir, env)?;
+        let sync_path = |key: &'static str, path: &Option<PathBuf>| {
+            path.as_ref()
+                .map(|path| {
+                    let path = absolute(&file_dir, path);
+                    refuse_inside_vault(key, &path, &vault).map(|()| path)
+                })
+                .transpose()
+        };
+        let sync = SyncConfig {
+            lock_file: sync_path("sync.lock_file", &raw.sync.lock_file)?,
+            first_sync_marker: sync_path("sync.first_sync_marker", &raw.sync.first_sync_marker)?,
+            status_file: sync_path("sync.status_file", &raw.sync.status_file)?,
+        };
         Ok(Config {
+            sync,
             access,
             search,
             oauth,

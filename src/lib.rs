@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod ops;
 pub mod search;
+pub mod sync_status;
 pub mod systemd;
 pub mod telemetry;
 pub mod vault;

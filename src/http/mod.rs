@@ -35,6 +35,8 @@ pub struct HttpSettings {
     pub max_note_bytes: u64,
     /// The OAuth authorization server, when identities are configured.
     pub oauth: Option<Arc<oauth::OAuthState>>,
+    /// The sync service's status file (`[sync] status_file`), summarised on `/healthz`.
+    pub sync_status: Option<std::path::PathBuf>,
 }
 
 impl HttpSettings {
@@ -119,6 +121,19 @@ async fn session_delete_is_no_content(
     response
 }
 
+/// `/healthz` answers without auth, so the sync part carries counts and times only, no paths.
+fn health(sync_status: Option<&std::path::Path>) -> serde_json::Value {
+    let mut body = serde_json::json!({"status": "ok"});
+    if let Some(path) = sync_status {
+        body["sync"] = match crate::sync_status::read(path) {
+            Ok(status) => serde_json::json!(status.summary()),
+            Err(crate::sync_status::StatusError::Missing(_)) => serde_json::json!({"ok": null}),
+            Err(_) => serde_json::json!({"ok": false}),
+        };
+    }
+    body
+}
+
 fn request_body_limit(max_note_bytes: u64) -> usize {
     const ENVELOPE: u64 = 1024 * 1024;
     usize::try_from(max_note_bytes.saturating_mul(2).saturating_add(ENVELOPE)).unwrap_or(usize::MAX)
@@ -141,6 +156,7 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
     let oauth = settings.oauth.is_some();
     let metadata = auth::protected_resource_metadata(&settings.base_url(), oauth);
     let metadata_mcp = metadata.clone();
+    let sync_status = settings.sync_status.clone();
     let router = Router::new()
         .nest_service("/mcp", mcp_service)
         .layer(axum::middleware::from_fn(session_delete_is_no_content))
@@ -150,7 +166,10 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
         ))
         .route(
             "/healthz",
-            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+            get(move || {
+                let sync_status = sync_status.clone();
+                async move { axum::Json(health(sync_status.as_deref())) }
+            }),
         )
         .route(
             "/.well-known/oauth-protected-resource",

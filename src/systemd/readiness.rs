@@ -23,6 +23,13 @@ impl ServiceNotifier {
     pub fn stopping(&self) {
         send(&[NotifyState::Stopping]);
     }
+
+    /// A watchdog ping for a wait that is not a hang (the first sync, before any component runs).
+    pub fn alive(&self) {
+        if sd_notify::watchdog_enabled().is_some() {
+            send(&[NotifyState::Watchdog]);
+        }
+    }
 }
 
 fn send(states: &[NotifyState<'_>]) {

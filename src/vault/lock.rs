@@ -1,16 +1,21 @@
 //! Per-file locks for read-modify-write sequences inside one Quire process.
 //!
 //! Two tool calls on the same note serialise here; calls on different notes never wait for each
-//! other. Other processes (a sync client, Obsidian) are not stopped by this lock: the revision
-//! re-check just before the rename is what protects their edits.
+//! other. Other processes (Obsidian, a sync client without the shared lock) are not stopped by
+//! this lock: the revision re-check just before the rename is what protects their edits. A sync
+//! service that shares `[sync] lock_file` is: while any path lock is held, so is the shared sync
+//! lock (see `sync.rs`).
 
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex, MutexGuard};
+
+use super::sync::SyncLock;
 
 #[derive(Debug, Default)]
 pub struct LockTable {
     held: Mutex<HashSet<String>>,
     released: Condvar,
+    sync: Option<SyncLock>,
 }
 
 /// Holds one path's lock until dropped.
@@ -21,9 +26,24 @@ pub struct FileLock<'a> {
 }
 
 impl LockTable {
-    /// Blocks until no one else holds `key`. Keys are NFC vault paths, so the two spellings of
-    /// one name share a lock.
+    pub fn with_sync(sync: Option<SyncLock>) -> LockTable {
+        LockTable {
+            sync,
+            ..LockTable::default()
+        }
+    }
+
+    pub fn sync(&self) -> Option<&SyncLock> {
+        self.sync.as_ref()
+    }
+
+    /// Blocks until no one else holds `key` (and, with a sync lock, until the sync lets writers
+    /// in). Keys are NFC vault paths, so the two spellings of one name share a lock.
     pub fn lock(&self, key: &str) -> FileLock<'_> {
+        // The sync lock first, so a writer waiting for the sync holds no path lock meanwhile.
+        if let Some(sync) = &self.sync {
+            sync.enter();
+        }
         let mut held = self.guard();
         while held.contains(key) {
             held = self
@@ -51,6 +71,9 @@ impl Drop for FileLock<'_> {
     fn drop(&mut self) {
         self.table.guard().remove(&self.key);
         self.table.released.notify_all();
+        if let Some(sync) = &self.table.sync {
+            sync.leave();
+        }
     }
 }
 

@@ -11,6 +11,7 @@ mod resolve;
 mod revision;
 mod scan;
 mod settings;
+mod sync;
 mod trash;
 mod write;
 
@@ -28,6 +29,7 @@ pub use settings::{
     PeriodicSettings, SettingsRead, WeekStart,
 };
 pub use settings::{LinkSettings, NewLinkFormat};
+pub use sync::{SyncLock, is_conflict_copy};
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +126,16 @@ impl Vault {
             max_file_bytes,
             locks: LockTable::default(),
         })
+    }
+
+    /// Shares every write with the vault's sync service through `lock_file` (see `sync.rs`).
+    pub fn with_sync_lock(mut self, lock_file: Option<PathBuf>) -> Vault {
+        self.locks = LockTable::with_sync(lock_file.map(SyncLock::new));
+        self
+    }
+
+    pub fn sync_lock(&self) -> Option<&SyncLock> {
+        self.locks.sync()
     }
 
     pub fn root(&self) -> &Path {

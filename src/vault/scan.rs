@@ -1,7 +1,7 @@
 //! Walking the vault for listings.
 //!
 //! A scan sees what Obsidian sees: no hidden (dot-prefixed) file or folder, and no name that
-//! `VaultPath` would refuse. Symlinked files are listed only when their target is a visible file
+//! `VaultPath` would refuse; and no sync backend's conflict copy (`sync.rs`). Symlinked files are listed only when their target is a visible file
 //! inside the vault; symlinked folders are not descended, so a scan can neither leave the vault nor
 //! loop.
 
@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use unicode_normalization::UnicodeNormalization;
 use walkdir::WalkDir;
 
-use super::{VaultError, VaultPath, resolve};
+use super::{VaultError, VaultPath, is_conflict_copy, resolve};
 
 /// One visible file found by a scan.
 #[derive(Debug, Clone)]
@@ -53,7 +53,14 @@ pub(super) fn scan(
     let walker = WalkDir::new(&start)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()));
+        .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()))
+        // A sync backend's copy of a conflicting note is not a note: the owner settles it.
+        .filter(|entry| {
+            entry.as_ref().map_or(true, |entry| {
+                entry.file_type().is_dir()
+                    || !entry.file_name().to_str().is_some_and(is_conflict_copy)
+            })
+        });
     let mut files = Vec::new();
     for entry in walker {
         let entry = match entry {

@@ -44,6 +44,7 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         auth,
         max_note_bytes: 1 << 20,
         oauth: None,
+        sync_status: None,
     };
     let router = router(shared, &settings, CancellationToken::new());
     (dir, router)
