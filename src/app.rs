@@ -516,8 +516,10 @@ fn print_connection_help(
         }
     };
     let curl_auth = header.replace("--header", "-H");
+    // One stateless MCP 2026-07-28 request: it needs no session, so the line works on its own.
+    // The reply comes as a server-sent event; `sed` keeps its JSON for jq and friends.
     text.push_str(&format!(
-        "\nTry it:\n  curl -s {url}{curl_auth} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"clientInfo\":{{\"name\":\"curl\",\"version\":\"0\"}}}}}}'\n\nClaude Code:\n  claude mcp add --transport http quire {url}{header}\n\n"
+        "\nTry it (one request, no session needed: MCP 2026-07-28):\n  curl -s {url}{curl_auth} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\\n    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: vault_list_notes' \\\n    -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"vault_list_notes\",\"arguments\":{{\"limit\":5}},\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{{}}}}}}}}' \\\n    | sed -n 's/^data: //p'\n\nClaude Code:\n  claude mcp add --transport http quire {url}{header}\n\n"
     ));
     print!("{text}");
 }

@@ -5,6 +5,8 @@ filtered to what the client asked for and to what its identity may read. Over HT
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -158,3 +160,33 @@ async def test_a_stateless_request_needs_no_session(open_client, vault: Path, tr
         assert response.status_code == 200, response.text
         assert "mcp-session-id" not in response.headers
         assert "Welcome" in response.text
+
+
+def test_the_printed_curl_example_works_as_pasted(quire_bin: Path, vault: Path, xdg_home: Path, tmp_path: Path):
+    proc = subprocess.Popen(
+        [str(quire_bin), "serve", "--vault", str(vault), "--http", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=server_env(xdg_home),
+    )
+    try:
+        lines: list[str] = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("Claude Code:"):
+                break
+        start = next(i for i, line in enumerate(lines) if line.startswith("Try it"))
+        command = []
+        for line in lines[start + 1:]:
+            if not line.strip():
+                break
+            command.append(line)
+        pasted = "\n".join(command)
+        assert "curl" in pasted and "2026-07-28" in pasted, pasted
+        run = subprocess.run(["bash", "-c", pasted], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        answer = json.loads(run.stdout)
+        notes = answer["result"]["structuredContent"]["notes"]
+        assert len(notes) == 5 and all(note["path"].endswith(".md") for note in notes), answer
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
