@@ -262,11 +262,17 @@ impl Ops {
                 let ready =
                     matches!(&slot, SemanticSlot::Ready(engine) if engine.first_pass_done());
                 if !ready || request.query.trim().is_empty() {
+                    // Transient states get a notice (the agent may ask again later); a vault
+                    // without a model is keyword-only for good, which `search_mode` already says.
                     return Ok(Err(match &slot {
-                        SemanticSlot::Ready(_) if !request.query.trim().is_empty() => Some(
+                        _ if request.query.trim().is_empty() => None,
+                        SemanticSlot::Ready(_) => Some(
                             "semantic vectors are still being computed; these are keyword results until they are ready".into(),
                         ),
-                        _ => None,
+                        SemanticSlot::Loading => Some(
+                            "the embedding model is still loading; these are keyword (BM25) results until it is ready".into(),
+                        ),
+                        SemanticSlot::Unavailable(_) => None,
                     }));
                 }
                 SearchMode::Hybrid

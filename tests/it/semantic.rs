@@ -122,6 +122,14 @@ fn modes_report_what_answered_and_auto_waits_for_the_vectors() {
         "{:?}",
         found.notice
     );
+    // Auto answers by keyword meanwhile, and says that the model is on its way.
+    let auto = search(&f.ops, "budget", SearchMode::Auto);
+    assert_eq!(auto.search_mode, "keyword");
+    assert!(
+        auto.notice.as_deref().unwrap_or("").contains("loading"),
+        "{:?}",
+        auto.notice
+    );
     // "budget" is not a word of any note, so keyword search misses "budgeting".
     assert!(paths(&search(&f.ops, "budget", SearchMode::Keyword)).is_empty());
 
