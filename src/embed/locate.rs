@@ -93,7 +93,7 @@ fn library(search: &SearchConfig) -> Result<Located<PathBuf>, String> {
             if path.is_file() {
                 Ok(Located {
                     value: path,
-                    why: "installed by `quire model install`".into(),
+                    why: "the data directory, where `quire model install` puts it".into(),
                 })
             } else {
                 Err(format!(
@@ -134,7 +134,7 @@ fn model(search: &SearchConfig) -> Result<Located<ModelDir>, String> {
             && model.manifest.kind == ModelKind::Embedder
         {
             return Ok(Located {
-                why: format!("installed in {}", dir.display()),
+                why: format!("the data directory {}", dir.display()),
                 value: model,
             });
         }
