@@ -2,6 +2,7 @@
 # tmpfiles come from nixos/module.nix evaluated through nixpkgs' module system (tests/nix/eval.nix,
 # attribute `nspawn`), rendered as NixOS writes them. tests/nix/check evaluates it too.
 {
+  networking.hostName = "nspawn";
   services.quire = {
     enable = true;
     vault.path = "/srv/vault";
@@ -12,5 +13,16 @@
     # runs the same check on the generated file before it boots.
     validateConfig = false;
     environment.QUIRE_TEST_GREETING = "hello wide world";
+    # The git backend against a local bare repository (tests/systemd/run creates it empty); the
+    # test triggers rounds by hand.
+    sync = {
+      backend = "git";
+      git.remote = "/srv/remote.git";
+      git.interval = "1h";
+    };
   };
+  # The "remote" is a local folder, which the sync units' sandbox must let them write; the lists
+  # add to the module's ReadWritePaths (systemd list settings merge).
+  systemd.services.quire-first-sync.serviceConfig.ReadWritePaths = [ "/srv/remote.git" ];
+  systemd.services.quire-sync.serviceConfig.ReadWritePaths = [ "/srv/remote.git" ];
 }

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import time
+import traceback
 import urllib.request
 
 RESULTS = []
@@ -65,6 +66,105 @@ def call_tool(token, name, arguments):
     _, messages = mcp(token, session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                        "params": {"name": name, "arguments": arguments}})
     return [m for m in messages if m.get("id") == 2][0]["result"]
+
+
+def read_revision(token, path):
+    result = call_tool(token, "vault_read_note", {"path": path})
+    data = result.get("structuredContent") or json.loads(result["content"][0]["text"])
+    return data["revision"]
+
+
+def git(*args, cwd=None):
+    # "Another device": git as the instance's user, which owns the bare repository.
+    return subprocess.run(["runuser", "-u", "quire", "--", "env", "HOME=/tmp",
+                           "git", "-c", "user.name=Other device", "-c", "user.email=other@test", *args],
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def sync_round():
+    subprocess.run(["systemctl", "start", "quire-sync.service"], capture_output=True)
+    result = sh("systemctl", "show", "-p", "Result", "--value", "quire-sync.service")
+    if result != "success":
+        journal = sh("journalctl", "-u", "quire-sync.service", "-n", "8", "-o", "cat", "--no-pager")
+        result += " (journal: " + journal.replace("\n", " | ")[-700:] + ")"
+    return result
+
+
+def git_sync(token):
+    """The git backend of the module against the local bare repository /srv/remote.git."""
+    marker, remote, other = "/var/lib/quire-sync/first-sync-done", "/srv/remote.git", "/tmp/other"
+    record("the first sync ran at boot and wrote the marker",
+           sh("systemctl", "is-active", "quire-first-sync.service") == "active" and os.path.exists(marker),
+           sh("systemctl", "status", "--no-pager", "-n", "5", "quire-first-sync.service")[-400:])
+    requires = sh("systemctl", "show", "-p", "Requires", "--value", "quire.service").split()
+    record("Quire requires the first sync", "quire-first-sync.service" in requires, " ".join(requires))
+    record("the sync timer is active", sh("systemctl", "is-active", "quire-sync.timer") == "active")
+    record("the first sync pushed the vault", git("--git-dir", remote, "cat-file", "-e", "main:Welcome.md").returncode == 0)
+
+    cloned = git("clone", "--quiet", remote, other)
+    if cloned.returncode != 0:
+        record("another device clones the remote", False, cloned.stderr[-300:])
+        return
+    with open(f"{other}/Tides.md", "w") as note:
+        note.write("High water at six.\n")
+    git("add", "Tides.md", cwd=other)
+    git("commit", "--quiet", "-m", "tides from another device", cwd=other)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=other)
+    result = sync_round()
+    pulled = call_tool(token, "vault_read_note", {"path": "Tides.md"})
+    record("a round pulls another device's note, and Quire serves it", result == "success" and not pulled.get("isError"),
+           f"Result={result} {str(pulled)[:160]}")
+
+    call_tool(token, "vault_write_note", {"path": "Inbox/From-Quire.md", "body": "written through Quire\n"})
+    result = sync_round()
+    record("a round pushes what Quire wrote",
+           git("--git-dir", remote, "cat-file", "-e", "main:Inbox/From-Quire.md").returncode == 0, f"Result={result}")
+
+    # Both sides edit Tides.md: the remote version stays at the path, this device's is saved beside it.
+    if pulled.get("isError"):
+        record("a conflicting edit is resolved the documented way", False, "skipped: the pull did not work")
+        return
+    git("pull", "--quiet", "origin", "main", cwd=other)
+    with open(f"{other}/Tides.md", "w") as note:
+        note.write("High water at seven (remote).\n")
+    git("commit", "--quiet", "-am", "remote edit", cwd=other)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=other)
+    call_tool(token, "vault_write_note", {"path": "Tides.md", "body": "High water at five (local).\n",
+                                          "overwrite": True, "expected_revision": read_revision(token, "Tides.md")})
+    result = sync_round()
+    copies = [name for name in os.listdir("/srv/vault") if name.startswith("Tides (conflict nspawn ")]
+    at_path = open("/srv/vault/Tides.md").read()
+    local = open(f"/srv/vault/{copies[0]}").read() if copies else ""
+    status = json.load(open("/var/lib/quire-sync/status.json")) if os.path.exists("/var/lib/quire-sync/status.json") else {}
+    record("a conflicting edit keeps the remote version at the path and the local one beside it",
+           "remote" in at_path and "local" in local and any(c.get("path") == "Tides.md" for c in status.get("conflicts", [])),
+           f"Result={result} copies={copies} status={str(status)[:200]}")
+
+    # A vault that never completed a first sync is never served: without the marker and with the
+    # remote gone, the first sync fails and so does every start of Quire.
+    sh("systemctl", "stop", "quire.service", "quire-first-sync.service")
+    os.remove(marker)
+    os.rename(remote, remote + ".away")
+    os.makedirs("/run/systemd/system/quire-first-sync.service.d", exist_ok=True)
+    with open("/run/systemd/system/quire-first-sync.service.d/once.conf", "w") as dropin:
+        dropin.write("[Service]\nEnvironment=QUIRE_SYNC_FIRST_ATTEMPTS=1\n")
+    sh("systemctl", "daemon-reload")
+    try:
+        served = healthz() == 200
+    except Exception:
+        served = False
+    time.sleep(2)
+    record("without a completed first sync Quire does not serve",
+           not served and sh("systemctl", "is-active", "quire.service") != "active" and not os.path.exists(marker),
+           f"served={served} quire={sh('systemctl', 'is-active', 'quire.service')} "
+           f"first-sync={sh('systemctl', 'is-active', 'quire-first-sync.service')}")
+    os.rename(remote + ".away", remote)
+    os.remove("/run/systemd/system/quire-first-sync.service.d/once.conf")
+    sh("systemctl", "daemon-reload")
+    sh("systemctl", "reset-failed", "quire.socket", "quire.service", "quire-first-sync.service")
+    sh("systemctl", "start", "quire.socket")
+    record("once the first sync completes, Quire serves again",
+           wait_for(lambda: healthz() == 200, 60) and os.path.exists(marker))
 
 
 def main():
@@ -128,6 +228,8 @@ def main():
     os.remove("/run/systemd/system/quire.service.d/fault.conf")
     sh("systemctl", "daemon-reload")
 
+    git_sync(token)
+
     security = subprocess.run(["systemd-analyze", "security", "--no-pager", "quire.service"], capture_output=True, text=True).stdout
     RESULTS.append("TABLE\n" + security)
     exposure = None
@@ -140,7 +242,7 @@ def main():
 try:
     main()
 except Exception as error:  # the host must always get a result file
-    record("the in-container test ran to the end", False, repr(error))
+    record("the in-container test ran to the end", False, repr(error) + " " + traceback.format_exc().replace("\n", " | ")[-600:])
 finally:
     with open("/out/result.txt", "w") as out:
         out.write("\n".join(RESULTS) + "\n")
