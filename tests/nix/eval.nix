@@ -165,6 +165,11 @@ let
         };
       };
     }];
+    # A host overriding one of the module's unit settings the NixOS way.
+    unit-setting-forced = [{
+      services.quire.enable = true;
+      systemd.services.quire.serviceConfig.TimeoutStopSec = lib.mkForce "1min";
+    }];
     environment-space = [{
       services.quire = {
         enable = true;
@@ -267,7 +272,17 @@ let
         test.nodes)
     vmTestFiles);
 
-  allHosts = hosts // lib.mapAttrs (_: scenario: scenario.host) assertionHosts // vmNodes // {
+  # Hosts that must not evaluate, with a part of the error: the stand-ins merge like NixOS, so a
+  # host that sets one of the module's scalar unit settings differently gets a conflict, and
+  # lib.mkForce is the way to override it.
+  errorHosts = {
+    unit-setting-conflict = {
+      expect = "conflicting definition values";
+      host = [{ services.quire.enable = true; systemd.services.quire.serviceConfig.TimeoutStopSec = "1min"; }];
+    };
+  };
+
+  allHosts = hosts // lib.mapAttrs (_: scenario: scenario.host) (assertionHosts // errorHosts) // vmNodes // {
     systemd-nspawn = [ ../systemd/host.nix ];
   };
 in
@@ -275,6 +290,7 @@ in
   meta = {
     names = lib.attrNames allHosts;
     assertionScenarios = lib.mapAttrs (_: scenario: scenario.expect) assertionHosts;
+    errorScenarios = lib.mapAttrs (_: scenario: scenario.expect) errorHosts;
     vmNodes = lib.attrNames vmNodes;
     # The keys in which an instance's units may differ from unit-settings.nix's.
     inherit ((import ../../nixos/instance-units.nix { args.execStart = ""; })) overridden;

@@ -47,8 +47,14 @@ def environment(unit):
 
 
 results = {}
+for name, expect in meta["errorScenarios"].items():
+    error = out / f"{name}.err"
+    if not error.exists() or expect not in error.read_text():
+        problem(name, f"must fail to evaluate with {expect!r}, but " + (error.read_text()[:300] if error.exists() else "it evaluated"))
 for name in meta["names"]:
     error = out / f"{name}.err"
+    if name in meta["errorScenarios"]:
+        continue
     if error.exists():
         lines = [line for line in error.read_text().splitlines() if line.strip()]
         problem(name, "does not evaluate: " + " | ".join(lines[:3]))
@@ -203,6 +209,10 @@ if "git-sync" in results:
     if not any(line.endswith("/bin/quire-git-sync --first") for line in values(units("git-sync").get("quire-first-sync.service", {}), "Service", "ExecStart")):
         problem("git-sync", "quire-first-sync.service does not run quire-git-sync --first")
 
+if "unit-setting-forced" in results:
+    expect_clean("unit-setting-forced")
+    expect_lines("unit-setting-forced", "quire.service", ["TimeoutStopSec=1min"])
+
 # An environment value with a space arrives as one variable.
 if "environment-space" in results:
     expect_clean("environment-space")
@@ -258,7 +268,8 @@ def settings(unit, section, ignore):
 
 parity = 0
 for name, host in results.items():
-    if not host["plainUnits"]:
+    # A host that overrides a unit setting on purpose differs there, as it should.
+    if not host["plainUnits"] or name == "unit-setting-forced":
         continue
     parity += 1
     nixos = units(name)
@@ -280,6 +291,7 @@ for name in meta["vmNodes"]:
 
 for line in problems:
     print("  " + line, file=sys.stderr)
-print(f"  {len(results)}/{len(meta['names'])} hosts evaluated; {len(covered)} assertions, each fired alone; "
+print(f"  {len(results)}/{len(meta['names']) - len(meta['errorScenarios'])} hosts evaluated, "
+      f"{len(meta['errorScenarios'])} refused as they must be; {len(covered)} assertions, each fired alone; "
       f"{parity} default instances whose units match render-units.nix's; units in {out}/units/")
 sys.exit(1 if problems else 0)
