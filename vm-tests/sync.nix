@@ -1,6 +1,6 @@
-# The git backend between two Quire nodes through a git server: a note written on one node is
-# searchable on the other after both sync, and the first-sync guard stops a sync from an emptied
-# vault before it can delete the notes everywhere.
+# The git backend between two Quire nodes through a git server: Quire waits for the first sync, a
+# note written on one node is searchable on the other after both sync, and the deletion guard
+# stops a sync from an emptied vault before it can delete the notes everywhere.
 { self, pkgs }:
 let
   common = import ./lib/common.nix { inherit self pkgs; };
@@ -55,6 +55,13 @@ pkgs.testers.runNixOSTest {
 
     for node in [alpha, beta]:
         node.wait_for_unit("quire.socket")
+
+    with subtest("Quire waits for the first sync, which completes once the remote exists"):
+        for node in [alpha, beta]:
+            assert "quire-first-sync.service" in node.succeed("systemctl show quire.service -p Requires --value")
+            # The first sync retries while the remote is missing (it was created after boot).
+            node.wait_for_unit("quire-first-sync.service", timeout=180)
+            node.succeed("test -e /var/lib/quire-sync/first-sync-done")
 
     with subtest("A note written on alpha is searchable on beta"):
         call(alpha, "vault_write_note", {"path": "Harbour.md", "body": "The ferry leaves at noon.\n"})
