@@ -794,21 +794,19 @@ fn describe_search(search: &crate::config::SearchConfig) -> String {
     if !search.embeddings {
         return "  semantic search: off (search.embeddings = false)\n".into();
     }
-    let or_default = |path: &Option<PathBuf>, default: &str| {
-        path.as_ref()
-            .map_or_else(|| default.to_string(), |p| p.display().to_string())
+    // What is on disk now, not what the configuration hopes for: a model or library that is
+    // not there is said to be missing.
+    let resolution = crate::embed::resolve(search);
+    let model = match &resolution.model {
+        Ok(found) => format!("{} (from {})", found.value.dir.display(), found.why),
+        Err(why) => why.clone(),
+    };
+    let library = match &resolution.library {
+        Ok(found) => format!("{} (from {})", found.value.display(), found.why),
+        Err(why) => why.clone(),
     };
     format!(
-        "  semantic search: model {}, onnxruntime {}, rerank {}\n",
-        or_default(&search.model_dir, "(installed in the data directory)"),
-        or_default(
-            &search.onnxruntime,
-            if search.ort_dylib_path.is_some() {
-                "(ORT_DYLIB_PATH)"
-            } else {
-                "(installed in the data directory)"
-            }
-        ),
+        "  semantic search: rerank {}\n    model:        {model}\n    onnxruntime:  {library}\n",
         match search.rerank {
             crate::config::RerankMode::Blended => "blended",
             crate::config::RerankMode::Off => "off",

@@ -348,7 +348,7 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("invalid config file {path}: {message}")]
+    #[error("invalid config file {path}:{message}")]
     Parse { path: PathBuf, message: String },
     #[error(
         "no vault given: pass --vault DIR or set `path` in the [vault] section of the config file"
@@ -416,7 +416,8 @@ impl Config {
                 })?;
                 let raw: RawConfig = toml::from_str(&text).map_err(|error| ConfigError::Parse {
                     path: path.clone(),
-                    message: error.to_string().trim_end().replace('\n', " "),
+                    // TOML's own report points a caret at the spot; keep its lines.
+                    message: format!("\n  {}", error.to_string().trim_end().replace('\n', "\n  ")),
                 })?;
                 let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
                 (raw, dir)

@@ -651,3 +651,53 @@ fn search_section_paths_modes_and_the_data_directory() {
         &["model"],
     );
 }
+
+#[test]
+fn a_syntax_error_keeps_tomls_caret_on_its_own_line() {
+    let setup = Setup::new();
+    let error = setup
+        .load_file("[vault\npath = \"Notes\"\n")
+        .expect_err("must be refused")
+        .to_string();
+    let caret_line = error
+        .lines()
+        .find(|line| line.trim_start().starts_with('|') && line.contains('^'))
+        .unwrap_or_else(|| panic!("no line with the caret in {error:?}"));
+    assert!(!caret_line.contains("TOML parse error"), "{error:?}");
+}
+
+#[test]
+fn the_sync_section_is_read_and_must_stay_outside_the_vault() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[sync]\nlock_file = \"sync/write.lock\"\nfirst_sync_marker = \"/var/lib/s/done\"\n",
+        )
+        .expect("valid");
+    assert_eq!(config.sync.lock_file, Some(setup.path("sync/write.lock")));
+    assert_eq!(
+        config.sync.first_sync_marker,
+        Some(PathBuf::from("/var/lib/s/done"))
+    );
+    assert_eq!(config.sync.status_file, None);
+    check_error(
+        "[vault]\npath = \"Notes\"\n[sync]\nstatus_file = \"Notes/status.json\"\n",
+        &["sync.status_file", "inside the vault"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[sync]\nlockfile = \"x\"\n",
+        &["lockfile"],
+    );
+}
+
+#[test]
+fn check_config_says_installed_only_for_what_is_on_disk() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    let described = quire::app::describe(&config);
+    assert!(!described.contains("(installed"), "{described}");
+    assert!(described.contains("no model"), "{described}");
+    assert!(described.contains("quire model install"), "{described}");
+}
