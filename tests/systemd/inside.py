@@ -99,7 +99,9 @@ def git_sync(token):
     requires = sh("systemctl", "show", "-p", "Requires", "--value", "quire.service").split()
     record("Quire requires the first sync", "quire-first-sync.service" in requires, " ".join(requires))
     record("the sync timer is active", sh("systemctl", "is-active", "quire-sync.timer") == "active")
-    record("the first sync pushed the vault", git("--git-dir", remote, "cat-file", "-e", "main:Welcome.md").returncode == 0)
+    record("the first sync adopted the remote's note and pushed the vault",
+           os.path.exists("/srv/vault/From-Remote.md")
+           and git("--git-dir", remote, "cat-file", "-e", "main:Welcome.md").returncode == 0)
 
     cloned = git("clone", "--quiet", remote, other)
     if cloned.returncode != 0:
