@@ -75,10 +75,12 @@ judge() {
 }
 
 git_mode() {
-  local from="${1:-HEAD}" to="${2:-}" tmp_index line meta path oid total=0 gone=0 empty
+  local from="${1:-HEAD}" to="${2:-}" tmp_index line meta path oid old_oid new_oid status total=0 gone=0 empty real
   local -A kept=()
+  local -a deleted=()
   [ -d "$vault/.git" ] || exit 0
-  git_() { git -c safe.directory="$vault" -C "$vault" "$@"; }
+  real="$(cd "$vault" && pwd -P)"
+  git_() { git -c safe.directory="$vault" -c safe.directory="$real" -C "$vault" "$@"; }
   git_ rev-parse --verify --quiet "$from^{tree}" >/dev/null || exit 0
   if [ -z "$to" ]; then
     # What `git add --all` would commit now, built in a throw-away index.
@@ -89,24 +91,31 @@ git_mode() {
     to="$(GIT_INDEX_FILE="$tmp_index" git_ write-tree)"
   fi
   empty="$(git_ hash-object -t blob --stdin </dev/null)"
-  # Every blob of the new tree, hidden paths included (a note moved to .trash/ is kept).
-  while IFS= read -r -d '' line; do
-    meta="${line%%$'\t'*}"
-    oid="${meta##* }"
-    kept[$oid]=1
-  done < <(git_ ls-tree -r -z "$to")
-  while IFS= read -r -d '' path; do
-    counted "$path" && total=$((total + 1))
-  done < <(git_ ls-tree -r -z --name-only "$from")
-  # ":oldmode newmode oldoid newoid status" NUL path NUL
+  # ":oldmode newmode oldoid newoid status" NUL path NUL; deletions and truncations to 0 bytes.
   while IFS= read -r -d '' meta && IFS= read -r -d '' path; do
     counted "$path" || continue
     read -r _ _ old_oid new_oid status <<<"${meta#:}"
     case "$status" in
-      D) [ -n "${kept[$old_oid]:-}" ] || gone=$((gone + 1)) ;;
+      D) deleted+=("$old_oid") ;;
       M | T) if [ "$new_oid" = "$empty" ] && [ "$old_oid" != "$empty" ]; then gone=$((gone + 1)); fi ;;
     esac
   done < <(git_ diff-tree -r -z --no-renames "$from" "$to")
+  [ $((gone + ${#deleted[@]})) -gt 0 ] || exit 0
+  if [ ${#deleted[@]} -gt 0 ]; then
+    # Every blob of the new tree, hidden paths included: a note moved (or into .trash/) is kept.
+    while IFS= read -r -d '' line; do
+      meta="${line%%$'\t'*}"
+      oid="${meta##* }"
+      kept[$oid]=1
+    done < <(git_ ls-tree -r -z "$to")
+    for oid in "${deleted[@]}"; do
+      [ -n "${kept[$oid]:-}" ] || gone=$((gone + 1))
+    done
+  fi
+  [ "$gone" -gt 0 ] || exit 0
+  while IFS= read -r -d '' path; do
+    counted "$path" && total=$((total + 1))
+  done < <(git_ ls-tree -r -z --name-only "$from")
   judge "this git sync" "$total" "$gone"
 }
 

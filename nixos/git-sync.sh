@@ -365,7 +365,14 @@ adopt() {
         ;;
       *)
         if [ -d "$path" ] && [ ! -L "$path" ]; then
-          log "adoption: $path is a folder here and a file on the remote; left as it is"
+          # A folder here, a file on the remote: the remote file is saved beside the folder.
+          copy="$(conflict_copy "$path" "${oid_of[$path]}" "$R")"
+          put "$copy" "${mode_of[$path]}" "${oid_of[$path]}" 100644 "$zero"
+          if $put_ok; then
+            record_conflict "$path" "$copy" "first sync: a folder here, a file on the remote: the remote file is kept beside the folder"
+          elif ! live_is "$copy" "${mode_of[$path]}" "${oid_of[$path]}"; then
+            adopt_ok=false
+          fi
           continue
         fi
         if [ -L "$path" ]; then local_oid="$(printf '%s' "$(readlink -- "$path")" | g hash-object --stdin)"; else local_oid="$(g hash-object -- "$path")"; fi
