@@ -619,34 +619,7 @@ let
   syncthingFirstSync = pkgs.writeShellApplication {
     name = "quire-syncthing-first-sync";
     runtimeInputs = [ pkgs.coreutils pkgs.gnused pkgs.curl pkgs.jq ];
-    text = ''
-      : "''${FOLDER:?}" "''${CONFIG:?}" "''${GUI:?}" "''${DEVICES:?}"
-      api() { curl -fsS --max-time 10 -H "X-API-Key: $key" "http://$GUI/rest/$1"; }
-      while true; do
-        key="$(sed -n 's|.*<apikey>\(.*\)</apikey>.*|\1|p' "$CONFIG" 2>/dev/null || true)"
-        ready=false
-        if [ -n "$key" ] && status="$(api "db/status?folder=$FOLDER")" && stats="$(api stats/folder)" \
-          && connections="$(api system/connections)"; then
-          ready=true
-          jq -e '.state == "idle" and .needTotalItems == 0 and .errors == 0' <<<"$status" >/dev/null || ready=false
-          jq -e --arg f "$FOLDER" '.[$f].lastScan // "" | startswith("0001") or . == "" | not' <<<"$stats" >/dev/null || ready=false
-          connected=0
-          for device in $DEVICES; do
-            if jq -e --arg d "$device" '.connections[$d].connected // false' <<<"$connections" >/dev/null; then
-              connected=$((connected + 1))
-              api "db/completion?folder=$FOLDER&device=$device" | jq -e '.completion == 100' >/dev/null || ready=false
-            fi
-          done
-          [ "$connected" -gt 0 ] || ready=false
-        fi
-        if $ready; then
-          echo "syncthing first sync: folder $FOLDER is up to date with $connected device(s)"
-          exit 0
-        fi
-        echo "syncthing first sync: waiting until folder $FOLDER is scanned and up to date with a connected device"
-        sleep 10
-      done
-    '';
+    text = builtins.readFile ./syncthing-first-sync.sh;
   };
 
   # The first sync: Quire Requires= and is After= it (docs/SYNC.md). It runs at boot, exits at
