@@ -343,7 +343,7 @@ fetch() {
 # and move HEAD only when every file is on disk. Interrupted anywhere, the next round starts over
 # and finds the work done so far.
 adopt() {
-  local index="$tmpdir/adopt-index" status path local_oid copy tmp
+  local index="$tmpdir/adopt-index" status path local_oid local_mode copy tmp
   local -A mode_of=() oid_of=()
   local meta line mode oid
   adopt_ok=true
@@ -375,7 +375,13 @@ adopt() {
           fi
           continue
         fi
-        if [ -L "$path" ]; then local_oid="$(printf '%s' "$(readlink -- "$path")" | g hash-object --stdin)"; else local_oid="$(g hash-object -- "$path")"; fi
+        if [ -L "$path" ]; then
+          local_mode=120000
+          local_oid="$(printf '%s' "$(readlink -- "$path")" | g hash-object --stdin)"
+        else
+          local_mode=100644
+          local_oid="$(g hash-object -- "$path")"
+        fi
         [ "$local_oid" = "${oid_of[$path]}" ] && continue
         copy="$(conflict_copy "$path" "$local_oid" "$R")"
         if [ ! -e "$copy" ]; then
@@ -385,7 +391,7 @@ adopt() {
             rm -f -- "$tmp"
             fail 1 "could not save the local $path as $copy (disk full?); nothing was committed, the next round resumes"
           fi
-          if ! live_is "$tmp" 100644 "$local_oid"; then
+          if ! live_is "$tmp" "$local_mode" "$local_oid"; then
             rm -f -- "$tmp"
             adopt_ok=false
             continue
@@ -393,7 +399,7 @@ adopt() {
           mv -n -T -- "$tmp" "$copy"
           rm -f -- "$tmp"
         fi
-        put "$path" "${mode_of[$path]}" "${oid_of[$path]}" 100644 "$local_oid"
+        put "$path" "${mode_of[$path]}" "${oid_of[$path]}" "$local_mode" "$local_oid"
         if $put_ok; then
           record_conflict "$path" "$copy" "first sync: this device and the remote both had the file; the remote version is kept at the path, this device's beside it"
         else
