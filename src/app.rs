@@ -197,13 +197,26 @@ const EMBED_POLL: Duration = Duration::from_secs(2);
 /// its own. Any failure leaves search keyword-only, with the reason logged and reported.
 fn start_semantic(config: &Config, ops: Arc<Ops>) {
     let search = config.search.clone();
+    let resolution = crate::embed::resolve(&search);
+    if resolution.library.is_err() || resolution.model.is_err() {
+        // Nothing to load (resolving reads manifests only): keyword-only from the first call,
+        // never "the model is still loading" for a model that is not there.
+        let error = match resolution.start() {
+            Err(error) => error.to_string(),
+            Ok(_) => "semantic search could not be set up".to_string(),
+        };
+        if search.embeddings {
+            tracing::warn!(%error, "semantic search is off; search is keyword-only (`quire doctor` says more)");
+        }
+        ops.disable_semantic(error);
+        return;
+    }
     let spawned = std::thread::Builder::new()
         .name("quire-semantic".into())
         .spawn(move || {
             if ops.index().wait_ready().is_err() {
                 return;
             }
-            let resolution = crate::embed::resolve(&search);
             let service = match resolution.start() {
                 Ok(service) => service,
                 Err(error) => {
