@@ -533,12 +533,14 @@ class Conflicts(SyncTest):
         (self.vault / "Notes/Note 1.md").write_text("# Note 1\n\nan edit that must arrive\n")
         rc, err = self.sync()
         self.assertNotEqual(rc, 0)
-        self.assertFalse(self.status()["ok"])
+        failed_status = (self.state / "status.json").exists() and self.status()
         (self.vault / "huge.bin").unlink()
         self.sync_ok()
         remote = self.remote_files()
         self.assertNotIn("huge.bin", remote)
         self.assertEqual(remote["Notes/Note 1.md"], b"# Note 1\n\nan edit that must arrive\n")
+        self.assertTrue(failed_status and not failed_status["ok"] and "huge.bin is too large" in failed_status["message"],
+                        f"the rejected push must show in the status file: {failed_status}")
         del phone
 
 
