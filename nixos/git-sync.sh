@@ -40,7 +40,7 @@ host="${QUIRE_SYNC_HOST:-$(uname -n)}"
 host="${host//\//-}"
 AUTHOR_NAME="${AUTHOR_NAME:-Quire}"
 AUTHOR_EMAIL="${AUTHOR_EMAIL:-quire@$host}"
-net_timeout="${QUIRE_SYNC_TIMEOUT:-120}"
+net_timeout="${QUIRE_SYNC_TIMEOUT:-300}"
 lock_wait="${QUIRE_SYNC_LOCK_WAIT:-60}"
 retry_seconds="${QUIRE_SYNC_RETRY_SECONDS:-30}"
 first_attempts="${QUIRE_SYNC_FIRST_ATTEMPTS:-0}"
@@ -55,16 +55,18 @@ else
 fi
 lock_file="${QUIRE_SYNC_LOCK:-}"
 
-# Never prompt, never stall: ssh fails instead of asking, gives up on a silent peer, and every
-# network command is killed after QUIRE_SYNC_TIMEOUT seconds. Options already in GIT_SSH_COMMAND
-# win (ssh takes the first value of each option).
+# Never prompt, never stall: ssh fails instead of asking and gives up on a silent peer, HTTP gives
+# up below 1 kB/s for a minute, and every network command is killed after QUIRE_SYNC_TIMEOUT
+# seconds whatever the protocol (git://, a hung server). Options already in GIT_SSH_COMMAND win
+# (ssh takes the first value of each option).
 export GIT_TERMINAL_PROMPT=0 GIT_LITERAL_PATHSPECS=1 LC_ALL=C
 export GIT_SSH_COMMAND="${GIT_SSH_COMMAND:-ssh} -o BatchMode=yes -o ConnectTimeout=30 -o ServerAliveInterval=15 -o ServerAliveCountMax=4"
 vault_real="$(cd "$VAULT" 2>/dev/null && pwd -P || printf '%s' "$VAULT")"
 gitc=(git -c safe.directory="$VAULT" -c safe.directory="$vault_real"
   -c user.name="$AUTHOR_NAME" -c user.email="$AUTHOR_EMAIL"
   -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.autocrlf=false -c core.quotePath=false
-  -c gc.auto=0 -c maintenance.auto=false -c commit.gpgSign=false -c merge.renames=true)
+  -c gc.auto=0 -c maintenance.auto=false -c commit.gpgSign=false -c merge.renames=true
+  -c http.lowSpeedLimit=1000 -c http.lowSpeedTime=60)
 g() { "${gitc[@]}" "$@"; }
 net() { timeout --kill-after=10 "$net_timeout" "${gitc[@]}" "$@"; }
 log() { printf 'git sync: %s\n' "$*" >&2; }
@@ -674,6 +676,8 @@ round() {
     fetch
   done
   write_marker
+  # Housekeeping in the foreground (never detached: it would outlive the round and its locks).
+  g -c gc.auto=6700 -c gc.autoDetach=false gc --auto --quiet || log "git gc failed (harmless; retried next round)"
   message="synced with $REMOTE at $(now)"
   [ "$local_changes" -eq 0 ] || message+="; local changes committed"
   [ "$pushed" -eq 0 ] || message+=" and pushed"
