@@ -698,6 +698,40 @@ class Coordination(SyncTest):
         self.assertFalse(self.status()["ok"])
         self.assertEqual(self.status()["last_success"], last)
 
+    def test_stopped_by_systemd_writes_status(self):
+        """SIGTERM (systemd's stop or TimeoutStartSec) ends the round with a status saying so."""
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        try:
+            proc = subprocess.Popen([str(self.bin / "quire-git-sync")], start_new_session=True,
+                                    env=self.env(REMOTE=f"git://127.0.0.1:{port}/notes.git", QUIRE_SYNC_TIMEOUT=60),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.5)
+            # Like systemd stopping the unit: every process of the run (its cgroup; here its session).
+            def session():
+                pids = []
+                for entry in os.listdir("/proc"):
+                    try:
+                        fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                        if int(fields[3]) == proc.pid and fields[0] != "Z":
+                            pids.append(int(entry))
+                    except (OSError, IndexError, ValueError):
+                        pass
+                return pids
+            for pid in session():
+                os.kill(pid, signal.SIGTERM)
+            self.assertNotEqual(proc.wait(timeout=30), 0)
+            deadline = time.monotonic() + 20
+            while session() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        finally:
+            server.close()
+        status = self.status()
+        self.assertFalse(status["ok"])
+        self.assertIn("interrupted", status["message"])
+
     def test_first_mode_without_remote_fails_without_marker(self):
         rc, err = self.sync("--first", REMOTE=str(self.tmp / "missing.git"), QUIRE_SYNC_FIRST_ATTEMPTS=2,
                             QUIRE_SYNC_RETRY_SECONDS=0)
