@@ -19,7 +19,7 @@ Use to find open, overdue or upcoming to-dos, a project's tasks, or a task's lin
 Filters (all optional, combined with AND): status (type or list: TODO, IN_PROGRESS, DONE, CANCELLED, NON_TASK; omitted = every task), \
 due/scheduled/start/created/done/cancelled ({before, on, after} with YYYY-MM-DD, today, tomorrow, yesterday), priority, folder, tag (one or a list), heading (one or a list), path, top_level_only. \
 sort_by: position (default), due, scheduled, start, created, done, cancelled (a missing date falls back to the next: due, scheduled, start), priority, modified. \
-Returns tasks with path, 1-based line, status, description, tags, priority, the six dates, recurrence, heading, depth, parent_line, subtask_progress for parents, and next_cursor when there is more. \
+Returns tasks with path, 1-based line, status, description, tags, priority, the dates it has (due, scheduled, start, created, done, cancelled; absent ones are left out), recurrence and heading when present, depth, parent_line, subtask_progress for parents, and next_cursor when there is more. \
 Errors: invalid_argument (bad status, priority, date or cursor), not_found (path), invalid_path.",
         annotations(
             title = "List tasks",

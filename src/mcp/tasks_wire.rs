@@ -150,13 +150,8 @@ pub struct SubtaskProgressResult {
     pub total: usize,
 }
 
-/// A string or null, spelt as `anyOf` rather than a `type` array, which schema dialects with a
-/// single `type` (OpenAPI-style function declarations) cannot read.
-fn nullable_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"anyOf": [{"type": "string"}, {"type": "null"}]})
-}
-
-/// One task.
+/// One task. Fields that are absent on the line (dates, recurrence, heading) are left out rather
+/// than sent as null: a task list is mostly such fields, and an agent pays for every byte.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TaskResult {
     pub path: String,
@@ -170,23 +165,30 @@ pub struct TaskResult {
     pub tags: Vec<String>,
     /// highest, high, medium, normal, low or lowest.
     pub priority: String,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub due: Option<String>,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub scheduled: Option<String>,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub start: Option<String>,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub created: Option<String>,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub done: Option<String>,
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub cancelled: Option<String>,
     /// Date fields whose text is not a real date (shown as written, e.g. 2025-02-30).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub invalid_dates: Vec<String>,
     /// The recurrence rule as the Tasks plugin writes it (e.g. "every week on Monday when done").
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub recurrence: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
@@ -200,7 +202,8 @@ pub struct TaskResult {
     #[schemars(with = "String")]
     pub block_id: Option<String>,
     /// The heading the task sits under.
-    #[schemars(schema_with = "nullable_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub heading: Option<String>,
     /// 0 for a top-level list item, 1 for its children, ...
     pub depth: usize,

@@ -624,7 +624,7 @@ impl From<ops::SearchResults> for SearchResult {
                 .map(|hit| SearchHit {
                     path: hit.path,
                     title: hit.title,
-                    score: hit.score,
+                    score: significant(hit.score),
                     snippet: hit.snippet,
                     bytes: hit.bytes,
                     modified: hit.modified,
@@ -1005,5 +1005,29 @@ impl From<ops::RebuiltIndex> for RebuildIndexResult {
             unchanged: rebuilt.unchanged,
             elapsed_ms: rebuilt.elapsed_ms,
         }
+    }
+}
+
+/// A score to four significant digits: enough to tell neighbouring hits apart (BM25 and fused
+/// scores differ in the second to fourth digit), without the sixteen of an `f64`.
+fn significant(score: f64) -> f64 {
+    if score == 0.0 || !score.is_finite() {
+        return score;
+    }
+    let scale = 10f64.powi(3 - score.abs().log10().floor() as i32);
+    (score * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn scores_keep_four_significant_digits() {
+        assert_eq!(significant(0.8651987214700891), 0.8652);
+        assert_eq!(significant(0.032786885245901), 0.03279);
+        assert_eq!(significant(12.345678), 12.35);
+        assert_eq!(significant(0.0), 0.0);
+        assert!(significant(0.03279) > significant(0.03226));
     }
 }
