@@ -18,23 +18,55 @@ struct Word {
     end: usize,
     /// Index into the highlight terms, when this word matches one.
     term: Option<usize>,
+    /// Whether the snippet wraps it in `**` (a match, outside links and code, not a stopword).
+    highlight: bool,
 }
 
-/// A one-line snippet of `body` with matched words wrapped in `**`.
+/// A one-line snippet of `body` with matched words wrapped in `**`. Obsidian syntax stays whole
+/// and undecorated: a word inside a wikilink, an embed, a markdown link or a code span is never
+/// wrapped, and the window never starts or ends inside one. Stopwords are wrapped only when the
+/// query has nothing else to show.
 pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
-    let words = words_of(body, terms);
+    let mut words = words_of(body, terms);
     if words.is_empty() {
         return String::new();
     }
-    let (first, last) = best_window(&words, terms.len());
+    let spans = protected_spans(body);
+    let span_of = |at: usize| {
+        spans
+            .iter()
+            .find(|(from, to)| *from <= at && at < *to)
+            .copied()
+    };
+    let only_stopwords = terms.iter().all(|term| is_stopword(&term.text));
+    for word in &mut words {
+        let decorated = word
+            .term
+            .is_some_and(|index| only_stopwords || !is_stopword(&terms[index].text));
+        word.highlight = decorated && span_of(word.start).is_none();
+    }
+    let (mut first, mut last) = best_window(&words, terms.len());
+    // Widen the window to whole links and code spans rather than cut one in half.
+    if let Some((from, _)) = span_of(words[first].start) {
+        while first > 0 && words[first - 1].start >= from {
+            first -= 1;
+        }
+    }
+    let mut end = words[last].end;
+    if let Some((_, to)) = span_of(words[last].start) {
+        while last + 1 < words.len() && words[last + 1].start < to {
+            last += 1;
+        }
+        end = to;
+    }
     let mut out = String::new();
     if first > 0 {
         out.push_str(ELLIPSIS);
     }
-    let mut cursor = words[first].start;
+    let mut cursor = span_of(words[first].start).map_or(words[first].start, |(from, _)| from);
     for word in &words[first..=last] {
         push_flat(&mut out, &body[cursor..word.start]);
-        if word.term.is_some() {
+        if word.highlight {
             out.push_str("**");
             out.push_str(&body[word.start..word.end]);
             out.push_str("**");
@@ -43,10 +75,66 @@ pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
         }
         cursor = word.end;
     }
+    if end > cursor {
+        push_flat(&mut out, &body[cursor..end]);
+    }
     if last + 1 < words.len() {
         out.push_str(ELLIPSIS);
     }
     out
+}
+
+/// Byte ranges of one-line wikilinks and embeds (`[[…]]`, `![[…]]`), markdown links
+/// (`[…](…)`) and code spans (`` `…` ``): syntax a snippet must neither decorate nor cut.
+fn protected_spans(body: &str) -> Vec<(usize, usize)> {
+    let bytes = body.as_bytes();
+    let line_end = |from: usize| {
+        bytes[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |n| from + n)
+    };
+    let find = |from: usize, to: usize, needle: &[u8]| {
+        bytes[from..to]
+            .windows(needle.len())
+            .position(|window| window == needle)
+            .map(|n| from + n)
+    };
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let eol = line_end(at);
+        let found = match bytes[at] {
+            b'[' if bytes.get(at + 1) == Some(&b'[') => find(at + 2, eol, b"]]").map(|close| {
+                (
+                    at.saturating_sub(usize::from(at > 0 && bytes[at - 1] == b'!')),
+                    close + 2,
+                )
+            }),
+            b'[' => find(at + 1, eol, b"](")
+                .and_then(|middle| find(middle + 2, eol, b")").map(|close| (at, close + 1))),
+            b'`' => find(at + 1, eol, b"`").map(|close| (at, close + 1)),
+            _ => None,
+        };
+        match found {
+            Some((from, to)) => {
+                spans.push((from, to));
+                at = to;
+            }
+            None => at += 1,
+        }
+    }
+    spans
+}
+
+/// Words too common to be what a hit is about; highlighting them is noise.
+fn is_stopword(folded: &str) -> bool {
+    const STOPWORDS: &[&str] = &[
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "how", "i",
+        "if", "in", "is", "it", "my", "no", "not", "of", "on", "or", "so", "that", "the", "this",
+        "to", "was", "we", "what", "when", "where", "which", "who", "why", "with", "you",
+    ];
+    STOPWORDS.contains(&folded)
 }
 
 fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
@@ -64,6 +152,7 @@ fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
                     start: from,
                     end: at,
                     term,
+                    highlight: false,
                 });
                 start = None;
             }
@@ -177,6 +266,45 @@ mod tests {
         let out = snippet(&body, &[term("alpha", false), term("beta", false)]);
         assert!(out.starts_with('…') && out.ends_with('…'), "{out}");
         assert!(out.contains("**alpha** **beta**"), "{out}");
+    }
+
+    #[test]
+    fn links_embeds_and_code_stay_whole_and_undecorated() {
+        let body = "Notes on [[Garden Redesign|the garden]] and ![[garden.png]] plus [garden](Garden.md) and `garden` code; the garden grows.";
+        let out = snippet(body, &[term("garden", false)]);
+        assert!(out.contains("[[Garden Redesign|the garden]]"), "{out}");
+        assert!(out.contains("![[garden.png]]"), "{out}");
+        assert!(out.contains("[garden](Garden.md)"), "{out}");
+        assert!(out.contains("`garden`"), "{out}");
+        assert!(out.contains("the **garden** grows"), "{out}");
+        assert_eq!(out.matches("**").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_window_never_cuts_a_link_in_half() {
+        let mut body = "filler ".repeat(40);
+        body.push_str("see [[Projects/Long Garden Plan For The Whole Year|plan]] ");
+        body.push_str(&"word ".repeat(40));
+        let out = snippet(&body, &[term("filler", false)]);
+        let opened = out.matches("[[").count();
+        assert_eq!(opened, out.matches("]]").count(), "{out}");
+        let out = snippet(&body, &[term("year", false)]);
+        assert!(
+            out.contains("[[Projects/Long Garden Plan For The Whole Year|plan]]"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn stopwords_are_highlighted_only_when_nothing_else_matched() {
+        let body = "How I plan the garden.";
+        let out = snippet(
+            body,
+            &[term("how", false), term("i", false), term("garden", false)],
+        );
+        assert_eq!(out, "How I plan the **garden**");
+        let out = snippet(body, &[term("how", false)]);
+        assert_eq!(out, "**How** I plan the garden");
     }
 
     #[test]

@@ -990,3 +990,93 @@ fn list_notes_keeps_its_contract() {
     .expect_err("a file is not a folder");
     assert_eq!(error.code(), "invalid_argument");
 }
+
+/// Snippets over a real vault's links (../shared/vaults/tasks-docs, beside the repository): for
+/// words that occur inside wikilinks, every snippet keeps each `[[…]]` whole and undecorated.
+#[test]
+fn snippets_keep_the_links_of_a_real_vault_whole() {
+    let shared = std::env::var_os("QUIRE_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        PathBuf::from,
+    );
+    let vault = shared.join("vaults/tasks-docs");
+    if !vault.is_dir() {
+        assert!(
+            std::env::var("QUIRE_REQUIRE_SHARED").as_deref() != Ok("1"),
+            "QUIRE_REQUIRE_SHARED=1 but {} is missing",
+            vault.display()
+        );
+        eprintln!("SKIP: {} not found", vault.display());
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ops = open_ops(&dir, &vault, false);
+    let mut words = BTreeSet::new();
+    for entry in walk(&vault) {
+        let text = std::fs::read_to_string(&entry).unwrap_or_default();
+        for link in text
+            .split("[[")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("]]"))
+        {
+            if let Some(word) = link
+                .0
+                .split(|c: char| !c.is_alphanumeric())
+                .find(|word| word.len() >= 5)
+            {
+                words.insert(word.to_lowercase());
+            }
+        }
+    }
+    assert!(words.len() >= 20, "too few link words found: {words:?}");
+    let mut checked = 0;
+    for word in words.iter().take(80) {
+        let found = ops
+            .search(
+                &ctx(),
+                ops::SearchNotes {
+                    query: word.clone(),
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .expect("search succeeds");
+        for hit in &found.results {
+            let snippet = &hit.snippet;
+            assert_eq!(
+                snippet.matches("[[").count(),
+                snippet.matches("]]").count(),
+                "a link cut in half for {word:?} in {}: {snippet}",
+                hit.path
+            );
+            for link in snippet.split("[[").skip(1) {
+                let inside = link.split("]]").next().unwrap_or_default();
+                assert!(
+                    !inside.contains("**"),
+                    "a decorated link for {word:?} in {}: {snippet}",
+                    hit.path
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} snippets checked");
+}
+
+fn walk(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "md") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
