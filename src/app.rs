@@ -585,17 +585,26 @@ pub fn index(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<Stri
     create_state_dir(config)?;
     let vault = open_vault(config)?;
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    // A spinner until the scan knows how many notes there are: never a "0/0 notes" bar.
     bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_message("scanning the vault");
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    let counting =
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} notes ({elapsed}, eta {eta})")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_message("indexing");
+            .progress_chars("=> ");
     let progress_bar = bar.clone();
     let options = IndexOptions {
         rebuild,
         progress: Some(Box::new(move |done, total| {
-            progress_bar.set_length(total as u64);
+            if total > 0 && progress_bar.length() != Some(total as u64) {
+                progress_bar.set_style(counting.clone());
+                progress_bar.set_message("indexing");
+                progress_bar.set_length(total as u64);
+            }
             progress_bar.set_position(done as u64);
             true
         })),
@@ -629,7 +638,16 @@ fn embed_now(config: &Config, ops: Ops) -> anyhow::Result<String> {
     ops.enable_semantic(crate::ops::SemanticSearch::new(service, false))?;
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} chunks ({per_sec}, eta {eta})")
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} chunks ({rate}, eta {eta})")
+            .map(|style| {
+                // Whole chunks per second: indicatif's own {per_sec} prints four decimals.
+                style.with_key(
+                    "rate",
+                    |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                        let _ = write!(out, "{:.0} chunks/s", state.per_sec());
+                    },
+                )
+            })
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
