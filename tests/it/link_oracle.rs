@@ -29,7 +29,7 @@ fn present(path: &Path) -> bool {
     if path.exists() {
         return true;
     }
-    eprintln!("SKIP: link oracle not found at {}", path.display());
+    crate::skip_without_shared("the link oracle", path);
     false
 }
 

@@ -28,10 +28,7 @@ fn oracle_dir() -> PathBuf {
 fn oracle_notes() -> Option<Vec<OracleNote>> {
     let dir = oracle_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "SKIP: Obsidian metadata-cache oracle not found at {}",
-            dir.display()
-        );
+        crate::skip_without_shared("the Obsidian metadata-cache oracle", &dir);
         return None;
     };
     let mut paths: Vec<PathBuf> = entries

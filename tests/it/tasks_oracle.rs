@@ -71,7 +71,7 @@ fn our_fields(
 fn check_format(file: &str, format: TaskFormat) -> Option<Vec<String>> {
     let path = shared_dir().join("oracles/tasks-plugin-parse").join(file);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("SKIP: Tasks plugin oracle not found at {}", path.display());
+        crate::skip_without_shared("the Tasks plugin oracle", &path);
         return None;
     };
     let settings = TaskSettings {
@@ -154,7 +154,7 @@ fn one_pass_reading_agrees_with_each_format() {
         std::fs::read_to_string(dir.join("expected-emoji-format.jsonl")),
         std::fs::read_to_string(dir.join("expected-dataview-format.jsonl")),
     ) else {
-        eprintln!("SKIP: Tasks plugin oracle not found at {}", dir.display());
+        crate::skip_without_shared("the Tasks plugin oracle", &dir);
         return;
     };
     const SIGNIFIERS: &[char] = &[
@@ -224,10 +224,7 @@ const KNOWN_LIST_DIFFERENCES: &[(&str, &str)] = &[(
 fn list_items_and_parents_match_obsidian() {
     let dir = shared_dir().join("oracles/obsidian-metadata-cache");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!(
-            "SKIP: Obsidian metadata-cache oracle not found at {}",
-            dir.display()
-        );
+        crate::skip_without_shared("the Obsidian metadata-cache oracle", &dir);
         return;
     };
     let mut paths: Vec<PathBuf> = entries

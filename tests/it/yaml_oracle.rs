@@ -103,10 +103,7 @@ struct Tally {
 fn parse_properties_agrees_with_the_yaml_test_suite() {
     let path = oracle_file();
     let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "SKIP: yaml-test-suite oracle not found at {}",
-            path.display()
-        );
+        crate::skip_without_shared("the yaml-test-suite oracle", &path);
         return;
     };
     let tests: Vec<Value> = serde_json::from_str(&text).expect("the oracle is JSON");
