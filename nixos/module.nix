@@ -509,7 +509,10 @@ let
     args = {
       inherit (instance) unitName user group watchdogSec outboundNetwork listen;
       execStart = "${lib.getExe instance.package} serve --config ${configFile instance}";
-      readWritePaths = lib.optional (!instance.readOnly) instance.vault.path;
+      readWritePaths = lib.optional (!instance.readOnly) instance.vault.path
+        # Quire opens the sync lock for append (creating it if missing) before landlock; only
+        # that file of the sync's state directory is writable to it ("-": skip it if missing).
+        ++ lib.optional (instance.sync.backend == "git") "-${(syncFiles instance).lock}";
       readOnlyPaths = lib.optional instance.readOnly instance.vault.path;
       credentials =
         lib.mapAttrsToList (name: identity: "identity-${name}:${identity.tokenFile}") instance.identities
@@ -928,10 +931,21 @@ in
             ".git"
           ];
         };
-        # The first-sync marker's directory (no sync unit of Quire's own creates it here).
+      }
+      // lib.optionalAttrs (instance.sync.backend != "none") {
+        # The protocol files' directory, before any unit runs (the Syncthing backend has no sync
+        # unit of Quire's own whose StateDirectory= would create it).
         ${syncStateDir instance}.d = {
           inherit (instance) user group;
           mode = "0700";
+        };
+      }
+      // lib.optionalAttrs (instance.sync.backend == "git") {
+        # The lock must exist before Quire starts: Quire opens it read-only (its unit sees
+        # /var/lib read-only), and only the sync creates it otherwise.
+        ${(syncFiles instance).lock}.f = {
+          inherit (instance) user group;
+          mode = "0600";
         };
       };
     });

@@ -206,6 +206,10 @@ if "git-sync" in results:
             problem("git-sync", f"{name}: the pinned host keys are not used: {variables.get('GIT_SSH_COMMAND')!r}")
         expect_lines("git-sync", name, ["OnFailure=notify-owner@%n.service", "StateDirectory=quire-sync"])
     expect_lines("git-sync", "quire-first-sync.service", ["TimeoutStartSec=30min"])
+    expect_lines("git-sync", "quire.service", ["ReadWritePaths=-/var/lib/quire-sync/vault.lock"])
+    # Quire opens the lock read-only and cannot create it: it must exist before any unit runs.
+    if "f" not in host["tmpfiles"].get("10-quire", {}).get("/var/lib/quire-sync/vault.lock", {}):
+        problem("git-sync", "the sync lock file is not created at boot (tmpfiles)")
     if not any(line.endswith("/bin/quire-git-sync --first") for line in values(units("git-sync").get("quire-first-sync.service", {}), "Service", "ExecStart")):
         problem("git-sync", "quire-first-sync.service does not run quire-git-sync --first")
 

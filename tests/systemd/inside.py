@@ -229,6 +229,9 @@ def main():
            restarted and "watchdog timeout" in log.lower(), f"NRestarts {before} -> {sh('systemctl', 'show', '-p', 'NRestarts', '--value', 'quire.service')}")
     os.remove("/run/systemd/system/quire.service.d/fault.conf")
     sh("systemctl", "daemon-reload")
+    # The process the watchdog restarted still has the fault switch in its environment.
+    sh("systemctl", "restart", "quire.service")
+    wait_for(lambda: healthz() == 200, 20)
 
     git_sync(token)
 
@@ -245,6 +248,9 @@ try:
     main()
 except Exception as error:  # the host must always get a result file
     record("the in-container test ran to the end", False, repr(error) + " " + traceback.format_exc().replace("\n", " | ")[-600:])
+    for unit in ("quire.service", "quire-first-sync.service"):
+        journal = sh("journalctl", "-u", unit, "-n", "40", "-o", "cat", "--no-pager")
+        RESULTS.append(f"INFO journal of {unit}: " + journal.replace("\n", " | ")[-4000:])
 finally:
     with open("/out/result.txt", "w") as out:
         out.write("\n".join(RESULTS) + "\n")
