@@ -240,6 +240,8 @@ fn start_semantic(config: &Config, ops: Arc<Ops>) {
                         tracing::info!(embedded = pass.embedded, pruned = pass.pruned, chunks = pass.counts.chunks, "semantic vectors updated");
                     }
                     Ok(_) => {}
+                    // The process is exiting under a load or a pass: nothing failed.
+                    Err(_) if crate::embed::is_exiting() => return,
                     Err(error) => {
                         tracing::warn!(%error, "embedding failed; retrying later");
                     }
@@ -361,6 +363,7 @@ pub async fn serve(
             crate::systemd::spawn_watchdog(Arc::clone(&health));
             crate::mcp::serve_stdio(shared).await?;
             tracing::info!("stdio client disconnected; exiting");
+            crate::embed::process_exiting();
             notifier.stopping();
             Ok(())
         }
@@ -444,6 +447,7 @@ async fn serve_http(
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutting down");
+        crate::embed::process_exiting();
         notifier.stopping();
         // Subscription streams first, so each ends with its final result rather than a cut.
         closing.cancel();

@@ -24,7 +24,7 @@ pub use locate::{Located, Resolution, data_dir, resolve};
 pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,
 };
-pub use onnx::{OnnxEmbedder, OnnxReranker, load_runtime, normalize};
+pub use onnx::{OnnxEmbedder, OnnxReranker, is_exiting, load_runtime, normalize, process_exiting};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {

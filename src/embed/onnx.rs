@@ -32,6 +32,50 @@ pub fn load_runtime(library: &Path) -> Result<String, EmbedError> {
     loaded(library).map(|_| ort_version())
 }
 
+/// Set once the process has begun to exit; see `runtime_log`.
+static EXITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that the process is about to exit (a stdio client went away, a signal arrived).
+pub fn process_exiting() {
+    EXITING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `process_exiting` was called: work cut short then is not a failure to report.
+pub fn is_exiting() -> bool {
+    EXITING.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// ONNX Runtime's own log lines, through `tracing` at their level instead of raw coloured lines
+/// on stderr. Once the process is exiting they are dropped: a model still loading then fails
+/// with errors such as "GetElementType is not implemented", which say nothing about the vault
+/// and alarm whoever reads the log.
+fn runtime_log(
+    level: ort::logging::LogLevel,
+    category: &str,
+    _id: &str,
+    location: &str,
+    message: &str,
+) {
+    if is_exiting() {
+        return;
+    }
+    // One level down from ONNX Runtime's own: its warnings are about the host (no GPU, no
+    // place for a telemetry id under the sandbox), and Quire reports a failed load or run with
+    // its own error, which names what the user can do.
+    use ort::logging::LogLevel;
+    match level {
+        LogLevel::Verbose | LogLevel::Info => {
+            tracing::trace!(target: "onnxruntime", category, location, "{message}")
+        }
+        LogLevel::Warning => {
+            tracing::debug!(target: "onnxruntime", category, location, "{message}")
+        }
+        LogLevel::Error | LogLevel::Fatal => {
+            tracing::warn!(target: "onnxruntime", category, location, "{message}")
+        }
+    }
+}
+
 fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
     let cell = ENVIRONMENT.get_or_init(|| Mutex::new(None));
     let mut state = cell.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -51,6 +95,7 @@ fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
                     builder
                         .with_name("quire")
                         .with_telemetry(false)
+                        .with_logger(std::sync::Arc::new(runtime_log))
                         .build()
                         .map_err(|error| error.to_string())
                 })
