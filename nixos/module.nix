@@ -202,10 +202,12 @@ let
         default = pkgs.callPackage ./packages/onnxruntime-wheel.nix { };
         defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/onnxruntime-wheel.nix\" { }";
         description = ''
-          The ONNX Runtime whose lib/libonnxruntime.so computes embeddings. Quire needs ONNX
-          Runtime 1.31 or newer (C API version 31); nixpkgs' onnxruntime is older in nixos-25.11
-          (1.22), so the default is ONNX Runtime 1.32.0 from its PyPI wheel. An older library is
-          refused at start and search stays keyword-only (`quire doctor` says so).
+          The ONNX Runtime whose lib/libonnxruntime.so computes embeddings. Quire asks for the C
+          API version 17, so any release from 1.17 on works; CI runs the real-model tests against
+          1.32.0 and against 1.22.1 (the series nixos-25.11's `pkgs.onnxruntime` ships, which may
+          be set here). The default is ONNX Runtime 1.32.0 from its PyPI wheel, the same library
+          `quire model install` fetches. A library that does not load leaves search keyword-only
+          (`quire doctor` says so).
         '';
       };
       rerank = mkOption {

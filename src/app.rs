@@ -39,7 +39,7 @@ pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>>
         std::fs::create_dir_all(index_dir)
             .with_context(|| format!("cannot create the index folder {}", index_dir.display()))?;
     }
-    if let Some(lock_file) = &config.sync.lock_file {
+    if let Some(lock_file) = config.sync.lock_file.as_ref().filter(|file| !file.exists()) {
         // It must exist before landlock, which allows only existing paths; the sync service
         // usually creates it, and either side creating it first is fine.
         std::fs::OpenOptions::new()

@@ -1,9 +1,9 @@
 # ONNX Runtime 1.32.0's shared library, from the same PyPI wheels `quire model install` fetches and
-# verifies (src/embed/install.rs; these are PyPI's published sha256). Quire is built with ort's
-# `api-31` feature, so it needs ONNX Runtime 1.31 or newer at run time; nixpkgs' onnxruntime is
-# 1.22 in nixos-25.11 (1.24 in 26.05), whose OrtGetApiBase()->GetApi(31) returns nothing, so
-# Quire would fall back to keyword search. The library is self-contained apart from libstdc++
-# and glibc, which autoPatchelfHook points at the store.
+# verifies (src/embed/install.rs; these are PyPI's published sha256): the release the real-model
+# tests run against first, so the default is what CI proves. Quire asks for the C API version 17
+# and so also loads nixpkgs' onnxruntime (1.22 in nixos-25.11; CI runs the same tests against
+# 1.22.1's wheel). The library is self-contained apart from libstdc++ and glibc, which
+# autoPatchelfHook points at the store.
 { lib
 , stdenv
 , fetchurl

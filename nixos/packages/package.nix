@@ -1,8 +1,9 @@
 # The quire binary, built from this repository's Cargo.lock (every crate is fetched by hash).
 # SQLite is compiled in (rusqlite's `bundled` feature), so there is no system library to link.
 # ONNX Runtime is loaded at run time (ort's `load-dynamic`) through ORT_DYLIB_PATH, from
-# onnxruntime-wheel.nix: Quire needs the C API version 31 (ONNX Runtime >= 1.31), newer than
-# nixpkgs' onnxruntime (1.22 in nixos-25.11). Without it semantic search degrades to keyword search.
+# onnxruntime-wheel.nix by default (the library `quire model install` fetches); Quire asks for the
+# C API version 17, so nixpkgs' onnxruntime (1.22 in nixos-25.11) works as well. Without a
+# library semantic search degrades to keyword search.
 { lib
 , callPackage
 , rustPlatform

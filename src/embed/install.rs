@@ -104,7 +104,7 @@ On a machine with normal internet access:
   JSON
 
 then copy the folder to the server's data directory (or set search.model_dir to it). On NixOS,
-nixos/packages/model-bge-small.nix builds the same folder.
+set services.quire.search.model to a package holding the same folder.
 ";
 
 fn minilm_manifest() -> serde_json::Value {

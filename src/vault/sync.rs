@@ -62,14 +62,14 @@ impl SyncLock {
     }
 
     fn take_shared(&self) -> Option<File> {
-        let file = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.path)
-            .or_else(|_| File::open(&self.path))
-        {
+        // Reading is enough for flock; create it only when the sync service has not (it may be
+        // in a folder Quire can write only that one file of).
+        let file = match File::open(&self.path).or_else(|_| {
+            OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&self.path)
+        }) {
             Ok(file) => file,
             Err(error) => {
                 // Failing closed would stop every write for good; the revision check still

@@ -144,7 +144,7 @@ let
         };
       }
     ];
-    # Semantic search with the module's defaults: the MiniLM folder and ONNX Runtime >= 1.31.
+    # Semantic search with the module's defaults: the MiniLM folder and ONNX Runtime 1.32.0.
     semantic = [{
       services.quire = {
         enable = true;
