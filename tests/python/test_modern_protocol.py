@@ -190,3 +190,18 @@ def test_the_printed_curl_example_works_as_pasted(quire_bin: Path, vault: Path, 
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+async def test_a_rebuild_reports_progress_on_the_stateless_revision(open_client, vault: Path):
+    seen: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total))
+
+    notes = sum(1 for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+    async with open_client(vault) as client:
+        assert client.session.protocol_version == MODERN
+        result = await client.call_tool("vault_rebuild_index", {"force": True}, progress_callback=on_progress)
+        assert not result.is_error, result.content
+        assert result.structured_content["parsed"] == notes
+    assert (notes, notes) in [(int(p), int(t or 0)) for p, t in seen], seen
