@@ -1002,6 +1002,17 @@ fn doctor_sync(config: &Config) -> Vec<String> {
     lines
 }
 
+/// Neither a library nor a model is configured or installed: semantic search was never set up.
+fn resolution_is_absent(search: &crate::config::SearchConfig) -> bool {
+    let resolution = crate::embed::resolve(search);
+    search.embeddings
+        && search.model_dir.is_none()
+        && search.onnxruntime.is_none()
+        && search.ort_dylib_path.is_none()
+        && resolution.library.is_err()
+        && resolution.model.is_err()
+}
+
 fn doctor_semantic(config: &Config) -> Vec<String> {
     let resolution = crate::embed::resolve(&config.search);
     let mut lines = Vec::new();
@@ -1055,6 +1066,10 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
                 .map(|name| format!(", reranking with {name}"))
                 .unwrap_or_default()
         ),
+        // Nothing installed is the default state, not a fault: say how to add a model.
+        Err(_) if resolution_is_absent(&config.search) => {
+            "semantic search: off, search is keyword-only (no model installed: `quire model install minilm` adds one)".to_string()
+        }
         Err(error) if config.search.embeddings => {
             format!("semantic search: WARNING off, search is keyword-only: {error}")
         }

@@ -49,7 +49,7 @@ enum Command {
         #[arg(long)]
         embed: bool,
     },
-    /// Keyword-search the vault and print the best matches.
+    /// Search the vault (hybrid with an installed model, else by keyword) and print the best matches.
     Search {
         /// The search text: words, "exact phrases", prefix*, -excluded, a OR b.
         query: String,
