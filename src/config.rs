@@ -783,9 +783,22 @@ fn access(
             (Some(file), None) => {
                 let path = absolute(file_dir, file);
                 token_files.push(path.clone());
-                std::fs::read_to_string(&path)
-                    .map(|text| text.trim().to_string())
-                    .map_err(|error| format!("cannot read token_file {}: {error}", path.display()))
+                match read_secret_file(&path) {
+                    Ok(text) => Ok(text.trim().to_string()),
+                    Err(SecretFileError::Exposed { mode }) => {
+                        return Err(ConfigError::Access {
+                            key: format!("{key}.token_file"),
+                            message: format!(
+                                "{} can be read by other users (mode {mode:o}); run chmod 600 on it (or let systemd pass it with LoadCredential=)",
+                                path.display()
+                            ),
+                        });
+                    }
+                    Err(SecretFileError::Io(error)) => Err(format!(
+                        "cannot read token_file {}: {error}",
+                        path.display()
+                    )),
+                }
             }
             (None, Some(variable)) => env
                 .variables
@@ -897,6 +910,51 @@ fn canonical_prefix(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// Why a secret file was not used.
+#[derive(Debug)]
+pub enum SecretFileError {
+    Io(std::io::Error),
+    /// Users other than the owner may read it; the mode is given without the file-type bits.
+    Exposed {
+        mode: u32,
+    },
+}
+
+/// Reads a file holding a secret (a token or key), refusing one that other users may read.
+///
+/// The one rule for every secret file (the owner token, the OAuth key, identity tokens): no
+/// permission for "others", and no permission for the group unless the file carries a POSIX ACL.
+/// With an ACL the group bits of the mode are the ACL's mask, not the owning group's access:
+/// systemd's `LoadCredential=` hands a service its credentials as root-owned 0400 files with an ACL
+/// entry for the service's user, which `stat` reports as 0440, and those must stay usable. The
+/// mode is read from the opened file, so the check and the read concern the same inode.
+pub fn read_secret_file(path: &Path) -> Result<String, SecretFileError> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = std::fs::File::open(path).map_err(SecretFileError::Io)?;
+    let mode = file
+        .metadata()
+        .map_err(SecretFileError::Io)?
+        .permissions()
+        .mode()
+        & 0o777;
+    let group_bits_are_an_acl_mask = || {
+        let mut value = [0u8; 256];
+        match rustix::fs::fgetxattr(&file, "system.posix_acl_access", &mut value[..]) {
+            Ok(_) => true,
+            // The ACL exists but is longer than the buffer.
+            Err(error) => error == rustix::io::Errno::RANGE,
+        }
+    };
+    if mode & 0o007 != 0 || (mode & 0o070 != 0 && !group_bits_are_an_acl_mask()) {
+        return Err(SecretFileError::Exposed { mode });
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(SecretFileError::Io)?;
+    Ok(text)
 }
 
 fn absolute(base: &Path, path: &Path) -> PathBuf {

@@ -3,8 +3,10 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+use crate::config::SecretFileError;
 
 const FILE_NAME: &str = "owner-token";
 const MIN_TOKEN_CHARS: usize = 32;
@@ -41,25 +43,16 @@ pub fn load_or_create_secret(
         path: path.clone(),
         source,
     };
-    match std::fs::read_to_string(&path) {
+    match crate::config::read_secret_file(&path) {
         Ok(text) => {
-            let mode = std::fs::metadata(&path)
-                .map_err(io_error)?
-                .permissions()
-                .mode();
-            if mode & 0o077 != 0 {
-                return Err(TokenError::Exposed {
-                    path,
-                    mode: mode & 0o777,
-                });
-            }
             let token = text.trim().to_string();
             if token.len() < MIN_TOKEN_CHARS {
                 return Err(TokenError::TooShort { path });
             }
             Ok((token, false))
         }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+        Err(SecretFileError::Exposed { mode }) => Err(TokenError::Exposed { path, mode }),
+        Err(SecretFileError::Io(error)) if error.kind() == io::ErrorKind::NotFound => {
             let token = hex::encode(rand::random::<[u8; 32]>());
             let mut file = OpenOptions::new()
                 .write(true)
@@ -72,6 +65,6 @@ pub fn load_or_create_secret(
                 .map_err(io_error)?;
             Ok((token, true))
         }
-        Err(error) => Err(io_error(error)),
+        Err(SecretFileError::Io(error)) => Err(io_error(error)),
     }
 }

@@ -284,8 +284,8 @@ fn identities_and_acl_rules_are_validated_naming_the_key() {
 #[test]
 fn identity_tokens_are_long_unique_and_a_missing_one_disables_its_identity() {
     let setup = Setup::new();
-    std::fs::write(setup.path("a.token"), format!("{LONG_TOKEN}\n")).expect("token");
-    std::fs::write(setup.path("short.token"), "short\n").expect("token");
+    write_secret(&setup.path("a.token"), &format!("{LONG_TOKEN}\n"));
+    write_secret(&setup.path("short.token"), "short\n");
     let mut env = setup.env();
     env.variables.insert("B_TOKEN".into(), LONG_TOKEN.into());
     let load = |toml: &str| {
@@ -342,6 +342,44 @@ fn identity_tokens_are_long_unique_and_a_missing_one_disables_its_identity() {
     .expect_err("twice")
     .to_string();
     assert!(error.contains("identity[1].name"), "{error}");
+}
+
+/// Writes a token file as `quire token new` does, readable by its owner only.
+fn write_secret(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("token");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+}
+
+/// Issue 18, item 9: an identity's token file that other users may read is refused exactly as an
+/// exposed owner token is, naming the key, the mode and the fix; the token never appears.
+#[test]
+fn r18_identity_token_files_readable_by_others_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let setup = Setup::new();
+    let toml = "[vault]\npath = \"Notes\"\n[[identity]]\nname = \"a\"\ntoken_file = \"a.token\"\nread = [\"/\"]\n";
+    for mode in [0o644, 0o604, 0o640, 0o660] {
+        write_secret(&setup.path("a.token"), &format!("{LONG_TOKEN}\n"));
+        std::fs::set_permissions(setup.path("a.token"), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        let error = setup
+            .load_file(toml)
+            .expect_err("a token others may read is refused")
+            .to_string();
+        assert!(
+            error.contains("identity[0].token_file")
+                && error.contains(&format!("mode {mode:o}"))
+                && error.contains("chmod 600"),
+            "{error}"
+        );
+        assert!(!error.contains(LONG_TOKEN));
+    }
+    for mode in [0o600, 0o400] {
+        std::fs::set_permissions(setup.path("a.token"), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+        let config = setup.load_file(toml).expect("a private token file loads");
+        assert_eq!(config.access.tokens.len(), 1);
+    }
 }
 
 #[test]

@@ -99,6 +99,12 @@ def xdg_home(tmp_path: Path) -> Path:
     return d
 
 
+def write_secret(path: Path, text: str) -> None:
+    """Writes a token file as `quire token new` does: mode 0600, since Quire refuses secrets others may read."""
+    path.write_text(text)
+    path.chmod(0o600)
+
+
 def server_env(xdg_home: Path) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env
+from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env, write_secret
 from vaultlib import error_code, write_files
 
 pytestmark = pytest.mark.anyio
@@ -116,8 +116,8 @@ WHOLE_VAULT_TOOLS = [
 class AclServer:
     def __init__(self, quire_bin, vault, root: Path, xdg_home: Path):
         self.config = root / "quire.toml"
-        (root / "agent.token").write_text(AGENT_TOKEN + "\n")
-        (root / "viewer.token").write_text(VIEWER_TOKEN + "\n")
+        write_secret(root / "agent.token", AGENT_TOKEN + "\n")
+        write_secret(root / "viewer.token", VIEWER_TOKEN + "\n")
         self.config.write_text(CONFIG)
         self.server = HttpServer(
             quire_bin, vault, server_env(xdg_home), root / "quire-stderr.log",
@@ -331,8 +331,8 @@ async def test_reload_changes_rules_and_announces_tool_changes(acl_server):
 def test_acl_explain_names_the_deciding_rule(quire_bin, acl_vault, tmp_path, xdg_home):
     import subprocess
 
-    (tmp_path / "agent.token").write_text(AGENT_TOKEN)
-    (tmp_path / "viewer.token").write_text(VIEWER_TOKEN)
+    write_secret(tmp_path / "agent.token", AGENT_TOKEN)
+    write_secret(tmp_path / "viewer.token", VIEWER_TOKEN)
     config = tmp_path / "quire.toml"
     config.write_text(CONFIG)
     cases = [
@@ -445,8 +445,8 @@ async def test_a_config_renamed_into_place_is_reloaded_under_the_sandbox(quire_b
     # must still let the reload read it (the config's folder, not just the first file's inode).
     tokens = tmp_path / "tokens"
     tokens.mkdir()
-    (tokens / "agent.token").write_text(AGENT_TOKEN + "\n")
-    (tokens / "viewer.token").write_text(VIEWER_TOKEN + "\n")
+    write_secret(tokens / "agent.token", AGENT_TOKEN + "\n")
+    write_secret(tokens / "viewer.token", VIEWER_TOKEN + "\n")
     etc = tmp_path / "etc"
     etc.mkdir()
     config = etc / "quire.toml"

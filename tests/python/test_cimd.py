@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env
+from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env, write_secret
 from docserver import DocumentServer, Route
 from test_acl import AGENT_TOKEN, CONFIG, VIEWER_TOKEN, acl_vault  # noqa: F401
 from test_oauth import REDIRECT, OAuthClient, pkce
@@ -36,8 +36,8 @@ class CimdServer:
         root.mkdir(parents=True, exist_ok=True)
         for sub in ("state", "data", "config", "cache"):
             (xdg_home / sub).mkdir(parents=True, exist_ok=True)
-        (root / "agent.token").write_text(AGENT_TOKEN + "\n")
-        (root / "viewer.token").write_text(VIEWER_TOKEN + "\n")
+        write_secret(root / "agent.token", AGENT_TOKEN + "\n")
+        write_secret(root / "viewer.token", VIEWER_TOKEN + "\n")
         config = root / "quire.toml"
         config.write_text(CONFIG + extra_config)
         env = server_env(xdg_home)

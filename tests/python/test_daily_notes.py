@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env
+from conftest import REQUEST_TIMEOUT_S, HttpServer, server_env, write_secret
 from vaultlib import error_code, write_files
 
 pytestmark = pytest.mark.anyio
@@ -347,7 +347,7 @@ async def test_a_denied_daily_folder_reveals_nothing(quire_bin, vault: Path, tmp
     from mcp import ClientSession
     from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-    (tmp_path / "agent.token").write_text(AGENT_TOKEN + "\n")
+    write_secret(tmp_path / "agent.token", AGENT_TOKEN + "\n")
     config = tmp_path / "quire.toml"
     config.write_text(ACL_CONFIG)
     existing = sorted((vault / "Daily").glob("*.md"))[0]
