@@ -4,10 +4,17 @@
 //! from `QUIRE_LOG` (or `RUST_LOG`), `info` by default (rmcp's per-message chatter at `warn`).
 //! Events carry fields such as `tool`, `identity`, `path` and `outcome`; no event may carry a note
 //! body or a token.
+//!
+//! Field values often hold client-supplied text (a tool's `path`, an OAuth `client_id`), so the
+//! stderr format escapes every control character in them: a `\n` in a path must not start a
+//! forged log line, nor an escape sequence repaint a terminal. journald stores each field
+//! length-prefixed, so there a newline cannot start a new entry.
 
 use std::io::IsTerminal;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::field::MakeExt;
+use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
@@ -46,9 +53,43 @@ fn init_with_default(default: &str) {
             .with(filter)
             .with(
                 tracing_subscriber::fmt::layer()
+                    .fmt_fields(
+                        tracing_subscriber::fmt::format::debug_fn(write_escaped_field)
+                            .delimited(" "),
+                    )
                     .with_writer(std::io::stderr)
                     .with_ansi(std::io::stderr().is_terminal()),
             )
             .try_init(),
     };
+}
+
+/// Writes one field as the default format does (`name=value`, the message bare), with every
+/// control character of the value escaped (`\n`, `\u{1b}`), so no field can end the line.
+fn write_escaped_field(
+    writer: &mut Writer<'_>,
+    field: &tracing::field::Field,
+    value: &dyn std::fmt::Debug,
+) -> std::fmt::Result {
+    let text = format!("{value:?}");
+    if field.name() != "message" {
+        write!(writer, "{}=", field.name())?;
+    }
+    write!(writer, "{}", escape_control_characters(&text))
+}
+
+/// `text` with each control character replaced by its Rust escape; everything else unchanged.
+pub fn escape_control_characters(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
 }

@@ -183,3 +183,18 @@ async def test_symlinked_note_content_never_returned(session, vault):
         assert res.is_error
         dumped = repr(res.model_dump())
         assert "This lives outside the vault" not in dumped
+
+
+async def test_r18_client_strings_cannot_forge_log_lines(session, tmp_path):
+    # Issue 18, item 8: a path is client text and is logged with each tool call; a newline or an
+    # escape sequence in it must come out escaped, never as a line of its own on stderr.
+    forged = "2026-01-01T00:00:00.000000Z  INFO quire::mcp: FORGED tool call identity=owner"
+    for path in (f"Nope.md\n{forged}", f"Nope.md\r{forged}", f"Nope\u001b[2K.md\u0085{forged}"):
+        result = await session.call_tool("vault_read_note", {"path": path})
+        assert result.is_error
+    text = (tmp_path / "quire-stderr.log").read_text(errors="replace")
+    assert "FORGED" in text, "the tool calls were logged"
+    for line in text.split("\n"):
+        assert not line.startswith("2026-01-01"), line
+        assert "\r" not in line and "\u001b[2K" not in line and "\u0085" not in line, repr(line)
+    assert "Nope.md\\n2026-01-01" in text
