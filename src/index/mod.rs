@@ -41,7 +41,7 @@ pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
 pub use writer::ProgressFn;
 
 use crate::markdown::frontmatter;
-use crate::vault::{Vault, VaultPath};
+use crate::vault::{self, Vault, VaultPath};
 use writer::{Command, Writer};
 
 /// Read connections kept open between queries.
@@ -491,11 +491,15 @@ impl Index {
         let Ok(resolved) = self.shared.vault.resolve(&path) else {
             return String::new();
         };
-        let bytes = match std::fs::metadata(&resolved.fs_path) {
-            Ok(metadata)
-                if metadata.is_file() && metadata.len() <= self.shared.vault.max_file_bytes() =>
+        let bytes = match vault::open_regular(&resolved.fs_path) {
+            Ok(Some((mut file, metadata)))
+                if metadata.len() <= self.shared.vault.max_file_bytes() =>
             {
-                std::fs::read(&resolved.fs_path).unwrap_or_default()
+                let mut bytes = Vec::new();
+                match std::io::Read::read_to_end(&mut file, &mut bytes) {
+                    Ok(_) => bytes,
+                    Err(_) => return String::new(),
+                }
             }
             _ => return String::new(),
         };

@@ -18,7 +18,7 @@ use super::document::{self, ParsedNote};
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
 use crate::markdown::links::{self, Link, LinkForm};
-use crate::vault::{Revision, ScannedFile, Vault, VaultPath};
+use crate::vault::{self, Revision, ScannedFile, Vault, VaultPath};
 
 /// How often an idle writer shows the watchdog it is alive.
 const IDLE_BEAT: std::time::Duration = std::time::Duration::from_millis(500);
@@ -588,7 +588,9 @@ fn upsert_file(
         .execute(params![path.as_str(), size as i64, nanos(modified)])?;
     delete_links(transaction, path.as_str())?;
     if path.extension().as_deref() == Some("canvas") && size <= vault.max_file_bytes() {
-        let text = std::fs::read(fs_path)
+        let text = vault::read_regular(fs_path)
+            .ok()
+            .flatten()
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default();
         insert_links(transaction, path.as_str(), &links::canvas_links(&text))?;
@@ -679,15 +681,11 @@ fn load(
     let gone = || Loaded::Gone {
         path: path.to_string(),
     };
-    let Ok(mut file) = std::fs::File::open(fs_path) else {
+    // Only a regular file is opened: a FIFO named like a note would block the writer thread
+    // until something wrote to it, and with it every later write's refresh.
+    let Ok(Some((mut file, metadata))) = vault::open_regular(fs_path) else {
         return gone();
     };
-    let Ok(metadata) = file.metadata() else {
-        return gone();
-    };
-    if !metadata.is_file() {
-        return gone();
-    }
     let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     let size = metadata.len() as i64;
     let mtime = nanos(modified);

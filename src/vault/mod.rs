@@ -7,6 +7,7 @@
 
 mod lock;
 mod path;
+mod regular;
 mod resolve;
 mod revision;
 mod scan;
@@ -21,6 +22,7 @@ use std::time::SystemTime;
 
 pub use lock::{FileLock, LockTable};
 pub use path::{PathError, VaultPath};
+pub use regular::{open_regular, read_regular, read_regular_to_string};
 pub use resolve::Resolved;
 pub use revision::Revision;
 pub use scan::ScannedFile;
@@ -188,7 +190,11 @@ impl Vault {
                 limit: self.max_file_bytes,
             });
         }
-        let bytes = std::fs::read(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        let bytes = read_regular(&resolved.fs_path)
+            .map_err(|e| VaultError::io(path, e))?
+            .ok_or_else(|| VaultError::NotRegularFile {
+                path: path.to_string(),
+            })?;
         let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
         Ok(FileContents {
             revision: Revision::of(&bytes),
@@ -284,7 +290,7 @@ impl Vault {
         let path = self
             .root
             .join(".obsidian/plugins/obsidian-tasks-plugin/data.json");
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok(text) = read_regular_to_string(&path) else {
             return serde_json::Value::Null;
         };
         serde_json::from_str(&text).unwrap_or_else(|_| {

@@ -238,7 +238,7 @@ enum Json {
 }
 
 fn read_json(root: &Path, relative: &str) -> Json {
-    let text = match std::fs::read_to_string(root.join(relative)) {
+    let text = match super::read_regular_to_string(&root.join(relative)) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Json::Missing,
         Err(error) => return Json::Invalid(format!("cannot be read ({error})")),

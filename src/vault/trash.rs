@@ -23,8 +23,13 @@ pub(super) fn move_to_trash(
         path: path.to_string(),
         source,
     };
-    let current = match fs::read(&resolved.fs_path) {
-        Ok(bytes) => Revision::of(&bytes),
+    let current = match super::read_regular(&resolved.fs_path) {
+        Ok(Some(bytes)) => Revision::of(&bytes),
+        Ok(None) => {
+            return Err(VaultError::NotRegularFile {
+                path: path.to_string(),
+            });
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(VaultError::NotFound {
                 path: path.to_string(),

@@ -125,8 +125,13 @@ fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Resul
 
 /// Fails with `ChangedDuringWrite` unless `target` still holds exactly `expected`.
 fn check_current(path: &VaultPath, target: &Path, expected: &Revision) -> Result<(), VaultError> {
-    let current = match fs::read(target) {
-        Ok(bytes) => Some(Revision::of(&bytes)),
+    let current = match super::read_regular(target) {
+        Ok(Some(bytes)) => Some(Revision::of(&bytes)),
+        Ok(None) => {
+            return Err(VaultError::NotRegularFile {
+                path: path.to_string(),
+            });
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(source) => {
             return Err(VaultError::Io {

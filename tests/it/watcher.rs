@@ -21,12 +21,19 @@ struct Live {
 }
 
 fn live(files: &[(&str, &str)]) -> Live {
+    live_with(|root| {
+        for (path, text) in files {
+            write(root, path, text);
+        }
+    })
+}
+
+/// A live index over a vault that `prepare` fills before the index opens.
+fn live_with(prepare: impl FnOnce(&Path)) -> Live {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("vault");
     std::fs::create_dir_all(&root).expect("mkdir");
-    for (path, text) in files {
-        write(&root, path, text);
-    }
+    prepare(&root);
     let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
     let root = vault.root().to_path_buf();
     let index = Index::open(
@@ -157,4 +164,70 @@ fn atomic_saves_replace_the_note() {
     std::fs::write(live.root.join(".draft"), "version grape\n").expect("write");
     std::fs::rename(live.root.join(".draft"), live.root.join("Grape.md")).expect("rename");
     live.wait_for("grape", &["Grape.md"]);
+}
+
+/// Makes a FIFO (and, as root, a character device like /dev/null) at `path`.
+fn special_file(path: &Path, kind: &str) -> bool {
+    let mut command = std::process::Command::new(if kind == "fifo" { "mkfifo" } else { "mknod" });
+    command.arg(path);
+    if kind != "fifo" {
+        command.args(["c", "1", "3"]);
+    }
+    command.status().is_ok_and(|status| status.success())
+}
+
+/// Issue 18, item 6: a FIFO (or a device node) named like a note or a canvas is never opened for
+/// reading by the index, so neither the startup reconcile nor a later refresh waits for a writer
+/// that never comes, and every later write still returns.
+#[test]
+fn r18_fifos_and_device_nodes_never_block_the_index() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let devices = std::sync::atomic::AtomicBool::new(false);
+        let live = live_with(|root| {
+            write(root, "Welcome.md", "hello kiwifruit");
+            assert!(special_file(&root.join("Blocked.md"), "fifo"), "mkfifo");
+            assert!(special_file(&root.join("Board.canvas"), "fifo"), "mkfifo");
+            // Device nodes need root; without it the FIFOs carry the test.
+            let made = special_file(&root.join("Null.md"), "device")
+                && special_file(&root.join("Null.canvas"), "device");
+            devices.store(made, std::sync::atomic::Ordering::Relaxed);
+        });
+        // A FIFO appearing while the server runs reaches the writer through the watcher.
+        assert!(special_file(&live.root.join("Later.md"), "fifo"), "mkfifo");
+        assert!(
+            special_file(&live.root.join("Later.canvas"), "fifo"),
+            "mkfifo"
+        );
+        std::thread::sleep(Duration::from_millis(400));
+        live.ops
+            .write_note(
+                &Context::owner(),
+                ops::WriteNote {
+                    path: "Inbox/After.md".into(),
+                    body: "written after the fifos: pomegranate".into(),
+                    properties: None,
+                    overwrite: false,
+                    expected_revision: None,
+                },
+            )
+            .expect("a write returns");
+        live.wait_for("pomegranate", &["Inbox/After.md"]);
+        assert_eq!(live.found("kiwifruit"), vec!["Welcome.md".to_string()]);
+        done.send(devices.load(std::sync::atomic::Ordering::Relaxed))
+            .expect("send");
+    });
+    match finished.recv_timeout(Duration::from_secs(20)) {
+        Ok(devices) => {
+            if !devices {
+                eprintln!("device nodes not tested: mknod needs root");
+            }
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("the check failed; its panic is printed above")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("the index blocked on a FIFO or device node named like a note")
+        }
+    }
 }

@@ -1,0 +1,53 @@
+//! Opening files for reading without ever blocking on, or reading from, something that is not a
+//! regular file.
+//!
+//! A FIFO named `x.md` would block an `open` for reading until a writer appears, and a device node
+//! would be read as if it were a note; either in the vault must not stall the index writer or a
+//! tool. Every read of a vault file (notes, canvases, attachments re-read for a revision, the
+//! `.obsidian` settings) goes through `open_regular`. It never writes.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Opens `path` for reading if, and only if, it is a regular file (after following symlinks).
+/// `Ok(None)` when it exists but is something else (a folder, FIFO, socket or device).
+///
+/// The path is `stat`ed first so a device node is never opened at all (opening some devices has
+/// effects of its own); the open itself is non-blocking (a FIFO swapped in after the `stat` then
+/// opens at once instead of waiting for a writer) and the opened file is checked again with
+/// `fstat`, so what is read is the very inode that was checked. `O_NONBLOCK` changes nothing for
+/// reads of a regular file.
+pub fn open_regular(path: &Path) -> io::Result<Option<(File, Metadata)>> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Ok(None);
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Ok(None);
+    }
+    Ok(Some((file, metadata)))
+}
+
+/// The whole content of `path` if it is a regular file; `Ok(None)` otherwise (see `open_regular`).
+pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    let Some((mut file, metadata)) = open_regular(path)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// `read_regular` as text, with anything that is not a regular file reported as an error of kind
+/// `InvalidInput`: for settings files, where "unreadable" already means "use the defaults".
+pub fn read_regular_to_string(path: &Path) -> io::Result<String> {
+    let bytes = read_regular(path)?
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"))?;
+    String::from_utf8(bytes).map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))
+}
