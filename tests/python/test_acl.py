@@ -477,3 +477,47 @@ async def test_a_config_renamed_into_place_is_reloaded_under_the_sandbox(quire_b
                     assert WRITE_TOOLS <= names, log[-2000:]
     finally:
         server.stop()
+
+
+async def test_r18_always_deny_binds_the_owner_through_symlinks(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Issue 18, item 4: a symbolic link in an allowed folder that leads into an always_deny folder
+    # must not open it to the owner (stdio), who is bound by always_deny like everyone else.
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    write_files(acl_vault, {"Keys/owner-secret.md": "# Vault key\n\nplatypusvault lives here.\n"})
+    (acl_vault / "Inbox" / "keylink.md").symlink_to("../Keys/owner-secret.md")
+    (acl_vault / "Projects" / "keydir").symlink_to("../Keys", target_is_directory=True)
+    write_secret(tmp_path / "agent.token", AGENT_TOKEN)
+    write_secret(tmp_path / "viewer.token", VIEWER_TOKEN)
+    config = tmp_path / "quire.toml"
+    config.write_text(CONFIG)
+    params = StdioServerParameters(
+        command=str(quire_bin),
+        args=["serve", "--vault", str(acl_vault), "--config", str(config)],
+        env=server_env(xdg_home),
+        cwd=str(tmp_path),
+    )
+    leaks = ("platypusvault", "owner-secret", "keylink", "keydir")
+    with open(tmp_path / "quire-stderr.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT_S) as session:
+                await session.initialize()
+                for path in ("Inbox/keylink.md", "Projects/keydir/owner-secret.md"):
+                    for tool, args in path_tools(path, "Projects/keydir"):
+                        is_error, text = await call(session, tool, args)
+                        expected = "path_forbidden" if tool in WRITE_TOOLS else "not_found"
+                        assert is_error and error_code(text) == expected, (tool, args, text)
+                        assert "platypusvault" not in text, (tool, args, text)
+                for tool, args in WHOLE_VAULT_TOOLS + [("vault_grep", {"pattern": "platypusvault"}),
+                                                       ("vault_search", {"query": "platypusvault"})]:
+                    is_error, text = await call(session, tool, args)
+                    assert not is_error, (tool, text)
+                    for word in leaks:
+                        assert word not in text, (tool, args, word, text[:400])
+                is_error, text = await call(
+                    session, "vault_write_note", {"path": "Projects/keydir/planted.md", "body": "x\n"}
+                )
+                assert is_error and error_code(text) == "path_forbidden", text
+    assert not (acl_vault / "Keys" / "planted.md").exists()
+    assert (acl_vault / "Keys" / "owner-secret.md").read_text().endswith("platypusvault lives here.\n")
