@@ -4,9 +4,11 @@
 //! `router` is a plain constructor so tests can drive it in-process. Every `/mcp` request passes
 //! the auth layer, which proves a `Principal` and hands it to the MCP layer in the request
 //! extensions; `Host` and `Origin` are checked against the allowlist whether or not auth is on.
+//! Inside it, `session` binds each MCP session to the principal that opened it.
 
 mod auth;
 pub mod oauth;
+mod session;
 mod token;
 
 use std::net::SocketAddr;
@@ -147,9 +149,11 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
         .enforce_origin_validation()
         .with_max_request_body_bytes(request_body_limit(settings.max_note_bytes))
         .with_cancellation_token(cancel);
+    let sessions = Arc::new(LocalSessionManager::default());
+    let session_owners = Arc::new(session::SessionOwners::new(Arc::clone(&sessions)));
     let mcp_service = StreamableHttpService::new(
         move || Ok(QuireServer::new(Arc::clone(&shared))),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         config,
     );
     let auth_state = Arc::new(auth::AuthState::new(settings));
@@ -160,6 +164,11 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
     let router = Router::new()
         .nest_service("/mcp", mcp_service)
         .layer(axum::middleware::from_fn(session_delete_is_no_content))
+        // Inside the bearer check, which supplies the principal a session is bound to.
+        .layer(axum::middleware::from_fn_with_state(
+            session_owners,
+            session::bind_sessions,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&auth_state),
             auth::require_bearer,

@@ -521,3 +521,41 @@ async def test_r18_always_deny_binds_the_owner_through_symlinks(quire_bin, acl_v
                 assert is_error and error_code(text) == "path_forbidden", text
     assert not (acl_vault / "Keys" / "planted.md").exists()
     assert (acl_vault / "Keys" / "owner-secret.md").read_text().endswith("platypusvault lives here.\n")
+
+
+async def test_r18_a_session_belongs_to_the_identity_that_opened_it(acl_server):
+    # Issue 18, item 7: another identity holding a session id must not use the session (calls,
+    # the GET notification stream, DELETE): it gets exactly the answer an unknown session gets.
+    accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    agent = {**accept, "Authorization": f"Bearer {AGENT_TOKEN}"}
+    viewer = {**accept, "Authorization": f"Bearer {VIEWER_TOKEN}"}
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    async with httpx.AsyncClient(timeout=REQUEST_TIMEOUT_S) as http:
+        opened = await http.post(acl_server.url, json=initialize, headers=agent)
+        assert opened.status_code == 200, opened.text
+        session = opened.headers["mcp-session-id"]
+        done = await http.post(
+            acl_server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={**agent, "Mcp-Session-Id": session},
+        )
+        assert done.status_code in (200, 202), done.text
+
+        async def answer(method: str, headers: dict, session_id: str) -> tuple[int, str]:
+            body = tools_list if method == "POST" else None
+            async with http.stream(method, acl_server.url, json=body, headers={**headers, "Mcp-Session-Id": session_id}) as response:
+                if response.status_code == 200 and method == "GET":
+                    return 200, "a notification stream"
+                return response.status_code, (await response.aread()).decode()
+
+        for method in ("POST", "GET", "DELETE"):
+            foreign = await answer(method, viewer, session)
+            unknown = await answer(method, viewer, "f" * 32)
+            assert foreign == unknown, (method, foreign, unknown)
+            assert foreign[0] in (404, 204), (method, foreign)
+        # The viewer's DELETE closed nothing: the agent's session still answers.
+        status, text = await answer("POST", agent, session)
+        assert status == 200 and "vault_read_note" in text, (status, text)
