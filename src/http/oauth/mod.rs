@@ -39,7 +39,7 @@ use super::token::{TokenError, load_or_create_secret};
 pub use cimd::CimdSettings;
 use cimd::{CimdError, MetadataFetcher, is_url_client_id};
 pub use store::StoreError;
-use store::{Client, CodeGrant, GrantInfo, Redeemed, Refreshed, Store};
+use store::{Client, CodeGrant, GrantInfo, Redeemed, Refreshed, Registered, Store};
 pub use tokens::AccessClaims;
 
 const CODE_SECONDS: i64 = 60;
@@ -47,6 +47,14 @@ const ACCESS_SECONDS: i64 = 3600;
 const REFRESH_SECONDS: i64 = 30 * 24 * 3600;
 /// Registrations unused this long, with no live grant, are swept.
 const STALE_CLIENT_SECONDS: i64 = 30 * 24 * 3600;
+/// Registrations that never produced a grant are swept after this long: a real client goes from
+/// registration to consent within minutes, so only abandoned (or hostile) ones are that old.
+const NEVER_USED_CLIENT_SECONDS: i64 = 2 * 3600;
+/// At most this many registrations are kept, whatever the per-address rate limit let through.
+const MAX_CLIENTS: usize = 1000;
+/// A never-used registration younger than this is never displaced by a new one: its owner may be
+/// on the consent page.
+const IN_FLIGHT_CLIENT_SECONDS: i64 = 10 * 60;
 /// OAuth requests are small; anything bigger is refused before it is parsed.
 const MAX_BODY_BYTES: usize = 16 * 1024;
 const MAX_REDIRECT_URIS: usize = 10;
@@ -159,7 +167,11 @@ impl OAuthState {
     /// Removes expired codes and tokens and stale registrations.
     pub fn sweep(&self) -> Result<usize, StoreError> {
         let now = now();
-        self.store.sweep(now, now - STALE_CLIENT_SECONDS)
+        self.store.sweep(
+            now,
+            now - STALE_CLIENT_SECONDS,
+            now - NEVER_USED_CLIENT_SECONDS,
+        )
     }
 
     fn issue(&self, grant: &GrantInfo, refresh_token: String) -> Response {
@@ -399,8 +411,26 @@ async fn register(
     let issued_at = now();
     let store = Arc::clone(&state.store);
     let saved = client.clone();
-    if let Err(response) = blocking(move || store.register(&saved, issued_at)).await {
-        return response;
+    let registered = blocking(move || {
+        store.register(
+            &saved,
+            issued_at,
+            MAX_CLIENTS,
+            issued_at - IN_FLIGHT_CLIENT_SECONDS,
+        )
+    })
+    .await;
+    match registered {
+        Ok(Registered::Saved) => {}
+        Ok(Registered::Full) => {
+            tracing::warn!("a client registration was refused: the registration table is full");
+            return oauth_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "temporarily_unavailable",
+                "this server holds as many client registrations as it keeps; registrations nobody completes expire within two hours, so try again later",
+            );
+        }
+        Err(response) => return response,
     }
     tracing::info!(client_id = %client.client_id, name = ?client.client_name, "OAuth client registered");
     no_store((
@@ -978,7 +1008,10 @@ mod tests {
             redirect_uris: vec!["https://a.example/cb".into()],
             document_host: None,
         };
-        store.register(&client, 0).expect("register");
+        assert_eq!(
+            store.register(&client, 0, 10, 0).expect("register"),
+            Registered::Saved
+        );
         let grant = CodeGrant {
             client_id: "c".into(),
             identity: "agent".into(),
@@ -1046,6 +1079,114 @@ mod tests {
         for secret in ["refresh-one", "refresh-two", "the-code"] {
             assert!(!text.contains(secret), "{secret} is stored in the clear");
         }
-        assert_eq!(store.sweep(10_000, 10_000).expect("sweep"), 1);
+        assert_eq!(store.sweep(10_000, 10_000, 0).expect("sweep"), 1);
+    }
+
+    /// Issue 18, item 10: registrations are capped whatever the rate limit let through, a full
+    /// table makes room only from abandoned registrations, and registrations that never produced
+    /// a grant are swept within hours while used ones stay.
+    #[test]
+    fn r18_registrations_are_capped_and_never_used_ones_expire() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("oauth.db"), b"key".to_vec()).expect("open");
+        let client = |id: &str| Client {
+            client_id: id.into(),
+            client_name: None,
+            redirect_uris: vec!["https://a.example/cb".into()],
+            document_host: None,
+        };
+        let count = |store: &Store| store.client_count().expect("count");
+        let hour = 3600;
+        // One client completes a grant; the others only register.
+        store
+            .register(&client("used"), 0, MAX_CLIENTS, -1)
+            .expect("register");
+        store
+            .save_code(
+                "code-0123456789",
+                &CodeGrant {
+                    client_id: "used".into(),
+                    identity: "agent".into(),
+                    redirect_uri: "https://a.example/cb".into(),
+                    code_challenge: "x".into(),
+                    resource: "r".into(),
+                    expires: 100,
+                },
+            )
+            .expect("code");
+        let info = GrantInfo {
+            grant_id: "g".into(),
+            client_id: "used".into(),
+            identity: "agent".into(),
+            resource: "r".into(),
+        };
+        store
+            .create_grant(
+                "code-0123456789",
+                &info,
+                "refresh-0123456789",
+                90 * 24 * hour,
+                1,
+            )
+            .expect("grant");
+        for at in 1..MAX_CLIENTS as i64 {
+            assert_eq!(
+                store
+                    .register(&client(&format!("flood-{at}")), hour, MAX_CLIENTS, -1)
+                    .expect("register"),
+                Registered::Saved
+            );
+        }
+        assert_eq!(count(&store), MAX_CLIENTS);
+        // Full, and every never-used registration is still in flight: refused.
+        let now = hour + 60;
+        assert_eq!(
+            store
+                .register(
+                    &client("late"),
+                    now,
+                    MAX_CLIENTS,
+                    now - IN_FLIGHT_CLIENT_SECONDS
+                )
+                .expect("register"),
+            Registered::Full
+        );
+        // Later, the oldest abandoned registration makes room; the used client is never displaced.
+        let later = now + IN_FLIGHT_CLIENT_SECONDS + 1;
+        assert_eq!(
+            store
+                .register(
+                    &client("late"),
+                    later,
+                    MAX_CLIENTS,
+                    later - IN_FLIGHT_CLIENT_SECONDS
+                )
+                .expect("register"),
+            Registered::Saved
+        );
+        assert_eq!(count(&store), MAX_CLIENTS);
+        assert!(store.client("used").expect("read").is_some());
+        let floods_left = (1..MAX_CLIENTS)
+            .filter(|at| {
+                store
+                    .client(&format!("flood-{at}"))
+                    .expect("read")
+                    .is_some()
+            })
+            .count();
+        assert_eq!(floods_left, MAX_CLIENTS - 2);
+        assert!(store.client("late").expect("read").is_some());
+        // Within hours, every registration that never produced a grant is gone; the used one
+        // (with a live grant, used an hour ago) stays.
+        let sweep_at = later + NEVER_USED_CLIENT_SECONDS + 1;
+        store
+            .sweep(
+                sweep_at,
+                sweep_at - STALE_CLIENT_SECONDS,
+                sweep_at - NEVER_USED_CLIENT_SECONDS,
+            )
+            .expect("sweep");
+        assert_eq!(count(&store), 1);
+        assert!(store.client("used").expect("read").is_some());
     }
 }

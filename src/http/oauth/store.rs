@@ -101,6 +101,14 @@ pub enum Refreshed {
     Unknown,
 }
 
+/// What a registration did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Registered {
+    Saved,
+    /// The table is at its cap and holds no abandoned registration to make room.
+    Full,
+}
+
 pub struct Store {
     connection: Mutex<Connection>,
     hash_key: Vec<u8>,
@@ -146,13 +154,50 @@ impl Store {
         }
     }
 
-    pub fn register(&self, client: &Client, now: i64) -> Result<(), StoreError> {
+    /// Registers `client` unless the table already holds `cap` registrations. When it is full,
+    /// the oldest registration that never produced a grant and was made before `evictable_before`
+    /// makes room (a flood of registrations can then displace only abandoned ones, never a
+    /// client in use or one whose owner is on the consent page right now); with none such, the
+    /// registration is refused (`Registered::Full`).
+    pub fn register(
+        &self,
+        client: &Client,
+        now: i64,
+        cap: usize,
+        evictable_before: i64,
+    ) -> Result<Registered, StoreError> {
         let uris = serde_json::Value::from(client.redirect_uris.clone()).to_string();
-        self.lock().execute(
+        let connection = self.lock();
+        let transaction = connection.unchecked_transaction()?;
+        let count: i64 =
+            transaction.query_row("SELECT COUNT(*) FROM clients", [], |row| row.get(0))?;
+        if usize::try_from(count).unwrap_or(usize::MAX) >= cap {
+            let evicted = transaction.execute(
+                "DELETE FROM clients WHERE client_id = (
+                   SELECT client_id FROM clients
+                    WHERE created < ?1 AND client_id NOT IN (SELECT client_id FROM grants)
+                    ORDER BY created LIMIT 1)",
+                [evictable_before],
+            )?;
+            if evicted == 0 {
+                return Ok(Registered::Full);
+            }
+        }
+        transaction.execute(
             "INSERT INTO clients (client_id, client_name, redirect_uris, created, last_used) VALUES (?, ?, ?, ?, ?)",
             params![client.client_id, client.client_name, uris, now, now],
         )?;
-        Ok(())
+        transaction.commit()?;
+        Ok(Registered::Saved)
+    }
+
+    /// How many registrations the table holds.
+    #[cfg(test)]
+    pub fn client_count(&self) -> Result<usize, StoreError> {
+        let count: i64 = self
+            .lock()
+            .query_row("SELECT COUNT(*) FROM clients", [], |row| row.get(0))?;
+        Ok(usize::try_from(count).unwrap_or(0))
     }
 
     pub fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError> {
@@ -354,17 +399,27 @@ impl Store {
         Ok(revoked == Some(false))
     }
 
-    /// Deletes expired codes and refresh tokens, and clients unused since `stale_before` that
-    /// hold no live grant. Returns how many clients were swept.
-    pub fn sweep(&self, now: i64, stale_before: i64) -> Result<usize, StoreError> {
+    /// Deletes expired codes and refresh tokens, clients unused since `stale_before` that hold no
+    /// live grant, and clients registered before `never_used_before` that never produced a grant
+    /// (a registration nobody completed). Returns how many clients were swept.
+    pub fn sweep(
+        &self,
+        now: i64,
+        stale_before: i64,
+        never_used_before: i64,
+    ) -> Result<usize, StoreError> {
         let connection = self.lock();
         connection.execute("DELETE FROM codes WHERE expires < ?", [now])?;
         connection.execute("DELETE FROM refresh_tokens WHERE expires < ?", [now])?;
-        let swept = connection.execute(
+        let stale = connection.execute(
             "DELETE FROM clients WHERE last_used < ?
                AND client_id NOT IN (SELECT g.client_id FROM grants g JOIN refresh_tokens r ON r.grant_id = g.grant_id WHERE g.revoked = 0 AND r.used = 0)",
             [stale_before],
         )?;
-        Ok(swept)
+        let never_used = connection.execute(
+            "DELETE FROM clients WHERE created < ? AND client_id NOT IN (SELECT client_id FROM grants)",
+            [never_used_before],
+        )?;
+        Ok(stale + never_used)
     }
 }
