@@ -51,13 +51,15 @@ impl IdentityTokens {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = tokens;
     }
 
-    /// Whether `name` is a configured identity with a token (OAuth grants for it stay usable).
-    pub fn is_enabled(&self, name: &str) -> bool {
+    /// The current token of `name`, when it is a configured identity with one: OAuth grants are
+    /// checked against it.
+    pub fn token_of(&self, name: &str) -> Option<String> {
         self.0
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
-            .any(|(known, _)| known == name)
+            .find(|(known, _)| known == name)
+            .map(|(_, token)| token.clone())
     }
 
     /// The identity whose token `presented` is. Every token is compared, in constant time, so

@@ -338,3 +338,41 @@ async def test_oauth_endpoints_are_rate_limited(oauth):
     assert 429 in statuses
     limited = next(s for s in statuses if s == 429)
     assert limited == 429 and statuses[0] == 400
+
+
+async def test_r18_rotating_an_identity_token_ends_the_grants_made_with_it(oauth, tmp_path):
+    # Issue 18, item 3: each grant is bound to the token pasted on the consent page; once that
+    # identity's token changes, its access tokens and refresh tokens stop working at once, while
+    # other identities' grants go on, and a consent with the new token works.
+    import signal
+
+    from conftest import write_secret
+
+    server, client = oauth
+    client_id = await client.register()
+    code, verifier = await client.authorize(client_id)
+    agent = (await client.exchange(client_id, code, verifier)).json()
+    code, verifier = await client.authorize(client_id, VIEWER_TOKEN)
+    viewer = (await client.exchange(client_id, code, verifier)).json()
+    assert await client.mcp_status(agent["access_token"]) == 200
+
+    rotated = "agent-rotated-token-0123456789abcdefghijklmnop"
+    write_secret(tmp_path / "agent.token", rotated + "\n")
+    server.server.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and await client.mcp_status(rotated) != 200:
+        time.sleep(0.2)
+    assert await client.mcp_status(rotated) == 200, "the new token is in force"
+    assert await client.mcp_status(AGENT_TOKEN) == 401
+
+    assert await client.mcp_status(agent["access_token"]) == 401
+    res = await client.refresh(client_id, agent["refresh_token"])
+    assert res.status_code == 400 and res.json()["error"] == "invalid_grant", res.text
+    assert await client.mcp_status(viewer["access_token"]) == 200
+    res = await client.refresh(client_id, viewer["refresh_token"])
+    assert res.status_code == 200, res.text
+
+    code, verifier = await client.authorize(client_id, rotated)
+    fresh = await client.exchange(client_id, code, verifier)
+    assert fresh.status_code == 200, fresh.text
+    assert await client.mcp_status(fresh.json()["access_token"]) == 200

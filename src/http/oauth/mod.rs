@@ -79,6 +79,8 @@ pub struct OAuthState {
     store: Arc<Store>,
     keys: tokens::Keys,
     identities: IdentityTokens,
+    /// Keys the fingerprints of identity tokens that grants are bound to.
+    fingerprint_key: Vec<u8>,
     limiter: DefaultKeyedRateLimiter<IpAddr>,
     /// Set when Client ID Metadata Documents are accepted (`[oauth] client_id_metadata_documents`).
     documents: Option<MetadataFetcher>,
@@ -124,6 +126,7 @@ impl OAuthState {
             store: Arc::new(store),
             keys: tokens::Keys::new(&derive("jwt-signing"))?,
             identities,
+            fingerprint_key: derive("token-fingerprint"),
             limiter: RateLimiter::keyed(quota),
             documents: documents.map(MetadataFetcher::new).transpose()?,
         })
@@ -149,19 +152,47 @@ impl OAuthState {
     }
 
     /// Checks an access token: signature (HS256 only), issuer, audience, expiry, a live grant,
-    /// and an identity that is still configured. Returns (identity, client id).
+    /// and that the identity still has the very token the grant was consented with (a changed or
+    /// removed token ends every grant made with it, on the next request). Returns (identity,
+    /// client id).
     pub async fn verify(self: &Arc<Self>, token: &str) -> Option<(String, String)> {
         let claims = self.keys.verify(token, &self.issuer, &self.resource).ok()?;
-        if !self.identities.is_enabled(&claims.sub) {
-            return None;
-        }
         let store = Arc::clone(&self.store);
         let grant = claims.gid.clone();
-        let live = tokio::task::spawn_blocking(move || store.grant_is_live(&grant))
+        let fingerprint = tokio::task::spawn_blocking(move || store.live_grant_fingerprint(&grant))
             .await
             .ok()?
-            .ok()?;
-        live.then_some((claims.sub, claims.client_id))
+            .ok()??;
+        self.holds_token(&claims.sub, &fingerprint)
+            .then_some((claims.sub, claims.client_id))
+    }
+
+    /// A keyed fingerprint of `identity`'s `token`: what a grant remembers of the token it was
+    /// consented with. Keyed (HMAC under the OAuth key), so `oauth.db` alone says nothing about
+    /// any token.
+    fn token_fingerprint(&self, identity: &str, token: &str) -> Vec<u8> {
+        use hmac::{Hmac, Mac};
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.fingerprint_key) else {
+            return Vec::new();
+        };
+        mac.update(identity.as_bytes());
+        mac.update(&[0]);
+        mac.update(token.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// Whether `identity` is configured and its current token has `fingerprint` (compared in
+    /// constant time). An empty fingerprint (a grant from before they were kept) matches nothing.
+    fn holds_token(&self, identity: &str, fingerprint: &[u8]) -> bool {
+        use subtle::ConstantTimeEq;
+        let Some(current) = self.identities.token_of(identity) else {
+            return false;
+        };
+        !fingerprint.is_empty()
+            && bool::from(
+                self.token_fingerprint(identity, &current)
+                    .ct_eq(fingerprint),
+            )
     }
 
     /// Removes expired codes and tokens and stale registrations.
@@ -704,9 +735,12 @@ async fn authorize_submit(
         );
     };
     let code = random_token();
+    let token_fingerprint =
+        state.token_fingerprint(&identity, form.token.as_deref().unwrap_or_default().trim());
     let grant = CodeGrant {
         client_id: checked.client.client_id.clone(),
         identity: identity.clone(),
+        token_fingerprint,
         redirect_uri: checked.redirect_uri.clone(),
         code_challenge: challenge,
         resource,
@@ -824,11 +858,17 @@ async fn token(
             if !pkce_matches(&verifier, &grant.code_challenge) {
                 return bad_grant("code_verifier does not match the code_challenge");
             }
+            if !state.holds_token(&grant.identity, &grant.token_fingerprint) {
+                return bad_grant(
+                    "the identity's token changed since the consent; authorize again with its current token",
+                );
+            }
             let info = GrantInfo {
                 grant_id: random_token(),
                 client_id,
                 identity: grant.identity,
                 resource: grant.resource,
+                token_fingerprint: grant.token_fingerprint,
             };
             let refresh = random_token();
             let store = Arc::clone(&state.store);
@@ -866,7 +906,24 @@ async fn token(
             })
             .await;
             match refreshed {
-                Ok(Refreshed::Valid(grant)) => state.issue(&grant, next),
+                Ok(Refreshed::Valid(grant))
+                    if state.holds_token(&grant.identity, &grant.token_fingerprint) =>
+                {
+                    state.issue(&grant, next)
+                }
+                Ok(Refreshed::Valid(grant)) => {
+                    // The identity's token changed (or the identity is gone) since the consent:
+                    // the grant ends for good, even if the old token came back.
+                    let store = Arc::clone(&state.store);
+                    let grant_id = grant.grant_id.clone();
+                    if let Err(response) = blocking(move || store.revoke_grant(&grant_id)).await {
+                        return response;
+                    }
+                    tracing::info!(client_id = %grant.client_id, identity = %grant.identity, "an OAuth grant ended: its identity's token changed");
+                    bad_grant(
+                        "the identity's token changed since this client was authorized; the grant is revoked, authorize again",
+                    )
+                }
                 Ok(Refreshed::Reused) => {
                     tracing::warn!(
                         "a spent refresh token was presented again; the grant is revoked"
@@ -1019,6 +1076,7 @@ mod tests {
             code_challenge: "x".into(),
             resource: "r".into(),
             expires: 100,
+            token_fingerprint: b"fp".to_vec(),
         };
         store
             .save_code("the-code-0123456789", &grant)
@@ -1032,6 +1090,7 @@ mod tests {
             client_id: "c".into(),
             identity: "agent".into(),
             resource: "r".into(),
+            token_fingerprint: b"fp".to_vec(),
         };
         store
             .create_grant("code", &info, "refresh-one-0123456789", 1000, 1)
@@ -1046,7 +1105,10 @@ mod tests {
             ),
             Ok(Refreshed::Valid(_))
         ));
-        assert!(store.grant_is_live("g").expect("live"));
+        assert_eq!(
+            store.live_grant_fingerprint("g").expect("live"),
+            Some(b"fp".to_vec())
+        );
         assert!(matches!(
             store.rotate_refresh(
                 "refresh-one-0123456789",
@@ -1057,7 +1119,7 @@ mod tests {
             ),
             Ok(Refreshed::Reused)
         ));
-        assert!(!store.grant_is_live("g").expect("revoked"));
+        assert_eq!(store.live_grant_fingerprint("g").expect("revoked"), None);
         assert!(matches!(
             store.rotate_refresh(
                 "refresh-two-0123456789",
@@ -1111,6 +1173,7 @@ mod tests {
                     code_challenge: "x".into(),
                     resource: "r".into(),
                     expires: 100,
+                    token_fingerprint: b"fp".to_vec(),
                 },
             )
             .expect("code");
@@ -1119,6 +1182,7 @@ mod tests {
             client_id: "used".into(),
             identity: "agent".into(),
             resource: "r".into(),
+            token_fingerprint: b"fp".to_vec(),
         };
         store
             .create_grant(

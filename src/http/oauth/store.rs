@@ -13,7 +13,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use sha2::Sha256;
 
 /// The migrations, in order; `user_version` counts how many have run.
-const MIGRATIONS: &[&str] = &["CREATE TABLE clients (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE clients (
         client_id TEXT PRIMARY KEY,
         client_name TEXT,
         redirect_uris TEXT NOT NULL,
@@ -43,7 +44,13 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE clients (
         grant_id TEXT NOT NULL REFERENCES grants(grant_id),
         expires INTEGER NOT NULL,
         used INTEGER NOT NULL DEFAULT 0
-     );"];
+     );",
+    // Each code and grant remembers a keyed fingerprint of the identity token it was consented
+    // with, so changing or removing that token ends the grant. Grants from before this migration
+    // have none and are refused: they must be authorized again.
+    "ALTER TABLE codes ADD COLUMN token_fingerprint BLOB;
+     ALTER TABLE grants ADD COLUMN token_fingerprint BLOB;",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -73,6 +80,8 @@ pub struct CodeGrant {
     pub code_challenge: String,
     pub resource: String,
     pub expires: i64,
+    /// The keyed fingerprint of the identity token pasted on the consent page.
+    pub token_fingerprint: Vec<u8>,
 }
 
 /// What redeeming a code found.
@@ -91,6 +100,9 @@ pub struct GrantInfo {
     pub client_id: String,
     pub identity: String,
     pub resource: String,
+    /// The fingerprint of the token the grant was consented with; empty for grants made before
+    /// fingerprints were kept, which match no token.
+    pub token_fingerprint: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -219,7 +231,7 @@ impl Store {
 
     pub fn save_code(&self, code: &str, grant: &CodeGrant) -> Result<(), StoreError> {
         self.lock().execute(
-            "INSERT INTO codes (code_hash, client_id, identity, redirect_uri, code_challenge, resource, expires) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO codes (code_hash, client_id, identity, redirect_uri, code_challenge, resource, expires, token_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 self.hash(code),
                 grant.client_id,
@@ -227,7 +239,8 @@ impl Store {
                 grant.redirect_uri,
                 grant.code_challenge,
                 grant.resource,
-                grant.expires
+                grant.expires,
+                grant.token_fingerprint
             ],
         )?;
         Ok(())
@@ -239,7 +252,7 @@ impl Store {
         let hash = self.hash(code);
         let row = connection
             .query_row(
-                "SELECT client_id, identity, redirect_uri, code_challenge, resource, expires, grant_id FROM codes WHERE code_hash = ?",
+                "SELECT client_id, identity, redirect_uri, code_challenge, resource, expires, grant_id, token_fingerprint FROM codes WHERE code_hash = ?",
                 [&hash],
                 |row| {
                     Ok((
@@ -250,6 +263,9 @@ impl Store {
                             code_challenge: row.get(3)?,
                             resource: row.get(4)?,
                             expires: row.get(5)?,
+                            token_fingerprint: row
+                                .get::<_, Option<Vec<u8>>>(7)?
+                                .unwrap_or_default(),
                         },
                         row.get::<_, Option<String>>(6)?,
                     ))
@@ -289,8 +305,8 @@ impl Store {
         let connection = self.lock();
         let transaction = connection.unchecked_transaction()?;
         transaction.execute(
-            "INSERT INTO grants (grant_id, client_id, identity, resource, created) VALUES (?, ?, ?, ?, ?)",
-            params![grant.grant_id, grant.client_id, grant.identity, grant.resource, now],
+            "INSERT INTO grants (grant_id, client_id, identity, resource, created, token_fingerprint) VALUES (?, ?, ?, ?, ?, ?)",
+            params![grant.grant_id, grant.client_id, grant.identity, grant.resource, now, grant.token_fingerprint],
         )?;
         transaction.execute(
             "UPDATE codes SET grant_id = ? WHERE code_hash = ?",
@@ -322,7 +338,7 @@ impl Store {
         let hash = self.hash(token);
         let row = connection
             .query_row(
-                "SELECT r.grant_id, r.used, r.expires, g.client_id, g.identity, g.resource, g.revoked
+                "SELECT r.grant_id, r.used, r.expires, g.client_id, g.identity, g.resource, g.revoked, g.token_fingerprint
                  FROM refresh_tokens r JOIN grants g ON g.grant_id = r.grant_id WHERE r.token_hash = ?",
                 [&hash],
                 |row| {
@@ -332,6 +348,9 @@ impl Store {
                             client_id: row.get(3)?,
                             identity: row.get(4)?,
                             resource: row.get(5)?,
+                            token_fingerprint: row
+                                .get::<_, Option<Vec<u8>>>(7)?
+                                .unwrap_or_default(),
                         },
                         row.get::<_, bool>(1)?,
                         row.get::<_, i64>(2)?,
@@ -387,16 +406,21 @@ impl Store {
         Ok(())
     }
 
-    pub fn grant_is_live(&self, grant_id: &str) -> Result<bool, StoreError> {
-        let revoked: Option<bool> = self
+    /// The token fingerprint of a grant that is not revoked; `None` for a revoked or unknown
+    /// grant, an empty one for a grant made before fingerprints were kept.
+    pub fn live_grant_fingerprint(&self, grant_id: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let row: Option<(bool, Option<Vec<u8>>)> = self
             .lock()
             .query_row(
-                "SELECT revoked FROM grants WHERE grant_id = ?",
+                "SELECT revoked, token_fingerprint FROM grants WHERE grant_id = ?",
                 [grant_id],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .optional()?;
-        Ok(revoked == Some(false))
+        Ok(match row {
+            Some((false, fingerprint)) => Some(fingerprint.unwrap_or_default()),
+            _ => None,
+        })
     }
 
     /// Deletes expired codes and refresh tokens, clients unused since `stale_before` that hold no
