@@ -524,15 +524,19 @@ restore_trashed() {
 apply_live() {
   local from="$1" to="$2" meta path old_mode new_mode old_oid new_oid status pass
   live_ok=true
+  busy=()
   # Every file first, so a pass that cannot complete changes nothing (a writer that takes no lock).
   while IFS= read -r -d '' meta && IFS= read -r -d '' path; do
     read -r old_mode new_mode old_oid new_oid status <<<"${meta#:}"
     if ! live_is "$path" "$old_mode" "$old_oid"; then
       log "$path changed while syncing; it is merged in the next pass"
-      live_ok=false
-      return 0
+      busy+=("$path")
     fi
   done < <(g diff-tree -r -z --no-renames "$from" "$to")
+  if [ ${#busy[@]} -gt 0 ]; then
+    live_ok=false
+    return 0
+  fi
   for pass in add change delete; do
     while IFS= read -r -d '' meta && IFS= read -r -d '' path; do
       read -r old_mode new_mode old_oid new_oid status <<<"${meta#:}"
@@ -550,10 +554,69 @@ apply_live() {
   done
 }
 
+# mode_in TREE PATH: the mode of PATH in TREE (empty when absent).
+mode_in() {
+  local line
+  line="$(g ls-tree "$1" -- "$2")"
+  printf '%s\n' "${line%% *}"
+}
+
+# swap_busy: for the files in `busy` (written here again and again during the sync by a writer that
+# takes no lock), this device's version stays at the path and the merged (remote) version is saved
+# beside it, so the round can complete without replacing a file under that writer.
+swap_busy() {
+  local index="$tmpdir/swap-index" entries="$tmpdir/swap-entries" path l_oid m_oid copy i
+  local -a kept=()
+  GIT_INDEX_FILE="$index" g read-tree "$M_tree"
+  : >"$entries"
+  for path in "${busy[@]}"; do
+    l_oid="$(g rev-parse --verify --quiet "$L_tree:$path" || true)"
+    m_oid="$(g rev-parse --verify --quiet "$M_tree:$path" || true)"
+    if [ -n "$l_oid" ]; then
+      printf '%s %s\t%s\0' "$(mode_in "$L_tree" "$path")" "$l_oid" "$path" >>"$entries"
+    else
+      printf '0 %s\t%s\0' "$zero" "$path" >>"$entries"
+    fi
+    # The merge's copy of this device's version is no longer needed: that version stays at the path.
+    kept=()
+    for ((i = 0; i < ${#pending[@]}; i += 3)); do
+      if [ "${pending[i]}" = "$path" ] && [ "${pending[i + 1]}" != "$path" ]; then
+        printf '0 %s\t%s\0' "$zero" "${pending[i + 1]}" >>"$entries"
+      else
+        kept+=("${pending[i]}" "${pending[i + 1]}" "${pending[i + 2]}")
+      fi
+    done
+    pending=("${kept[@]}")
+    if [ -n "$m_oid" ] && [ "$m_oid" != "$l_oid" ]; then
+      copy="$(conflict_copy "$path" "$m_oid" "$M_tree")"
+      printf '%s %s\t%s\0' "$(mode_in "$M_tree" "$path")" "$m_oid" "$copy" >>"$entries"
+      pend_conflict "$path" "$copy" "kept changing here during the sync (a writer without the lock): this device's version stays at the path, the remote's beside it"
+    fi
+  done
+  GIT_INDEX_FILE="$index" g update-index -z --index-info <"$entries"
+  M_tree="$(GIT_INDEX_FILE="$index" g write-tree)"
+}
+
+# make_p: the commit to push for M_tree: the remote tip itself, HEAD when it already is that
+# commit, else a new commit whose only parent is the remote tip.
+make_p() {
+  local parents
+  if [ "$M_tree" = "$R_tree" ]; then
+    P="$R"
+  else
+    parents="$(g rev-list --parents -n 1 "$L")"
+    if [ "$parents" = "$L $R" ] && [ "$L_tree" = "$M_tree" ]; then
+      P="$L"
+    else
+      P="$(g commit-tree "$M_tree" -p "$R" -m "Quire sync from $host at $(now)")"
+    fi
+  fi
+}
+
 # One pass of snapshot, merge and live update, under Quire's lock. Sets P (the commit to push, or
 # empty), and integrated=false when a file changed under it (the caller runs another pass).
 integrate() {
-  local S base L_tree R_tree base_tree parents
+  local S base base_tree
   P=""
   integrated=false
   pending=()
@@ -594,22 +657,18 @@ integrate() {
     merge_trees "$base" "$L" "$R"
     restore_trashed "$base" "$L"
   fi
-  if [ "$M_tree" = "$R_tree" ]; then
-    P="$R"
-  else
-    parents="$(g rev-list --parents -n 1 "$L")"
-    if [ "$parents" = "$L $R" ] && [ "$L_tree" = "$M_tree" ]; then
-      P="$L"
-    else
-      P="$(g commit-tree "$M_tree" -p "$R" -m "Quire sync from $host at $(now)")"
-    fi
-  fi
+  make_p
   if [ "$M_tree" != "$L_tree" ]; then
     if ! first-sync-guard git "$VAULT" "$L_tree" "$M_tree" 2>"$tmpdir/guard"; then
       cat "$tmpdir/guard" >&2
       fail 2 "changes from $REMOTE: $(<"$tmpdir/guard")"
     fi
     apply_live "$L_tree" "$M_tree"
+    if ! $live_ok && [ "$attempt" -ge 3 ]; then
+      swap_busy
+      make_p
+      apply_live "$L_tree" "$M_tree"
+    fi
     if ! $live_ok; then
       unlock_vault
       return 0

@@ -896,9 +896,11 @@ class Load(SyncTest):
         self.assertEqual(figures["failed_runs"], 0, f"failed runs: {errors[:5]}")
 
     def test_racing_writer_without_lock(self):
-        """Without the lock, the phone also edits the note the agent keeps writing: rounds may have
-        to give up on that note (and say so), but nothing is lost."""
-        load_test(self, 6, 0.01, 0.3, use_lock=False, shared_every=3)
+        """Without the lock, the phone also edits the note the agent keeps writing: after a few
+        passes a round keeps this device's version at the path and saves the remote's beside it,
+        so rounds complete and nothing is lost."""
+        figures, errors = load_test(self, 6, 0.01, 0.3, use_lock=False, shared_every=3)
+        self.assertLessEqual(figures["failed_runs"], figures["sync_runs"] // 3, f"too many failed runs: {errors[:5]}")
 
     def test_soak(self):
         """Issue 16's soak: the agent writes every 50 ms, a second clone pushes every second."""
