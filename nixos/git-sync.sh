@@ -253,6 +253,19 @@ conflict_copy() {
     stem="$name"
     ext=""
   fi
+  # A copy of this content saved by an interrupted earlier round (perhaps a minute earlier).
+  local f
+  shopt -s nullglob dotglob
+  for f in "$dir"/*; do
+    [ "$dir" = . ] && f="${f#./}"
+    if [[ ${f##*/} == "$stem (conflict $host "*")$ext" ]] && [ -f "$f" ] && [ ! -L "$f" ] &&
+      [ "$(g hash-object -- "$f")" = "$oid" ]; then
+      shopt -u nullglob dotglob
+      printf '%s\n' "$f"
+      return 0
+    fi
+  done
+  shopt -u nullglob dotglob
   stamp="$(date -u '+%Y-%m-%d %H%M')"
   while :; do
     candidate="$stem (conflict $host $stamp"
@@ -302,12 +315,14 @@ setup_repository() {
 
 clean_leftovers() {
   local f
-  # Only this script runs git in the vault, and the run lock is held: a lock file now is stale,
-  # left by a round that was killed.
+  # The run lock is held, so a git lock file older than a minute was left by a killed round (or
+  # a crashed git); a fresh one may belong to someone running git in the vault by hand.
   while IFS= read -r -d '' f; do
     log "removing the stale $f left by an interrupted round"
     rm -f -- "$f"
-  done < <(find .git -path .git/objects -prune -o -type f -name '*.lock' -print0)
+  done < <(find .git -path .git/objects -prune -o -type f -name '*.lock' -mmin +1 -print0)
+  f="$(find .git -path .git/objects -prune -o -type f -name '*.lock' -print -quit)"
+  [ -z "$f" ] || fail 1 "git is busy in $VAULT ($f is fresh: someone running git there?); the next round retries, and removes it once it is a minute old"
   find . -path ./.git -prune -o -type f -name '.quire-sync-*.tmp' -exec rm -f -- {} +
   # Never committed: Quire's temp files, its lock (when kept in the vault), this script's temp files.
   mkdir -p .git/info .git/quire

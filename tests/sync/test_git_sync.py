@@ -279,6 +279,15 @@ class Adoption(SyncTest):
         conflicts = self.status()["conflicts"]
         self.assertEqual([c["path"] for c in conflicts], ["Daily/2026-11-30.md"])
 
+    def test_resumed_adoption_reuses_an_older_copy(self):
+        """A copy saved by a round killed a minute earlier (another time in its name) is reused."""
+        before = self.seed_remote(extra={"Daily/2026-11-30.md": "the phone's daily note\n"})
+        self.local_start()
+        (self.vault / "Daily/2026-11-30 (conflict testhost 2026-11-30 2359).md").write_text(
+            "written by Quire before the first sync\n")
+        self.sync_ok()
+        self.check_adopted(before)
+
     def test_interrupted_adoption_at_every_step(self):
         """Kill the first sync after each git command it runs, then let it run again."""
         self.install_killer()
@@ -500,10 +509,19 @@ class Conflicts(SyncTest):
 
     def test_stale_index_lock_and_temp_files(self):
         phone = self.synced()
-        (self.vault / ".git/index.lock").write_text("")
+        lock = self.vault / ".git/index.lock"
+        lock.write_text("")
         (self.vault / "Notes/.quire-123.tmp").write_text("half a write\n")
         (self.vault / "New.md").write_text("after the kill\n")
+        # A fresh lock may be someone's git at work: this round waits for the next one.
+        rc, err = self.sync()
+        self.assertEqual(rc, 1, err)
+        self.assertIn("git is busy", self.status()["message"])
+        # Left by a killed round (older than a minute): removed, and the round goes on.
+        old = time.time() - 300
+        os.utime(lock, (old, old))
         self.sync_ok()
+        self.assertFalse(lock.exists())
         remote = self.remote_files()
         self.assertEqual(remote.get("New.md"), b"after the kill\n")
         self.assertFalse([p for p in remote if ".quire-" in p], "Quire's temp files were pushed")
