@@ -56,6 +56,7 @@ def open_client(quire_bin: Path, xdg_home: Path, tmp_path: Path, transport: str)
                 async with Client(transport_, read_timeout_seconds=REQUEST_TIMEOUT_S) as client:
                     client.server_url = server.url
                     client.token = token
+                    client.server_proc = server.proc
                     yield client
         finally:
             server.stop()
@@ -205,3 +206,18 @@ async def test_a_rebuild_reports_progress_on_the_stateless_revision(open_client,
         assert not result.is_error, result.content
         assert result.structured_content["parsed"] == notes
     assert (notes, notes) in [(int(p), int(t or 0)) for p, t in seen], seen
+
+
+async def test_a_listen_stream_ends_cleanly_when_the_server_stops(open_client, vault: Path, transport: str):
+    if transport == "stdio":
+        pytest.skip("a stdio server stops when its client does")
+    async with open_client(vault) as client:
+        async with client.listen(resource_subscriptions=[uri("Welcome.md")]) as subscription:
+            client.server_proc.terminate()  # SIGTERM, as systemd stops the service
+            ended_gracefully = False
+            with anyio.fail_after(10):
+                try:
+                    await subscription.__anext__()
+                except StopAsyncIteration:
+                    ended_gracefully = True
+            assert ended_gracefully, "the stream was cut instead of ending with its final result"
