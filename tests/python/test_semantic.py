@@ -134,3 +134,28 @@ async def test_the_real_model_makes_auto_hybrid_under_the_sandbox(
                 break
             await asyncio.sleep(0.5)
         assert found["results"][0]["path"] == "Inbox/Pasta.md", found["results"][:3]
+
+
+@pytest.mark.parametrize("leave_after_s", [0.2, 0.5, 0.9])
+def test_a_client_leaving_while_the_model_loads_leaves_no_alarming_log(
+    quire_bin: Path, vault: Path, tmp_path: Path, xdg_home: Path, leave_after_s: float
+):
+    require_model()
+    config = write_config(tmp_path, f'model_dir = "{MINILM}"\nonnxruntime = "{LIBRARY}"\n')
+    env = {**os.environ, "XDG_STATE_HOME": str(xdg_home / "state"), "XDG_DATA_HOME": str(xdg_home / "data")}
+    proc = subprocess.Popen(
+        [str(quire_bin), "serve", "--vault", str(vault), "--config", str(config)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"leaver","version":"1"}}}\n'
+    )
+    proc.stdin.flush()
+    time.sleep(leave_after_s)
+    proc.stdin.close()  # the client goes away while the model may still be loading
+    log = proc.stderr.read().decode(errors="replace")
+    assert proc.wait(timeout=30) == 0, log
+    for alarming in ("Exception", "GetElementType", "embedding failed", "ERROR", "\x1b[1;31m"):
+        assert alarming not in log, log
