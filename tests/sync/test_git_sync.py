@@ -739,7 +739,10 @@ class Coordination(SyncTest):
                         pass
                 return pids
             for pid in session():
-                os.kill(pid, signal.SIGTERM)
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
             self.assertNotEqual(proc.wait(timeout=30), 0)
             deadline = time.monotonic() + 20
             while session() and time.monotonic() < deadline:
