@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::tasks::TaskFacts;
 use crate::markdown::links::{self, Link};
 use crate::markdown::tasks::{TaskSite, note_task_sites};
 use sha2::{Digest, Sha256};
@@ -45,6 +46,9 @@ pub struct ParsedNote {
     /// Every checkbox list item with its place; which of them are tasks is decided when they are
     /// read, under the plugin settings of that moment.
     pub task_sites: Vec<TaskSite>,
+    /// The settings-independent reading of each of `task_sites` (same order), stored in indexed
+    /// columns so listings filter, sort and page in SQL.
+    pub task_facts: Vec<TaskFacts>,
     /// The content hash of each semantic-search chunk, in order (`note_chunks`).
     pub chunk_hashes: Vec<String>,
 }
@@ -97,6 +101,8 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
     let created = property(&properties, "created")
         .and_then(Value::as_str)
         .and_then(parse_date_time);
+    let task_sites = note_task_sites(text);
+    let task_facts = task_sites.iter().map(TaskFacts::read).collect();
     ParsedNote {
         title_text,
         headings_text,
@@ -108,7 +114,8 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         note_type,
         created,
         links: links::note_links(text),
-        task_sites: note_task_sites(text),
+        task_facts,
+        task_sites,
         chunk_hashes: note_chunks(stem, text)
             .into_iter()
             .map(|(hash, _)| hash)

@@ -35,7 +35,10 @@ pub use read::{
     SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
-pub use tasks::{TaskRow, TaskScope};
+pub use tasks::{
+    TaskDateRange, TaskFacts, TaskOrder, TaskQuery, TaskRow, TaskScope,
+    normal_tag as normal_task_tag,
+};
 pub use vectors::{VectorCounts, VectorHit};
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
 pub use writer::ProgressFn;
@@ -473,6 +476,18 @@ impl Index {
     /// The checkbox list items of the notes in `scope`, by path then line.
     pub fn task_rows(&self, scope: &TaskScope) -> Result<Vec<TaskRow>, IndexError> {
         self.read(|connection| tasks::task_rows(connection, scope))
+    }
+
+    /// One page of the tasks matching `query`, as `(path, line)`, counting only those of notes
+    /// `shows` accepts; and whether more follow.
+    pub fn task_page(
+        &self,
+        query: &TaskQuery,
+        offset: usize,
+        limit: usize,
+        shows: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<(Vec<(String, usize)>, bool), IndexError> {
+        self.read(|connection| tasks::task_page(connection, query, offset, limit, shows))
     }
 
     /// Every fact the index holds as sorted text lines, independent of row ids; for tests and

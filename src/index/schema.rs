@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -82,6 +82,18 @@ CREATE TABLE tasks(
     parent_line INTEGER,
     lane TEXT,
     lane_complete INTEGER NOT NULL,
+    heading_lower TEXT,
+    symbol TEXT,
+    body TEXT,
+    due TEXT,
+    scheduled TEXT,
+    start TEXT,
+    created TEXT,
+    done TEXT,
+    cancelled TEXT,
+    priority INTEGER,
+    recurring INTEGER,
+    tags TEXT,
     PRIMARY KEY(note_id, line)
 ) WITHOUT ROWID;
 CREATE TABLE chunks(

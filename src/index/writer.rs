@@ -827,10 +827,13 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
         insert_tag.execute(params![lower, id, tag])?;
     }
     let mut insert_task = transaction.prepare_cached(
-        "INSERT OR IGNORE INTO tasks(note_id, line, text, heading, heading_line, depth, parent_line, lane, lane_complete)
-         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT OR IGNORE INTO tasks(note_id, line, text, heading, heading_line, depth, parent_line, lane, lane_complete,
+                                     heading_lower, symbol, body, due, scheduled, start, created, done, cancelled,
+                                     priority, recurring, tags)
+         VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )?;
-    for site in &parsed.task_sites {
+    for (site, facts) in parsed.task_sites.iter().zip(&parsed.task_facts) {
+        let [due, scheduled, start, created, done, cancelled] = &facts.dates;
         insert_task.execute(params![
             id,
             site.line as i64,
@@ -840,7 +843,19 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             site.depth as i64,
             site.parent_line.map(|line| line as i64),
             site.lane,
-            site.lane_complete
+            site.lane_complete,
+            facts.heading_lower,
+            facts.symbol,
+            facts.body,
+            due,
+            scheduled,
+            start,
+            created,
+            done,
+            cancelled,
+            facts.priority,
+            facts.recurring,
+            facts.tags
         ])?;
     }
     let mut insert_property = transaction.prepare_cached(

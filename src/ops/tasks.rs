@@ -4,7 +4,8 @@
 //! moves and new sub-tasks).
 //!
 //! The plugin's settings (`data.json`: global filter, statuses, formats) are read on every call, so a
-//! change in Obsidian applies at once; the index holds settings-independent checkbox lines. Every
+//! change in Obsidian applies at once; the index holds settings-independent checkbox lines and their
+//! reading, which a listing filters, sorts and pages in SQL under the settings of the call. Every
 //! write is one read-modify-write under the note's lock (`Ops::edit_body`), checked against
 //! `expected_revision` and against the revision read, so a concurrent writer yields `conflict`.
 
@@ -17,11 +18,12 @@ use jiff::civil::Date;
 use super::edit::Outcome;
 use super::notes::{check_limit, find_heading, parse_path};
 use super::{Context, EditedNote, Ops, OpsError};
-use crate::index::{TaskRow, TaskScope};
+use crate::index::{TaskDateRange, TaskOrder, TaskQuery, TaskRow, TaskScope};
 use crate::markdown::tasks::edit::{self as task_edit, LanePosition, Placement, TaskEditError};
 use crate::markdown::tasks::{
     InvalidDates, NoteTask, OnCompletion, ParsedLine, Priority, Recurrence, Status, StatusType,
-    Task, TaskDate, TaskFormat, TaskSettings, note_tasks, parse_line_fields, parse_task_line,
+    Task, TaskDate, TaskFormat, TaskSettings, format_date, note_tasks, parse_line_fields,
+    parse_task_line,
 };
 use crate::vault::VaultPath;
 
@@ -295,6 +297,19 @@ impl SortBy {
         )
     }
 
+    /// `cascade`'s dates as indexes into (due, scheduled, start, created, done, cancelled).
+    fn cascade_columns(self) -> &'static [usize] {
+        match self {
+            SortBy::Due | SortBy::Priority => &[0, 1, 2],
+            SortBy::Scheduled => &[1, 0, 2],
+            SortBy::Start => &[2, 1, 0],
+            SortBy::Created => &[3, 2, 1, 0],
+            SortBy::Done => &[4, 5],
+            SortBy::Cancelled => &[5, 4],
+            SortBy::Position | SortBy::Modified => &[],
+        }
+    }
+
     /// The dates tried in order when the sort date is missing.
     fn cascade(self, task: &Task) -> Option<Date> {
         let order: &[&Option<TaskDate>] = match self {
@@ -336,8 +351,9 @@ fn parse_priority(value: &str) -> Result<Priority, OpsError> {
     })
 }
 
+/// A tag as listings compare it; the index stores line tags in this form.
 fn normal_tag(tag: &str) -> String {
-    tag.trim().trim_start_matches('#').to_lowercase()
+    crate::index::normal_task_tag(tag)
 }
 
 fn priority_word(priority: Priority) -> String {
@@ -486,7 +502,8 @@ impl Ops {
         TaskSettings::from_plugin_settings(&self.vault.tasks_plugin_settings())
     }
 
-    pub fn list_tasks(&self, ctx: &Context, request: ListTasks) -> Result<TaskList, OpsError> {
+    /// A listing request read and checked once, for either way of answering it.
+    fn list_plan(&self, ctx: &Context, request: &ListTasks) -> Result<ListPlan, OpsError> {
         let limit = check_limit(request.limit)?;
         let offset = request
             .cursor
@@ -530,7 +547,102 @@ impl Ops {
             .iter()
             .map(|heading| heading.trim().trim_start_matches('#').trim().to_lowercase())
             .collect();
+        Ok(ListPlan {
+            limit,
+            offset,
+            statuses,
+            priorities,
+            sort,
+            date_filters,
+            folder,
+            path,
+            tags,
+            headings,
+            exact_tags: request.exact_tags,
+            top_level_only: request.top_level_only,
+        })
+    }
+
+    /// `vault_list_tasks`: filtered, sorted and paged in SQL over the index's stored reading of
+    /// each line, with the plugin settings of the moment turned into the query (status symbols by
+    /// type, the global filter as a substring test); only the returned page is read under those
+    /// settings. Falls back to `list_tasks_in_memory` where the settings make the SQL answer
+    /// differ from the plugin's.
+    pub fn list_tasks(&self, ctx: &Context, request: ListTasks) -> Result<TaskList, OpsError> {
+        let plan = self.list_plan(ctx, &request)?;
         let settings = self.task_settings();
+        let Some(query) = plan.sql_query(&settings) else {
+            return self.list_tasks_with_plan(ctx, plan, settings);
+        };
+        let visibility = self.visibility(ctx);
+        let excluded = self.vault.excluded_files();
+        let mut shows = |path: &str| !excluded.excludes(path) && visibility.shows(path);
+        let (page, more) = self
+            .index
+            .task_page(&query, plan.offset, plan.limit, &mut shows)
+            .map_err(super::search::internal)?;
+        let mut built: HashMap<String, Option<NoteTasks>> = HashMap::new();
+        let mut tasks = Vec::with_capacity(page.len());
+        for (path, line) in &page {
+            if !built.contains_key(path) {
+                let rows = self
+                    .index
+                    .task_rows(&TaskScope {
+                        folder: None,
+                        path: Some(path.clone()),
+                    })
+                    .map_err(super::search::internal)?;
+                let group: Vec<&TaskRow> = rows.iter().collect();
+                let note = (!group.is_empty()).then(|| NoteTasks::from_sites(&group, &settings));
+                built.insert(path.clone(), note);
+            }
+            // A note changed since the page was read may have lost the line: it is left out, as
+            // the in-memory listing leaves it out.
+            let Some(Some(note)) = built.get(path) else {
+                continue;
+            };
+            if let Some(task) = note.tasks.iter().find(|task| task.line == *line) {
+                tasks.push(note.item(path, task, &settings));
+            }
+        }
+        let next_cursor =
+            (more || tasks.len() < page.len()).then(|| encode_cursor(plan.offset + tasks.len()));
+        Ok(TaskList { tasks, next_cursor })
+    }
+
+    /// The listing computed in memory from every checkbox row of the scope: the reference the SQL
+    /// listing is tested against (`tests/it/task_listing_sql.rs`), and its fallback.
+    #[doc(hidden)]
+    pub fn list_tasks_in_memory(
+        &self,
+        ctx: &Context,
+        request: ListTasks,
+    ) -> Result<TaskList, OpsError> {
+        let plan = self.list_plan(ctx, &request)?;
+        let settings = self.task_settings();
+        self.list_tasks_with_plan(ctx, plan, settings)
+    }
+
+    fn list_tasks_with_plan(
+        &self,
+        ctx: &Context,
+        plan: ListPlan,
+        settings: TaskSettings,
+    ) -> Result<TaskList, OpsError> {
+        let ListPlan {
+            limit,
+            offset,
+            statuses,
+            priorities,
+            sort,
+            date_filters,
+            folder,
+            path,
+            tags,
+            headings,
+            exact_tags,
+            top_level_only,
+        } = plan;
         let visibility = self.visibility(ctx);
         let excluded = self.vault.excluded_files();
         let rows = self
@@ -609,7 +721,7 @@ impl Ops {
                         let tag = normal_tag(tag);
                         tags.iter().any(|wanted| {
                             tag == *wanted
-                                || (!request.exact_tags
+                                || (!exact_tags
                                     && tag.starts_with(wanted.as_str())
                                     && tag[wanted.len()..].starts_with('/'))
                         })
@@ -625,7 +737,7 @@ impl Ops {
                 {
                     continue;
                 }
-                if request.top_level_only
+                if top_level_only
                     && row
                         .parent_line
                         .is_some_and(|parent| task_lines.contains(&parent))
@@ -952,6 +1064,102 @@ impl Ops {
             .read_resolved(&resolved)
             .map_err(|error| OpsError::from_vault(error, None))?;
         Ok(String::from_utf8_lossy(&read.bytes).into_owned())
+    }
+}
+
+/// A listing request, read and checked.
+struct ListPlan {
+    limit: usize,
+    offset: usize,
+    statuses: Vec<StatusType>,
+    priorities: Vec<Priority>,
+    sort: SortBy,
+    /// Each date condition with its index into the six dates (due, scheduled, start, created,
+    /// done, cancelled).
+    date_filters: [(Option<DateBounds>, usize); 6],
+    folder: Option<String>,
+    path: Option<String>,
+    tags: Vec<String>,
+    headings: Vec<String>,
+    exact_tags: bool,
+    top_level_only: bool,
+}
+
+impl ListPlan {
+    /// The request as an index query under `settings`, or `None` where SQL would answer
+    /// differently from the in-memory listing.
+    fn sql_query(&self, settings: &TaskSettings) -> Option<TaskQuery> {
+        // The index read every line in both formats, which is what plugin settings always give.
+        if settings.format != TaskFormat::Both {
+            return None;
+        }
+        // A tag equal to the global filter never matches a tag filter, but the index keeps every
+        // tag: only when no wanted tag could match the global filter's own tag is that moot.
+        if !settings.global_filter.is_empty() && !self.tags.is_empty() {
+            let filter_tag = normal_tag(&settings.global_filter);
+            let reaches_filter = self.tags.iter().any(|wanted| {
+                filter_tag == *wanted
+                    || (!self.exact_tags
+                        && filter_tag.starts_with(wanted.as_str())
+                        && filter_tag[wanted.len()..].starts_with('/'))
+            });
+            if reaches_filter {
+                return None;
+            }
+        }
+        // Status types come from the settings: a symbol the settings do not define is TODO.
+        let symbols = (!self.statuses.is_empty()).then(|| {
+            let mut known: Vec<&str> = Vec::new();
+            for status in settings.statuses.statuses() {
+                if !known.contains(&status.symbol.as_str()) {
+                    known.push(&status.symbol);
+                }
+            }
+            let unknown_wanted = self.statuses.contains(&StatusType::Todo);
+            let listed = known
+                .into_iter()
+                .filter(|symbol| {
+                    self.statuses.contains(&settings.statuses.kind_of(symbol)) != unknown_wanted
+                })
+                .map(str::to_owned)
+                .collect();
+            (!unknown_wanted, listed)
+        });
+        let mut dates: [Option<TaskDateRange>; 6] = Default::default();
+        for (bounds, index) in &self.date_filters {
+            if let (Some(bounds), Some(slot)) = (bounds, dates.get_mut(*index)) {
+                *slot = Some(TaskDateRange {
+                    before: bounds.before.map(format_date),
+                    on: bounds.on.map(format_date),
+                    after: bounds.after.map(format_date),
+                });
+            }
+        }
+        let order = match self.sort {
+            SortBy::Position => TaskOrder::Position,
+            SortBy::Modified => TaskOrder::Modified,
+            SortBy::Priority => TaskOrder::Priority(self.sort.cascade_columns().to_vec()),
+            _ => TaskOrder::Dates(self.sort.cascade_columns().to_vec()),
+        };
+        Some(TaskQuery {
+            scope: TaskScope {
+                folder: self.folder.clone(),
+                path: self.path.clone(),
+            },
+            global_filter: settings.global_filter.clone(),
+            symbols,
+            dates,
+            priorities: self
+                .priorities
+                .iter()
+                .map(|priority| priority.number())
+                .collect(),
+            tags: self.tags.clone(),
+            exact_tags: self.exact_tags,
+            headings: self.headings.clone(),
+            top_level_only: self.top_level_only,
+            order,
+        })
     }
 }
 

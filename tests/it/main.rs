@@ -13,6 +13,7 @@ mod sandbox;
 mod search;
 mod semantic;
 mod semantic_model;
+mod task_listing_sql;
 mod task_tools;
 mod tasks_oracle;
 mod tidy;

@@ -468,6 +468,11 @@ impl ParsedLine {
         &self.task
     }
 
+    /// The text after the checkbox, where the global filter is looked for.
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
     /// Whether the global filter lets the plugin see this task.
     pub fn included(&self, settings: &TaskSettings) -> bool {
         settings.global_filter.is_empty() || self.body.contains(&settings.global_filter)

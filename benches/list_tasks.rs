@@ -1,0 +1,160 @@
+//! The task-listing benchmark: a program that prints figures, not a timed test (`harness = false`).
+//!
+//!     cargo bench --bench list_tasks [-- SIZE...]        (default: 10000)
+//!
+//! For each size it generates the synthetic vault (`benches/gen_vault.py --seed 42`, vocabulary of
+//! `../shared/vaults/tasks-docs`, cached under `target/bench-tasks/`), indexes it, and times
+//! `Ops::list_tasks` (filtered, sorted and paged in SQL) beside `Ops::list_tasks_in_memory` (the
+//! listing it replaced, which reads every checkbox row of the scope) in the same run, for the three
+//! filters of issue 23: none, `status: TODO` sorted by due, and `due before today` (first page of
+//! 50 each). Each figure is the p50 of the best of three rounds of 21 calls after a warm-up call.
+//! Without the vocabulary folder (or python3) it prints a SKIP notice and exits successfully.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quire::index::{Index, IndexOptions};
+use quire::ops::{Context, ListTasks, Ops, TaskDateFilter, TaskList};
+use quire::vault::Vault;
+
+const MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
+const ROUNDS: usize = 3;
+const CALLS: usize = 21;
+
+fn main() {
+    let sizes: Vec<usize> = {
+        let args: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|arg| !arg.starts_with("--"))
+            .collect();
+        if args.is_empty() {
+            vec![10_000]
+        } else {
+            args.iter()
+                .map(|arg| arg.parse().expect("sizes are note counts, e.g. 10000"))
+                .collect()
+        }
+    };
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let generator = repo.join("benches/gen_vault.py");
+    let vocabulary = repo.join("../shared/vaults/tasks-docs");
+    if !generator.is_file()
+        || !vocabulary.is_dir()
+        || Command::new("python3").arg("--version").output().is_err()
+    {
+        println!(
+            "SKIP: the vault generator or its vocabulary (../shared/vaults/tasks-docs) is absent"
+        );
+        return;
+    }
+    let work = repo.join("target/bench-tasks");
+    std::fs::create_dir_all(&work).expect("create target/bench-tasks");
+    println!(
+        "quire list_tasks benchmark ({} build)",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    for size in sizes {
+        let vault_dir = work.join(format!("vault-{size}"));
+        // A marker beside the vault (not in it, where it would be indexed) says generation finished.
+        let marker = work.join(format!("vault-{size}.generated"));
+        if !marker.is_file() {
+            let _ = std::fs::remove_dir_all(&vault_dir);
+            let status = Command::new("python3")
+                .arg(&generator)
+                .arg(&vault_dir)
+                .args(["--notes", &size.to_string(), "--seed", "42", "--vocab-from"])
+                .arg(&vocabulary)
+                .status()
+                .expect("run python3");
+            assert!(status.success(), "gen_vault.py failed");
+            std::fs::write(&marker, "").expect("mark the vault generated");
+        }
+        let vault = Arc::new(Vault::open(&vault_dir, MAX_NOTE_BYTES).expect("open vault"));
+        let index = Index::open(
+            &work.join(format!("index-{size}.db")),
+            Arc::clone(&vault),
+            IndexOptions::default(),
+        )
+        .expect("open index");
+        let ops = Ops::new(vault, index);
+        let ctx = Context::owner();
+        let all = ops
+            .list_tasks_in_memory(
+                &ctx,
+                ListTasks {
+                    limit: Some(1),
+                    ..ListTasks::default()
+                },
+            )
+            .expect("list");
+        println!(
+            "\n== {size} notes (first task: {:?})",
+            all.tasks.first().map(|task| &task.path)
+        );
+        let filters: [(&str, ListTasks); 3] = [
+            ("none", ListTasks::default()),
+            (
+                "status TODO, sort by due",
+                ListTasks {
+                    status: vec!["TODO".to_owned()],
+                    sort_by: Some("due".to_owned()),
+                    ..ListTasks::default()
+                },
+            ),
+            (
+                "due before today",
+                ListTasks {
+                    due: Some(TaskDateFilter {
+                        before: Some("today".to_owned()),
+                        ..TaskDateFilter::default()
+                    }),
+                    ..ListTasks::default()
+                },
+            ),
+        ];
+        println!("| filter | in memory (before) p50 | SQL (after) p50 | same page |");
+        println!("|---|---|---|---|");
+        for (name, request) in filters {
+            let memory = p50(|| {
+                ops.list_tasks_in_memory(&ctx, request.clone())
+                    .expect("list")
+            });
+            let sql = p50(|| ops.list_tasks(&ctx, request.clone()).expect("list"));
+            let same = ops.list_tasks(&ctx, request.clone()).expect("list").tasks
+                == ops
+                    .list_tasks_in_memory(&ctx, request.clone())
+                    .expect("list")
+                    .tasks;
+            println!(
+                "| {name} | {:.1} ms | {:.2} ms | {same} |",
+                memory.as_secs_f64() * 1e3,
+                sql.as_secs_f64() * 1e3
+            );
+        }
+    }
+}
+
+/// The median call time of the best of `ROUNDS` rounds (other work on a shared machine only adds).
+fn p50(mut call: impl FnMut() -> TaskList) -> Duration {
+    std::hint::black_box(call());
+    (0..ROUNDS)
+        .map(|_| {
+            let mut times: Vec<Duration> = (0..CALLS)
+                .map(|_| {
+                    let started = Instant::now();
+                    std::hint::black_box(call());
+                    started.elapsed()
+                })
+                .collect();
+            times.sort();
+            times[CALLS / 2]
+        })
+        .min()
+        .unwrap_or_default()
+}
