@@ -635,6 +635,13 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
             || ' heading=' || ifnull(t.heading_line, '-') || ':' || ifnull(t.heading, '-')
             || ' lane=' || ifnull(t.lane, '-') || '/' || t.lane_complete || ' ' || t.text
             FROM tasks t JOIN notes n ON n.id = t.note_id",
+        "SELECT 'task-reading ' || n.path || ':' || t.line || ' symbol=' || quote(t.symbol)
+            || ' dates=' || quote(t.due) || ',' || quote(t.scheduled) || ',' || quote(t.start) || ','
+            || quote(t.created) || ',' || quote(t.done) || ',' || quote(t.cancelled)
+            || ' priority=' || quote(t.priority) || ' recurring=' || quote(t.recurring)
+            || ' heading=' || quote(t.heading_lower) || ' tags=' || quote(replace(t.tags, char(10), ' '))
+            || ' body=' || quote(t.body)
+            FROM tasks t JOIN notes n ON n.id = t.note_id",
         "SELECT 'orphan-task ' || t.note_id || ':' || t.line FROM tasks t
             WHERE t.note_id NOT IN (SELECT id FROM notes)",
         "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
