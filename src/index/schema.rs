@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -96,6 +96,10 @@ CREATE TABLE tasks(
     tags TEXT,
     PRIMARY KEY(note_id, line)
 ) WITHOUT ROWID;
+CREATE INDEX tasks_by_due ON tasks(
+    coalesce(due, scheduled, start, 'z') || priority,
+    symbol, due, scheduled, start, created, done, cancelled, priority
+);
 CREATE TABLE chunks(
     note_id INTEGER NOT NULL,
     seq INTEGER NOT NULL,

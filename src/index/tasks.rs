@@ -342,9 +342,29 @@ pub fn task_page(
             format!("t.priority, ({date}) IS NULL, {date}, n.path, t.line")
         }
     };
+    // The due order's first page can be read from `tasks_by_due` in order, stopping after the
+    // page, instead of sorting every matching row: its sort key is one text (dates are ten
+    // characters, the priority one digit, and 'z' sorts after every date) and the index also holds
+    // the status and dates, so status, date and priority conditions need no table lookups. Other
+    // conditions would look up each row the walk passes, which for a rare match costs more than
+    // the sort, so they keep SQLite's own plan.
+    let walk_due_index = query.order == TaskOrder::Dates(vec![0, 1, 2])
+        && query.scope.folder.as_deref().is_none_or(str::is_empty)
+        && query.scope.path.is_none()
+        && query.global_filter.is_empty()
+        && query.tags.is_empty()
+        && query.headings.is_empty()
+        && !query.top_level_only;
+    let (from, order) = if walk_due_index {
+        (
+            "tasks t INDEXED BY tasks_by_due CROSS JOIN notes n ON n.id = t.note_id",
+            "coalesce(t.due, t.scheduled, t.start, 'z') || t.priority, n.path, t.line".to_owned(),
+        )
+    } else {
+        ("tasks t JOIN notes n ON n.id = t.note_id", order)
+    };
     let sql = format!(
-        "SELECT n.path, t.line FROM tasks t JOIN notes n ON n.id = t.note_id
-         WHERE {} ORDER BY {order} LIMIT ?",
+        "SELECT n.path, t.line FROM {from} WHERE {} ORDER BY {order} LIMIT ?",
         conditions.join(" AND ")
     );
     let mut statement = connection.prepare_cached(&sql)?;

@@ -259,6 +259,21 @@ fn requests() -> Vec<ListTasks> {
             ..ListTasks::default()
         });
     }
+    // The due order with only status, date and priority conditions walks the due index.
+    for status in [&["TODO"][..], &["DONE", "NON_TASK"], &[]] {
+        requests.push(ListTasks {
+            sort_by: Some("due".to_owned()),
+            status: strings(status),
+            priority: strings(&["high", "normal", "low"]),
+            scheduled: Some(date_filter(None, None, Some("2026-11-28"))),
+            ..ListTasks::default()
+        });
+        requests.push(ListTasks {
+            sort_by: Some("due".to_owned()),
+            status: strings(status),
+            ..ListTasks::default()
+        });
+    }
     requests.push(ListTasks {
         status: strings(&["TODO", "DONE"]),
         priority: strings(&["high", "normal"]),
