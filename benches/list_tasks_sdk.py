@@ -49,7 +49,7 @@ async def main(vault: str) -> None:
                         started = time.perf_counter()
                         result = await session.call_tool("vault_list_tasks", args)
                         times.append(time.perf_counter() - started)
-                        assert not result.isError, result.content
+                        assert not result.is_error, result.content
                     print(
                         f"| {name} | {times[0] * 1e3:.1f} ms | {statistics.median(times[1:]) * 1e3:.1f} ms |"
                     )

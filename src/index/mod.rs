@@ -20,6 +20,7 @@ mod vectors;
 mod watcher;
 mod writer;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
@@ -36,7 +37,7 @@ pub use read::{
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
-    TaskDateRange, TaskFacts, TaskOrder, TaskQuery, TaskRow, TaskScope,
+    TaskDateRange, TaskFacts, TaskOrder, TaskPage, TaskQuery, TaskRow, TaskScope,
     normal_tag as normal_task_tag,
 };
 pub use vectors::{VectorCounts, VectorHit};
@@ -478,16 +479,31 @@ impl Index {
         self.read(|connection| tasks::task_rows(connection, scope))
     }
 
-    /// One page of the tasks matching `query`, as `(path, line)`, counting only those of notes
-    /// `shows` accepts; and whether more follow.
+    /// One page of the tasks matching `query`, counting only those of notes `shows` accepts, with
+    /// every checkbox row of the page's notes (to read them under the plugin settings), all from
+    /// one read transaction so the page and its rows agree.
     pub fn task_page(
         &self,
         query: &TaskQuery,
         offset: usize,
         limit: usize,
         shows: &mut dyn FnMut(&str) -> bool,
-    ) -> Result<(Vec<(String, usize)>, bool), IndexError> {
-        self.read(|connection| tasks::task_page(connection, query, offset, limit, shows))
+    ) -> Result<TaskPage, IndexError> {
+        self.read(|connection| {
+            let transaction = connection.unchecked_transaction()?;
+            let (tasks, more) = tasks::task_page(&transaction, query, offset, limit, shows)?;
+            let mut rows: HashMap<String, Vec<TaskRow>> = HashMap::new();
+            for (path, _) in &tasks {
+                if !rows.contains_key(path) {
+                    let scope = TaskScope {
+                        folder: None,
+                        path: Some(path.clone()),
+                    };
+                    rows.insert(path.clone(), tasks::task_rows(&transaction, &scope)?);
+                }
+            }
+            Ok(TaskPage { tasks, more, rows })
+        })
     }
 
     /// Every fact the index holds as sorted text lines, independent of row ids; for tests and

@@ -211,6 +211,17 @@ fn placeholders(count: usize) -> String {
     vec!["?"; count].join(", ")
 }
 
+/// A page of a task listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskPage {
+    /// `(path, line)` of each task, in the listing's order.
+    pub tasks: Vec<(String, usize)>,
+    /// Whether more tasks follow the page.
+    pub more: bool,
+    /// Every checkbox row of each note on the page, by path then line.
+    pub rows: HashMap<String, Vec<TaskRow>>,
+}
+
 /// The `(path, line)` of the tasks matching `query` in its order: the first `limit` after skipping
 /// `offset` of those `shows` accepts (the caller's access check, made once per note), and whether
 /// any further one exists. Rows are read lazily, so a first page stops early.

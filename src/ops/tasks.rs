@@ -577,36 +577,26 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let excluded = self.vault.excluded_files();
         let mut shows = |path: &str| !excluded.excludes(path) && visibility.shows(path);
-        let (page, more) = self
+        let page = self
             .index
             .task_page(&query, plan.offset, plan.limit, &mut shows)
             .map_err(super::search::internal)?;
-        let mut built: HashMap<String, Option<NoteTasks>> = HashMap::new();
-        let mut tasks = Vec::with_capacity(page.len());
-        for (path, line) in &page {
-            if !built.contains_key(path) {
-                let rows = self
-                    .index
-                    .task_rows(&TaskScope {
-                        folder: None,
-                        path: Some(path.clone()),
-                    })
-                    .map_err(super::search::internal)?;
-                let group: Vec<&TaskRow> = rows.iter().collect();
-                let note = (!group.is_empty()).then(|| NoteTasks::from_sites(&group, &settings));
-                built.insert(path.clone(), note);
-            }
-            // A note changed since the page was read may have lost the line: it is left out, as
-            // the in-memory listing leaves it out.
-            let Some(Some(note)) = built.get(path) else {
+        let mut built: HashMap<&str, NoteTasks> = HashMap::new();
+        let mut tasks = Vec::with_capacity(page.tasks.len());
+        for (path, line) in &page.tasks {
+            let Some(rows) = page.rows.get(path) else {
                 continue;
             };
+            let note = built.entry(path).or_insert_with(|| {
+                let group: Vec<&TaskRow> = rows.iter().collect();
+                NoteTasks::from_sites(&group, &settings)
+            });
             if let Some(task) = note.tasks.iter().find(|task| task.line == *line) {
                 tasks.push(note.item(path, task, &settings));
             }
         }
-        let next_cursor =
-            (more || tasks.len() < page.len()).then(|| encode_cursor(plan.offset + tasks.len()));
+        let next_cursor = (page.more || tasks.len() < page.tasks.len())
+            .then(|| encode_cursor(plan.offset + tasks.len()));
         Ok(TaskList { tasks, next_cursor })
     }
 
