@@ -389,7 +389,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
         description = "Move or rename a note or attachment and rewrite every link that would otherwise break (wikilinks, embeds, markdown links, property links, canvas cards), keeping each link's alias, heading or block part and style, as Obsidian does. \
 Use instead of writing a copy and deleting the original. Run with `dry_run: true` first to see every change. A path that must be written follows the vault's new-link format. Nothing is replaced: the destination must not exist. \
 Returns `moved` {from, to, revision}, `rewritten` [{path, revision, changes: [{line, before, after}]}], `dry_run`, `pruned_folders`. \
-Errors: not_found, already_exists (destination), path_forbidden (outside your write rules, or linked from files you may not change), conflict (a file changed during the move; nothing was lost), invalid_path, invalid_argument (other extension, a folder, a link that cannot be rewritten), too_large.",
+Errors: not_found, already_exists (destination), path_forbidden (outside your write rules, or linked from files you can read but may not change, which it names), conflict (a file changed during the move; nothing was lost), invalid_path, invalid_argument (other extension, a folder, a link that cannot be rewritten), too_large.",
         annotations(
             title = "Move or rename a note",
             read_only_hint = false,

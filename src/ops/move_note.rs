@@ -121,8 +121,23 @@ impl Ops {
             .refresh(vec![old.to_string(), new.to_string()])
             .map_err(internal)?;
         let graph = self.index.link_graph().map_err(internal)?;
-        let after_paths = graph
-            .paths
+        // A caller some rule restricts plans in its own world: links resolve among the files it
+        // may read, so neither which links change nor how they are rewritten depends on a file
+        // it cannot see (a link to a hidden file is broken for it, as in the graph tools).
+        let visibility = self.visibility(ctx);
+        let restricted = self.policy().has_rules_for(&ctx.principal);
+        let visible_paths: Vec<String> = if restricted {
+            graph
+                .paths
+                .iter()
+                .filter(|path| path.as_str() == old.as_str() || visibility.shows(path))
+                .cloned()
+                .collect()
+        } else {
+            graph.paths.clone()
+        };
+        let before_visible = restricted.then(|| Resolver::new(visible_paths.iter().cloned()));
+        let after_paths = visible_paths
             .iter()
             .filter(|path| path.as_str() != old.as_str())
             .cloned()
@@ -137,6 +152,10 @@ impl Ops {
             .filter(|source| source != old.as_str())
             .collect();
         sources.remove(new.as_str());
+        // Links held in files the caller may not read are left as they are, for the owner: they
+        // are never read, locked, planned or reported, so no plan, refusal or error depends on
+        // what a hidden file holds, and none names one.
+        sources.retain(|source| visibility.shows(source));
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             candidates = sources.len(),
@@ -168,9 +187,10 @@ impl Ops {
         let planner = Planner {
             old: old.as_str(),
             new: new.as_str(),
-            before: &graph.resolver,
+            before: before_visible.as_ref().unwrap_or(&graph.resolver),
             after: &after,
             settings,
+            restricted,
         };
 
         // Plan: the moved file first, then every other linking file.
@@ -209,16 +229,37 @@ impl Ops {
                 .collect()
         });
         let mut planned: Vec<PlannedFile> = Vec::new();
+        let mut unwritable: Vec<String> = Vec::new();
         for plan in plans {
             let Some(file) = plan? else { continue };
             if !policy.allows(&ctx.principal, Action::Write, file.path.as_str()) {
-                self.audit.record(ctx, Event::denied(old.as_str()));
-                return Err(OpsError::PathForbidden {
-                    input: old.to_string(),
-                    reason: "files outside your write rules link to it, and a move must update their links; ask the vault's owner to move it".into(),
-                });
+                unwritable.push(file.path.to_string());
+                continue;
             }
             planned.push(file);
+        }
+        // Files the caller can read but not change: it may learn which they are (it can read
+        // their links itself), and a move must not break what it can see.
+        if !unwritable.is_empty() {
+            self.audit.record(ctx, Event::denied(old.as_str()));
+            unwritable.sort();
+            const NAMED: usize = 5;
+            let more = unwritable.len().saturating_sub(NAMED);
+            let mut named = unwritable
+                .iter()
+                .take(NAMED)
+                .map(|path| format!("'{path}'"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if more > 0 {
+                named.push_str(&format!(" and {more} more"));
+            }
+            return Err(OpsError::PathForbidden {
+                input: old.to_string(),
+                reason: format!(
+                    "files outside your write rules link to it ({named}), and a move must update their links; ask the vault's owner to move it"
+                ),
+            });
         }
 
         tracing::debug!(
@@ -501,6 +542,9 @@ struct Planner<'a> {
     before: &'a Resolver,
     after: &'a Resolver,
     settings: LinkSettings,
+    /// The resolvers see only what the caller may read, so a bare name unique among those files
+    /// may still be shared with a hidden one: rewritten links then always carry a path.
+    restricted: bool,
 }
 
 impl Planner<'_> {
@@ -654,7 +698,7 @@ impl Planner<'_> {
         // bare name reaches is not something to leave to a tie-break.
         let unique = self.after.named(&lookup_name(want)).len() == 1;
         for (number, candidate) in tried.into_iter().enumerate() {
-            if number == 0 && style == PathStyle::Bare && !unique {
+            if number == 0 && style == PathStyle::Bare && (!unique || self.restricted) {
                 continue;
             }
             if link.form != LinkForm::Markdown

@@ -559,3 +559,52 @@ async def test_r18_a_session_belongs_to_the_identity_that_opened_it(acl_server):
         # The viewer's DELETE closed nothing: the agent's session still answers.
         status, text = await answer("POST", agent, session)
         assert status == 200 and "vault_read_note" in text, (status, text)
+
+
+async def test_r18_a_move_depends_on_nothing_the_caller_cannot_read(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Issue 18, item 2: vault_move_note must not be an oracle for links in denied notes, nor name
+    # a denied file. Dry runs before and after changing only denied files must answer identically.
+    write_files(acl_vault, {
+        "Inbox/Guess.md": "guess\n",
+        "Inbox/Other.md": "other\n",
+        "Inbox/Control.md": "control\n",
+        "Inbox/Visible.md": "see [[Other]] and [[Control]]\n",
+        "Privé/links.md": "see [[Guess]]\n",
+        "Privé/real.md": "see [[Other]]\n",
+    })
+    (acl_vault / "Privé" / "AAA.md").symlink_to("real.md")
+    server = AclServer(quire_bin, acl_vault, tmp_path, xdg_home)
+    moves = [("Inbox/Guess.md", "Inbox/Guess2.md"), ("Inbox/Other.md", "Inbox/Other2.md"),
+             ("Inbox/Control.md", "Inbox/Control2.md")]
+    try:
+        async with server.session(AGENT_TOKEN) as session:
+            async def dry_runs():
+                answers = []
+                for old, new in moves:
+                    answers.append(await call(session, "vault_move_note", {"old_path": old, "new_path": new, "dry_run": True}))
+                return answers
+
+            first = await dry_runs()
+            for (old, _), (is_error, text) in zip(moves, first):
+                assert not is_error, (old, text)
+                assert_no_leak("vault_move_note", {}, text)
+                assert "AAA" not in text and "links.md" not in text and "real.md" not in text, text
+            # Only denied files change: new links to every moved note, same-named files, a symlink.
+            write_files(acl_vault, {
+                "Privé/more.md": "[[Guess]] [[Other]] [[Control]] ![[Other]]\n",
+                "Privé/Other2.md": "a same-named hidden note\n",
+                "Privé/Deep/Control2.md": "another\n",
+                "Privé/big.md": "[[Control]]\n" + "x" * 50_000,
+            })
+            (acl_vault / "Privé" / "BBB.md").symlink_to("more.md")
+            (acl_vault / "Privé" / "links.md").write_text("see [[Guess|renamed]] and [[Control]]\n")
+            await asyncio.sleep(2)
+            assert await dry_runs() == first
+
+            is_error, text = await call(session, "vault_move_note", {"old_path": "Inbox/Other.md", "new_path": "Inbox/Other2.md"})
+            assert not is_error, text
+            assert "Inbox/Other2" in (acl_vault / "Inbox" / "Visible.md").read_text()
+            # Links in notes the agent cannot read are left for the owner.
+            assert (acl_vault / "Privé" / "real.md").read_text() == "see [[Other]]\n"
+    finally:
+        server.server.stop()
