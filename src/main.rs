@@ -73,6 +73,11 @@ enum Command {
         #[command(subcommand)]
         command: AclCommand,
     },
+    /// List and revoke OAuth grants (remote clients such as claude.ai).
+    Oauth {
+        #[command(subcommand)]
+        command: OauthCommand,
+    },
     /// Install and list embedding models for semantic search.
     Model {
         #[command(subcommand)]
@@ -109,6 +114,21 @@ enum TokenCommand {
         /// Write the token to this file (created with mode 0600; an existing file is refused).
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum OauthCommand {
+    /// Every grant: its identity, client, creation time, and whether it still works.
+    List,
+    /// Revoke the grants of an identity, of a client, or of both together, at once.
+    Revoke {
+        /// Revoke every grant of this `[[identity]]`.
+        #[arg(long)]
+        identity: Option<String>,
+        /// Revoke every grant of this OAuth client_id.
+        #[arg(long = "client", value_name = "CLIENT_ID")]
+        client_id: Option<String>,
     },
 }
 
@@ -151,6 +171,7 @@ fn main() -> ExitCode {
         | Command::Index { .. }
         | Command::Search { .. }
         | Command::Acl { .. }
+        | Command::Oauth { .. }
         | Command::Model { .. }
         | Command::Token { .. } => (None, false),
     };
@@ -174,6 +195,20 @@ fn main() -> ExitCode {
         Command::Acl {
             command: AclCommand::Explain { identity, path },
         } => finish(quire::app::acl_explain(&config, &identity, &path)),
+        Command::Oauth {
+            command: OauthCommand::List,
+        } => finish(quire::app::oauth_list(&config)),
+        Command::Oauth {
+            command:
+                OauthCommand::Revoke {
+                    identity,
+                    client_id,
+                },
+        } => finish(quire::app::oauth_revoke(
+            &config,
+            identity.as_deref(),
+            client_id.as_deref(),
+        )),
         Command::Token { .. } | Command::Model { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::app::describe(&config));

@@ -376,3 +376,44 @@ async def test_r18_rotating_an_identity_token_ends_the_grants_made_with_it(oauth
     fresh = await client.exchange(client_id, code, verifier)
     assert fresh.status_code == 200, fresh.text
     assert await client.mcp_status(fresh.json()["access_token"]) == 200
+
+
+async def test_r18_quire_oauth_lists_and_revokes_grants(oauth, acl_vault, tmp_path, xdg_home):  # noqa: F811
+    # Issue 18, item 3: the owner sees every grant and can end an identity's or a client's grants
+    # from the command line, with effect on the running server at once.
+    import subprocess
+
+    from conftest import server_env
+
+    server, client = oauth
+    first = await client.register(name="First\nforged line")
+    second = await client.register(name="Second")
+    grants = {}
+    for name, client_id, token in (("agent1", first, AGENT_TOKEN), ("viewer", first, VIEWER_TOKEN),
+                                   ("agent2", second, AGENT_TOKEN)):
+        code, verifier = await client.authorize(client_id, token)
+        grants[name] = (await client.exchange(client_id, code, verifier)).json()
+
+    def quire(*args: str) -> str:
+        done = subprocess.run(
+            [str(server.server.proc.args[0]), "oauth", *args, "--config", str(server.config), "--vault", str(acl_vault)],
+            env=server_env(xdg_home), capture_output=True, text=True, timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = quire("list").splitlines()
+    assert len(listed) == 3 and all(line.startswith("live") for line in listed), listed
+    assert any("First\\nforged line" in line for line in listed), listed
+    assert sum("identity agent " in line for line in listed) == 2
+
+    assert "revoked 1 grant" in quire("revoke", "--identity", "agent", "--client", second)
+    assert await client.mcp_status(grants["agent2"]["access_token"]) == 401
+    assert await client.mcp_status(grants["agent1"]["access_token"]) == 200
+    assert "revoked 1 grant" in quire("revoke", "--identity", "agent")
+    assert await client.mcp_status(grants["agent1"]["access_token"]) == 401
+    assert (await client.refresh(first, grants["agent1"]["refresh_token"])).status_code == 400
+    assert await client.mcp_status(grants["viewer"]["access_token"]) == 200
+    assert "revoked 1 grant" in quire("revoke", "--client", first)
+    assert await client.mcp_status(grants["viewer"]["access_token"]) == 401
+    assert [line.split()[0] for line in quire("list").splitlines()] == ["revoked"] * 3

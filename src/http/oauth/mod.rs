@@ -72,6 +72,28 @@ pub enum OAuthError {
     Fetcher(#[from] reqwest::Error),
 }
 
+/// Whether a grant still lets its client in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantStatus {
+    Live,
+    Revoked,
+    /// The identity's token changed or was removed since the consent (or the grant predates
+    /// token binding): the grant no longer works.
+    TokenChanged,
+}
+
+/// One grant for `quire oauth list`.
+#[derive(Debug, Clone)]
+pub struct GrantListing {
+    pub grant_id: String,
+    pub client_id: String,
+    pub client_name: Option<String>,
+    pub identity: String,
+    /// Unix seconds.
+    pub created: i64,
+    pub status: GrantStatus,
+}
+
 /// Everything the OAuth endpoints and the bearer check share.
 pub struct OAuthState {
     issuer: String,
@@ -193,6 +215,42 @@ impl OAuthState {
                 self.token_fingerprint(identity, &current)
                     .ct_eq(fingerprint),
             )
+    }
+
+    /// Every grant and whether it still works: `quire oauth list`.
+    pub fn grants(&self) -> Result<Vec<GrantListing>, StoreError> {
+        Ok(self
+            .store
+            .grants()?
+            .into_iter()
+            .map(|row| {
+                let status = if row.revoked {
+                    GrantStatus::Revoked
+                } else if self.holds_token(&row.identity, &row.token_fingerprint) {
+                    GrantStatus::Live
+                } else {
+                    GrantStatus::TokenChanged
+                };
+                GrantListing {
+                    grant_id: row.grant_id,
+                    client_id: row.client_id,
+                    client_name: row.client_name,
+                    identity: row.identity,
+                    created: row.created,
+                    status,
+                }
+            })
+            .collect())
+    }
+
+    /// Revokes the live grants of an identity and/or a client: `quire oauth revoke`. A running
+    /// server sees it on the next request, as every bearer check reads the grant.
+    pub fn revoke_grants(
+        &self,
+        identity: Option<&str>,
+        client_id: Option<&str>,
+    ) -> Result<usize, StoreError> {
+        self.store.revoke_matching(identity, client_id)
     }
 
     /// Removes expired codes and tokens and stale registrations.

@@ -113,6 +113,18 @@ pub enum Refreshed {
     Unknown,
 }
 
+/// One grant as `quire oauth list` shows it.
+#[derive(Debug, Clone)]
+pub struct GrantRow {
+    pub grant_id: String,
+    pub client_id: String,
+    pub client_name: Option<String>,
+    pub identity: String,
+    pub created: i64,
+    pub revoked: bool,
+    pub token_fingerprint: Vec<u8>,
+}
+
 /// What a registration did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Registered {
@@ -421,6 +433,42 @@ impl Store {
             Some((false, fingerprint)) => Some(fingerprint.unwrap_or_default()),
             _ => None,
         })
+    }
+
+    /// Every grant with its client's name, newest first: what `quire oauth list` prints.
+    pub fn grants(&self) -> Result<Vec<GrantRow>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare(
+            "SELECT g.grant_id, g.client_id, c.client_name, g.identity, g.created, g.revoked, g.token_fingerprint
+               FROM grants g LEFT JOIN clients c ON c.client_id = g.client_id
+              ORDER BY g.created DESC, g.grant_id",
+        )?;
+        let rows = statement.query_map([], |row| {
+            Ok(GrantRow {
+                grant_id: row.get(0)?,
+                client_id: row.get(1)?,
+                client_name: row.get(2)?,
+                identity: row.get(3)?,
+                created: row.get(4)?,
+                revoked: row.get(5)?,
+                token_fingerprint: row.get::<_, Option<Vec<u8>>>(6)?.unwrap_or_default(),
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Revokes every live grant of `identity` and/or `client_id` (both given: grants matching
+    /// both). Returns how many were revoked.
+    pub fn revoke_matching(
+        &self,
+        identity: Option<&str>,
+        client_id: Option<&str>,
+    ) -> Result<usize, StoreError> {
+        Ok(self.lock().execute(
+            "UPDATE grants SET revoked = 1
+              WHERE revoked = 0 AND (?1 IS NULL OR identity = ?1) AND (?2 IS NULL OR client_id = ?2)",
+            params![identity, client_id],
+        )?)
     }
 
     /// Deletes expired codes and refresh tokens, clients unused since `stale_before` that hold no
