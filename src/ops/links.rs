@@ -6,6 +6,11 @@
 //! link to a file that does not exist (broken, no resolved path, no size), so the answer never
 //! tells whether the denied file exists. For the same reason, links held by notes the caller may
 //! not read never count: a visible note linked only from denied notes is an orphan for that caller.
+//!
+//! A caller some rule restricts resolves links among the files it may read only (`graph_for`), as
+//! if the others did not exist: otherwise `[[Plans]]` resolving to a visible decoy, or coming back
+//! broken because a hidden `Plans.md` wins Obsidian's tie-break, would tell which names exist in
+//! denied folders.
 
 use std::collections::{HashMap, HashSet};
 
@@ -122,6 +127,8 @@ pub(super) fn form_label(form: LinkForm) -> &'static str {
 }
 
 /// What a caller may learn a link resolves to: nothing when the target is hidden from them.
+/// With a graph from `graph_for` hidden files are not in it at all; the filter stays as a second
+/// line of defence.
 fn visible_target<'g>(
     graph: &'g LinkGraph,
     visibility: &Visibility,
@@ -148,6 +155,29 @@ fn start_of(cursor: Option<&str>) -> Result<usize, OpsError> {
 }
 
 impl Ops {
+    /// The link graph as the caller may see it: for a caller some rule restricts, only the files
+    /// it may read exist, so every resolution (including Obsidian's tie-breaks between same-named
+    /// files) is the one it would get in a vault holding only those files.
+    pub(super) fn graph_for(
+        &self,
+        ctx: &Context,
+        visibility: &Visibility,
+    ) -> Result<LinkGraph, OpsError> {
+        let graph = self.index.link_graph().map_err(internal)?;
+        if !self.policy().has_rules_for(&ctx.principal) {
+            return Ok(graph);
+        }
+        let paths: Vec<String> = graph
+            .paths
+            .into_iter()
+            .filter(|path| visibility.shows(path))
+            .collect();
+        Ok(LinkGraph {
+            resolver: crate::markdown::links::Resolver::new(paths.iter().cloned()),
+            paths,
+        })
+    }
+
     /// The file at `raw`, which the caller may read and the index holds, or `not_found`.
     fn graph_file(
         &self,
@@ -190,9 +220,9 @@ impl Ops {
     pub fn get_backlinks(&self, ctx: &Context, request: GetLinks) -> Result<Backlinks, OpsError> {
         let limit = check_limit(request.limit)?;
         let offset = start_of(request.cursor.as_deref())?;
-        let graph = self.index.link_graph().map_err(internal)?;
-        let path = self.graph_file(ctx, &request.path, &graph)?;
         let visibility = self.visibility(ctx);
+        let graph = self.graph_for(ctx, &visibility)?;
+        let path = self.graph_file(ctx, &request.path, &graph)?;
         let links = self.links_to(&graph, path.as_str(), Some(&visibility))?;
         let (links, next_cursor) = page_of(links, offset, limit);
         let mut texts: HashMap<String, Option<String>> = HashMap::new();
@@ -240,9 +270,9 @@ impl Ops {
     ) -> Result<OutgoingLinks, OpsError> {
         let limit = check_limit(request.limit)?;
         let offset = start_of(request.cursor.as_deref())?;
-        let graph = self.index.link_graph().map_err(internal)?;
-        let path = self.graph_file(ctx, &request.path, &graph)?;
         let visibility = self.visibility(ctx);
+        let graph = self.graph_for(ctx, &visibility)?;
+        let path = self.graph_file(ctx, &request.path, &graph)?;
         let links = self.index.links_from(path.as_str()).map_err(internal)?;
         let (links, next_cursor) = page_of(links, offset, limit);
         let links = links
@@ -307,8 +337,8 @@ impl Ops {
             }
             None => None,
         };
-        let graph = self.index.link_graph().map_err(internal)?;
         let visibility = self.visibility(ctx);
+        let graph = self.graph_for(ctx, &visibility)?;
         let excluded_files = self.vault.excluded_files();
         let broken: Vec<BrokenLink> = self
             .index
@@ -365,8 +395,8 @@ impl Ops {
                 .into_iter()
                 .map(|folder| format!("{folder}/")),
         );
-        let graph = self.index.link_graph().map_err(internal)?;
         let visibility = self.visibility(ctx);
+        let graph = self.graph_for(ctx, &visibility)?;
         let mut linked: HashSet<String> = HashSet::new();
         for link in self.index.all_links().map_err(internal)? {
             if !visibility.shows(&link.source) {

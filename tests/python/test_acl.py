@@ -608,3 +608,52 @@ async def test_r18_a_move_depends_on_nothing_the_caller_cannot_read(quire_bin, a
             assert (acl_vault / "Privé" / "real.md").read_text() == "see [[Other]]\n"
     finally:
         server.server.stop()
+
+
+# Read tools whose answers to the agent must not move when only denied files change.
+GRAPH_AND_LISTING_TOOLS = [
+    ("vault_get_outgoing_links", {"path": "Inbox/links.md"}),
+    ("vault_get_backlinks", {"path": "Projects/Deep/Plans.md"}),
+    ("vault_get_backlinks", {"path": "Inbox/links.md"}),
+    ("vault_find_broken_links", {}),
+    ("vault_find_orphans", {}),
+    ("vault_list_notes", {"limit": 1000}),
+    ("vault_list_tags", {"limit": 1000}),
+    ("vault_list_property_keys", {"limit": 1000}),
+    ("vault_grep", {"pattern": "Plans|zebracorn"}),
+    ("vault_search_by_tag", {"tag": "shared-tag"}),
+    ("vault_recent_notes", {"limit": 1000}),
+]
+
+
+async def test_r18_link_resolution_depends_on_nothing_the_caller_cannot_read(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Issue 18, item 5: `[[Plans]]` must resolve for the agent as in a vault holding only what it
+    # can read. Here a hidden `Privé/Plans.md` (fewer folders) would win Obsidian's tie-break over
+    # the visible `Projects/Deep/Plans.md`, turning the link "broken" and so revealing the name.
+    write_files(acl_vault, {
+        "Inbox/links.md": "see [[Plans]] and [[Missing]] and [[secret]]\n",
+        "Projects/Deep/Plans.md": "# Plans (the visible one)\n",
+    })
+    server = AclServer(quire_bin, acl_vault, tmp_path, xdg_home)
+    try:
+        async with server.session(AGENT_TOKEN) as session:
+            async def answers():
+                return [await call(session, tool, args) for tool, args in GRAPH_AND_LISTING_TOOLS]
+
+            before = await answers()
+            for (tool, args), (is_error, text) in zip(GRAPH_AND_LISTING_TOOLS, before):
+                assert not is_error, (tool, text)
+            write_files(acl_vault, {
+                "Privé/Plans.md": "# Plans (hidden)\n[[links]] [[Projects/Deep/Plans]]\n",
+                "Privé/Missing.md": "now it exists, hidden\n",
+                "Privé/links.md": "a hidden same-named note\n",
+            })
+            await asyncio.sleep(2)
+            after = await answers()
+            for (tool, args), first, second in zip(GRAPH_AND_LISTING_TOOLS, before, after):
+                assert first == second, (tool, args, first, second)
+            res = await session.call_tool("vault_get_outgoing_links", {"path": "Inbox/links.md"})
+            resolved = {link["target"]: link.get("resolved_path") for link in res.structured_content["links"]}
+            assert resolved == {"Plans": "Projects/Deep/Plans.md", "Missing": None, "secret": None}, resolved
+    finally:
+        server.server.stop()
