@@ -346,6 +346,19 @@ impl Index {
         self.read(|connection| read::search(connection, query, filter, start, limit, keep))
     }
 
+    /// Ranked full-text search with statistics over the notes `keep` admits only (see
+    /// `read::search_scoped`): for callers some rule restricts.
+    pub fn search_scoped(
+        &self,
+        query: &MatchQuery,
+        filter: &NoteFilter,
+        start: Option<SearchPosition>,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<SearchPage, IndexError> {
+        self.read(|connection| read::search_scoped(connection, query, filter, start, limit, keep))
+    }
+
     /// Runs `work` on the writer's connection and waits for its result.
     fn write<T: Send + 'static>(
         &self,

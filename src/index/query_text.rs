@@ -45,6 +45,9 @@ pub struct MatchQuery {
     /// be the same as `all`.
     pub any: Option<String>,
     pub highlight: Vec<HighlightTerm>,
+    /// Each positive atom as its own MATCH expression (one FTS5 phrase each), in query order:
+    /// what a ranking over a subset of the notes re-scores (`read::search_scoped`).
+    pub phrases: Vec<String>,
 }
 
 /// More atoms than this are dropped: nobody types them, and they only slow the query down.
@@ -114,11 +117,13 @@ pub fn parse(query: &str) -> MatchQuery {
                 })
         })
         .collect();
+    let phrases: Vec<String> = groups.iter().flatten().map(Atom::expression).collect();
     if groups.is_empty() {
         return MatchQuery {
             all: None,
             any: None,
             highlight,
+            phrases,
         };
     }
     let exclusion = if negated.is_empty() {
@@ -143,6 +148,7 @@ pub fn parse(query: &str) -> MatchQuery {
         all: Some(all),
         any,
         highlight,
+        phrases,
     }
 }
 

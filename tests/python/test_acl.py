@@ -657,3 +657,47 @@ async def test_r18_link_resolution_depends_on_nothing_the_caller_cannot_read(qui
             assert resolved == {"Plans": "Projects/Deep/Plans.md", "Missing": None, "secret": None}, resolved
     finally:
         server.server.stop()
+
+
+SEARCH_QUERIES = ["alpha", "zebraquux", "qwxplonk", "alpha OR qwxplonk", "alpha zebraquux", '"common words"',
+                  "alph*", "alpha -beta", "zebraquux qwxplonk", ""]
+
+
+async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Issue 18, item 1: BM25 over the whole index moved a visible hit's score when a denied note
+    # gained a word. The agent's results, order and scores must not move when only denied notes
+    # change, and with them every read tool the "denied files change" test above covers.
+    write_files(acl_vault, {
+        "Inbox/a.md": "alpha zebraquux common words\n",
+        "Inbox/b.md": "alpha qwxplonk common words and a few more words\n",
+        "Projects/c.md": "# Alpha\n\nalpha alpha beta\n",
+    })
+    server = AclServer(quire_bin, acl_vault, tmp_path, xdg_home)
+    try:
+        async with server.session(AGENT_TOKEN) as session:
+            async def answers():
+                found = []
+                for query in SEARCH_QUERIES:
+                    res = await session.call_tool("vault_search", {"query": query, "limit": 50})
+                    assert not res.is_error, res.content
+                    found.append([(hit["path"], hit["score"]) for hit in res.structured_content["results"]])
+                for tool, args in GRAPH_AND_LISTING_TOOLS:
+                    found.append(await call(session, tool, args))
+                return found
+
+            before = await answers()
+            assert before[0][0][0] == "Projects/c.md", before[0]
+            assert [path for path, _ in before[1]] == ["Inbox/a.md"]
+            write_files(acl_vault, {
+                "Privé/x.md": "qwxplonk qwxplonk alpha\n",
+                "Privé/y.md": "common words " * 200 + "zebraquux\n",
+                "Privé/Deep/z.md": "# Alpha\n\nalpha beta gamma\n",
+                "Keys/k.md": "alpha qwxplonk zebraquux common words\n",
+            })
+            (acl_vault / "Privé" / "secret.md").write_text("zebraquux " * 50)
+            await asyncio.sleep(2)
+            after = await answers()
+            for query, first, second in zip(SEARCH_QUERIES + [t for t, _ in GRAPH_AND_LISTING_TOOLS], before, after):
+                assert first == second, (query, first, second)
+    finally:
+        server.server.stop()
