@@ -352,7 +352,8 @@ impl Ops {
     /// The text a new periodic note starts with: its template with the variables filled in, or
     /// nothing when there is no template. A template that is missing, unreadable for the caller,
     /// or not UTF-8 gives an empty note and a warning (as Obsidian does), worded the same for
-    /// each so a denied template is not revealed.
+    /// each so a denied template is not revealed; its path is named only when the caller may read
+    /// it.
     fn initial_text(
         &self,
         ctx: &Context,
@@ -367,16 +368,27 @@ impl Ops {
         } else {
             format!("{template}.md")
         };
-        let text = VaultPath::parse(&relative)
+        let readable = VaultPath::parse(&relative)
             .ok()
-            .filter(|path| self.visibility(ctx).shows(path.as_str()))
+            .filter(|path| self.visibility(ctx).shows(path.as_str()));
+        let named = readable.is_some();
+        let text = readable
             .and_then(|path| self.vault.read(&path).ok())
             .and_then(|file| String::from_utf8(file.bytes).ok());
         let Some(text) = text else {
-            let warning = format!(
-                "the template '{relative}' was not found; the {} note was created without it",
-                target.period.name()
-            );
+            // The template's path comes from the vault's settings and may lie in a folder the
+            // caller may not read: it is named only when the caller could read it.
+            let warning = if named {
+                format!(
+                    "the template '{relative}' was not found; the {} note was created without it",
+                    target.period.name()
+                )
+            } else {
+                format!(
+                    "the {} note's template does not exist or is not one you may read; the note was created without it",
+                    target.period.name()
+                )
+            };
             tracing::warn!("{warning}");
             warnings.push(warning);
             return Ok(String::new());

@@ -40,7 +40,14 @@ pub enum PathError {
         "the path has the hidden segment '{0}'; Quire never reads or writes dot-folders such as .obsidian, .trash or .git"
     )]
     Hidden(String),
+    #[error(
+        "a name in the path is {bytes} bytes long; file systems allow at most {MAX_NAME_BYTES} bytes per file or folder name, so choose a shorter one"
+    )]
+    NameTooLong { bytes: usize },
 }
+
+/// The longest file or folder name Linux file systems accept (NAME_MAX), in bytes.
+const MAX_NAME_BYTES: usize = 255;
 
 impl PathError {
     /// Hidden segments name real, reachable places that policy keeps out of reach; everything
@@ -151,6 +158,13 @@ fn check_segment(segment: &str) -> Result<(), PathError> {
     }
     if segment.starts_with('.') {
         return Err(PathError::Hidden(segment.to_string()));
+    }
+    // Caught here, a name the file system would refuse is the caller's mistake (`invalid_path`),
+    // not an `internal` error from deep inside an open.
+    if segment.len() > MAX_NAME_BYTES {
+        return Err(PathError::NameTooLong {
+            bytes: segment.len(),
+        });
     }
     Ok(())
 }

@@ -628,8 +628,11 @@ fn a_template_the_caller_may_not_read_is_reported_as_missing() {
     assert_eq!(note.content, "");
     assert_eq!(
         note.warnings,
-        vec!["the template 'Secret/Template.md' was not found; the daily note was created without it".to_string()]
+        vec!["the daily note's template does not exist or is not one you may read; the note was created without it".to_string()]
     );
+    // Issue 18: the settings name a template in a folder the agent may not read; the warning
+    // must not echo that path.
+    assert!(!note.warnings.concat().contains("Secret"));
     // The owner gets the template.
     let owner = f
         .ops

@@ -53,6 +53,9 @@ CASES = [
     ("symlink-dir-file", "EscapeDir/secret.md", "path_forbidden", ALL),
     ("symlink-dir-new", "EscapeDir/new.md", "path_forbidden", ALL),
     ("symlink-dir", "EscapeDir", "path_forbidden", ("list",)),
+    # Issue 18: a name longer than file systems allow is the caller's mistake, not `internal`.
+    ("long-name", "Projects/" + "n" * 300 + ".md", "invalid_path", ALL),
+    ("long-folder", "f" * 256 + "/x.md", "invalid_path", ALL),
 ]
 
 PARAMS = [
