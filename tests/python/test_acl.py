@@ -659,6 +659,17 @@ async def test_r18_link_resolution_depends_on_nothing_the_caller_cannot_read(qui
         server.server.stop()
 
 
+# Reads of denied paths that do not exist at first and exist afterwards: the answers must not move.
+DENIED_PATH_READS = [
+    ("vault_read_note", {"path": "Privé/x.md"}),
+    ("vault_read_note", {"path": "Privé/Deep/z.md", "outline": True}),
+    ("vault_list_notes", {"folder": "Privé/Deep"}),
+    ("vault_get_backlinks", {"path": "Keys/k.md"}),
+    ("vault_get_outgoing_links", {"path": "Privé/y.md"}),
+    ("vault_search", {"query": "alpha", "filters": {"folder": "Privé/Deep"}}),
+    ("vault_grep", {"pattern": "alpha", "folder": "Keys"}),
+]
+
 SEARCH_QUERIES = ["alpha", "zebraquux", "qwxplonk", "alpha OR qwxplonk", "alpha zebraquux", '"common words"',
                   "alph*", "alpha -beta", "zebraquux qwxplonk", ""]
 
@@ -681,7 +692,7 @@ async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_
                     res = await session.call_tool("vault_search", {"query": query, "limit": 50})
                     assert not res.is_error, res.content
                     found.append([(hit["path"], hit["score"]) for hit in res.structured_content["results"]])
-                for tool, args in GRAPH_AND_LISTING_TOOLS:
+                for tool, args in GRAPH_AND_LISTING_TOOLS + WHOLE_VAULT_TOOLS + DENIED_PATH_READS:
                     found.append(await call(session, tool, args))
                 return found
 
@@ -697,7 +708,8 @@ async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_
             (acl_vault / "Privé" / "secret.md").write_text("zebraquux " * 50)
             await asyncio.sleep(2)
             after = await answers()
-            for query, first, second in zip(SEARCH_QUERIES + [t for t, _ in GRAPH_AND_LISTING_TOOLS], before, after):
+            labels = SEARCH_QUERIES + [f"{t} {a}" for t, a in GRAPH_AND_LISTING_TOOLS + WHOLE_VAULT_TOOLS + DENIED_PATH_READS]
+            for query, first, second in zip(labels, before, after):
                 assert first == second, (query, first, second)
     finally:
         server.server.stop()
