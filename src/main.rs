@@ -127,7 +127,8 @@ enum OauthCommand {
         #[arg(long)]
         identity: Option<String>,
         /// Revoke every grant of this OAuth client_id.
-        #[arg(long = "client", value_name = "CLIENT_ID")]
+        // Registered client ids are base64url and may begin with '-'.
+        #[arg(long = "client", value_name = "CLIENT_ID", allow_hyphen_values = true)]
         client_id: Option<String>,
     },
 }

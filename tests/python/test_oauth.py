@@ -414,6 +414,8 @@ async def test_r18_quire_oauth_lists_and_revokes_grants(oauth, acl_vault, tmp_pa
     assert await client.mcp_status(grants["agent1"]["access_token"]) == 401
     assert (await client.refresh(first, grants["agent1"]["refresh_token"])).status_code == 400
     assert await client.mcp_status(grants["viewer"]["access_token"]) == 200
+    # Registered client ids are base64url and may begin with '-'.
+    assert "revoked 0 grants" in quire("revoke", "--client", "-starts-with-a-dash")
     assert "revoked 1 grant" in quire("revoke", "--client", first)
     assert await client.mcp_status(grants["viewer"]["access_token"]) == 401
     assert [line.split()[0] for line in quire("list").splitlines()] == ["revoked"] * 3
