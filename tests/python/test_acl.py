@@ -623,6 +623,11 @@ GRAPH_AND_LISTING_TOOLS = [
     ("vault_grep", {"pattern": "Plans|zebracorn"}),
     ("vault_search_by_tag", {"tag": "shared-tag"}),
     ("vault_recent_notes", {"limit": 1000}),
+    ("vault_list_tasks", {"limit": 1000}),
+    ("vault_list_tasks", {"status": "TODO", "sort_by": "due", "limit": 1000}),
+    ("vault_list_tasks", {"due": {"before": "2030-01-01"}, "limit": 1000}),
+    ("vault_list_property_values", {"key": "status", "limit": 1000}),
+    ("vault_search_by_property", {"key": "status", "value": "active", "limit": 1000}),
 ]
 
 
@@ -694,6 +699,11 @@ async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_
                     found.append([(hit["path"], hit["score"]) for hit in res.structured_content["results"]])
                 for tool, args in GRAPH_AND_LISTING_TOOLS + WHOLE_VAULT_TOOLS + DENIED_PATH_READS:
                     found.append(await call(session, tool, args))
+                # Resources and the prompt are answers too.
+                listed = await session.list_resources()
+                found.append(sorted((str(r.uri), r.size) for r in listed.resources))
+                prompt = await session.get_prompt("vault-orientation")
+                found.append([m.content.text for m in prompt.messages if hasattr(m.content, "text")])
                 return found
 
             before = await answers()
@@ -703,12 +713,13 @@ async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_
                 "Privé/x.md": "qwxplonk qwxplonk alpha\n",
                 "Privé/y.md": "common words " * 200 + "zebraquux\n",
                 "Privé/Deep/z.md": "# Alpha\n\nalpha beta gamma\n",
-                "Keys/k.md": "alpha qwxplonk zebraquux common words\n",
+                "Keys/k.md": "alpha qwxplonk zebraquux common words\n- [ ] hidden key task 📅 2026-01-01 #shared-tag\n",
+                "Privé/tasks.md": "---\nstatus: active\n---\n- [ ] a secret task 📅 2025-01-01 #shared-tag\n- [x] done secretly ✅ 2025-01-02\n",
             })
             (acl_vault / "Privé" / "secret.md").write_text("zebraquux " * 50)
             await asyncio.sleep(2)
             after = await answers()
-            labels = SEARCH_QUERIES + [f"{t} {a}" for t, a in GRAPH_AND_LISTING_TOOLS + WHOLE_VAULT_TOOLS + DENIED_PATH_READS]
+            labels = SEARCH_QUERIES + [f"{t} {a}" for t, a in GRAPH_AND_LISTING_TOOLS + WHOLE_VAULT_TOOLS + DENIED_PATH_READS] + ["resources/list", "prompts/get vault-orientation"]
             for query, first, second in zip(labels, before, after):
                 assert first == second, (query, first, second)
     finally:
