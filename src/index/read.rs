@@ -471,6 +471,17 @@ pub fn search(
             any_word,
         })
     };
+    every_word_then_any(query, all, start, run)
+}
+
+/// The paging both rankings share: every word first; only when that finds nothing does the
+/// first page fall back to any word, and a cursor remembers which of the two it continues.
+fn every_word_then_any(
+    query: &MatchQuery,
+    all: &str,
+    start: Option<SearchPosition>,
+    run: impl Fn(&str, usize, bool) -> rusqlite::Result<SearchPage>,
+) -> rusqlite::Result<SearchPage> {
     match (start, &query.any) {
         (Some(start), Some(any)) if start.any_word => run(any, start.offset, true),
         (Some(start), _) => run(all, start.offset, false),
@@ -523,17 +534,7 @@ pub fn search_scoped(
             any_word,
         })
     };
-    match (start, &query.any) {
-        (Some(start), Some(any)) if start.any_word => run(any, start.offset, true),
-        (Some(start), _) => run(all, start.offset, false),
-        (None, any) => {
-            let page = run(all, 0, false)?;
-            match any {
-                Some(any) if page.hits.is_empty() => run(any, 0, true),
-                _ => Ok(page),
-            }
-        }
-    }
+    every_word_then_any(query, all, start, run)
 }
 
 /// The statistics of the notes one caller may see, and each phrase's frequency in them.
