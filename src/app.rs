@@ -1003,8 +1003,10 @@ fn doctor_sync(config: &Config) -> Vec<String> {
 }
 
 /// Neither a library nor a model is configured or installed: semantic search was never set up.
-fn resolution_is_absent(search: &crate::config::SearchConfig) -> bool {
-    let resolution = crate::embed::resolve(search);
+fn never_set_up(
+    search: &crate::config::SearchConfig,
+    resolution: &crate::embed::Resolution,
+) -> bool {
     search.embeddings
         && search.model_dir.is_none()
         && search.onnxruntime.is_none()
@@ -1055,6 +1057,7 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
             Err(why) => format!("reranker:        WARNING {why}"),
         });
     }
+    let absent = never_set_up(&config.search, &resolution);
     lines.push(match resolution.start() {
         Ok(service) => format!(
             "semantic search: on ({}{}); `vault_search` answers in hybrid mode once vectors are computed",
@@ -1067,7 +1070,7 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
                 .unwrap_or_default()
         ),
         // Nothing installed is the default state, not a fault: say how to add a model.
-        Err(_) if resolution_is_absent(&config.search) => {
+        Err(_) if absent => {
             "semantic search: off, search is keyword-only (no model installed: `quire model install minilm` adds one)".to_string()
         }
         Err(error) if config.search.embeddings => {
