@@ -12,7 +12,7 @@
 //! (path, title, body; bm25 top 10 with `snippet()`) over the same notes. Without the vocabulary
 //! folder (or python3) it prints a SKIP notice and exits successfully.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 use quire::index::{Index, IndexOptions};
 use quire::ops::{Context, Ops, SearchNotes};
 use quire::vault::Vault;
+
+#[path = "support/synthetic_vault.rs"]
+mod synthetic_vault;
 
 const MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
 const WARMUP_QUERIES: usize = 20;
@@ -44,20 +47,9 @@ fn main() {
             .map(|arg| arg.parse().expect("sizes are note counts, e.g. 10000"))
             .collect()
     };
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let generator = repo.join("benches/gen_vault.py");
-    let vocabulary = repo.join("../shared/vaults/tasks-docs");
-    let python = Command::new("python3").arg("--version").output();
-    if !generator.is_file() || !vocabulary.is_dir() || python.is_err() {
-        println!(
-            "SKIP: the vault generator ({}) or its vocabulary ({}) is absent; the vocabulary ships beside the repository in ../shared",
-            generator.display(),
-            vocabulary.display()
-        );
+    let Some(generator) = synthetic_vault::generator("bench-index") else {
         return;
-    }
-    let work = repo.join("target/bench-index");
-    std::fs::create_dir_all(&work).expect("create target/bench-index");
+    };
     println!(
         "quire index benchmark ({} build, {} cores)",
         if cfg!(debug_assertions) {
@@ -68,30 +60,14 @@ fn main() {
         std::thread::available_parallelism().map_or(1, usize::from)
     );
     for size in sizes {
-        run(size, &work, &generator, &vocabulary);
+        run(size, &generator);
     }
 }
 
-fn run(size: usize, work: &Path, generator: &Path, vocabulary: &Path) {
-    let vault_dir = work.join(format!("vault-{size}"));
-    let queries_file = work.join(format!("vault-{size}.queries.txt"));
-    if !queries_file.is_file() {
-        println!(
-            "generating a vault of {size} notes in {}",
-            vault_dir.display()
-        );
-        let _ = std::fs::remove_dir_all(&vault_dir);
-        let status = Command::new("python3")
-            .arg(generator)
-            .arg(&vault_dir)
-            .arg("--notes")
-            .arg(size.to_string())
-            .arg("--vocab-from")
-            .arg(vocabulary)
-            .status()
-            .expect("run python3");
-        assert!(status.success(), "gen_vault.py failed");
-    }
+fn run(size: usize, generator: &synthetic_vault::Generator) {
+    let vault_dir = generator.vault(size);
+    let queries_file = generator.queries(size);
+    let work = generator.work();
     let queries: Vec<String> = std::fs::read_to_string(&queries_file)
         .expect("queries")
         .lines()

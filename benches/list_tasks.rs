@@ -11,14 +11,15 @@
 //! (one round of 3 for the in-memory listing above 20,000 notes, where a call takes seconds).
 //! Without the vocabulary folder (or python3) it prints a SKIP notice and exits successfully.
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quire::index::{Index, IndexOptions};
 use quire::ops::{Context, ListTasks, Ops, TaskDateFilter, TaskList};
 use quire::vault::Vault;
+
+#[path = "support/synthetic_vault.rs"]
+mod synthetic_vault;
 
 const MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
 const ROUNDS: usize = 3;
@@ -38,20 +39,9 @@ fn main() {
                 .collect()
         }
     };
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let generator = repo.join("benches/gen_vault.py");
-    let vocabulary = repo.join("../shared/vaults/tasks-docs");
-    if !generator.is_file()
-        || !vocabulary.is_dir()
-        || Command::new("python3").arg("--version").output().is_err()
-    {
-        println!(
-            "SKIP: the vault generator or its vocabulary (../shared/vaults/tasks-docs) is absent"
-        );
+    let Some(generator) = synthetic_vault::generator("bench-tasks") else {
         return;
-    }
-    let work = repo.join("target/bench-tasks");
-    std::fs::create_dir_all(&work).expect("create target/bench-tasks");
+    };
     println!(
         "quire list_tasks benchmark ({} build)",
         if cfg!(debug_assertions) {
@@ -61,24 +51,10 @@ fn main() {
         }
     );
     for size in sizes {
-        let vault_dir = work.join(format!("vault-{size}"));
-        // A marker beside the vault (not in it, where it would be indexed) says generation finished.
-        let marker = work.join(format!("vault-{size}.generated"));
-        if !marker.is_file() {
-            let _ = std::fs::remove_dir_all(&vault_dir);
-            let status = Command::new("python3")
-                .arg(&generator)
-                .arg(&vault_dir)
-                .args(["--notes", &size.to_string(), "--seed", "42", "--vocab-from"])
-                .arg(&vocabulary)
-                .status()
-                .expect("run python3");
-            assert!(status.success(), "gen_vault.py failed");
-            std::fs::write(&marker, "").expect("mark the vault generated");
-        }
+        let vault_dir = generator.vault(size);
         let vault = Arc::new(Vault::open(&vault_dir, MAX_NOTE_BYTES).expect("open vault"));
         let index = Index::open(
-            &work.join(format!("index-{size}.db")),
+            &generator.work().join(format!("index-{size}.db")),
             Arc::clone(&vault),
             IndexOptions::default(),
         )

@@ -12,14 +12,15 @@
 //! that no link broke. Without the vocabulary folder (or python3) it prints a SKIP notice.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quire::index::{Index, IndexOptions};
 use quire::ops::{Context, MoveNote, Ops};
 use quire::vault::Vault;
+
+#[path = "support/synthetic_vault.rs"]
+mod synthetic_vault;
 
 const MAX_NOTE_BYTES: u64 = 10 * 1024 * 1024;
 /// Rounds per figure; the best is reported. `QUIRE_BENCH_ROUNDS` overrides it (1 for a quick look).
@@ -43,40 +44,11 @@ fn main() {
         .first()
         .map(|arg| arg.parse().expect("the size is a note count, e.g. 10000"))
         .unwrap_or(10_000);
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let generator = repo.join("benches/gen_vault.py");
-    let vocabulary = repo.join("../shared/vaults/tasks-docs");
-    if !generator.is_file()
-        || !vocabulary.is_dir()
-        || Command::new("python3").arg("--version").output().is_err()
-    {
-        println!(
-            "SKIP: the vault generator ({}) or its vocabulary ({}) is absent; the vocabulary ships beside the repository in ../shared",
-            generator.display(),
-            vocabulary.display()
-        );
+    let Some(generator) = synthetic_vault::generator("bench-move") else {
         return;
-    }
-    let work = repo.join("target/bench-move");
-    std::fs::create_dir_all(&work).expect("create target/bench-move");
-    let vault_dir = work.join(format!("vault-{size}"));
-    if !work.join(format!("vault-{size}.queries.txt")).is_file() {
-        println!(
-            "generating a vault of {size} notes in {}",
-            vault_dir.display()
-        );
-        let _ = std::fs::remove_dir_all(&vault_dir);
-        let status = Command::new("python3")
-            .arg(&generator)
-            .arg(&vault_dir)
-            .arg("--notes")
-            .arg(size.to_string())
-            .arg("--vocab-from")
-            .arg(&vocabulary)
-            .status()
-            .expect("run python3");
-        assert!(status.success(), "gen_vault.py failed");
-    }
+    };
+    let vault_dir = generator.vault(size);
+    let work = generator.work();
     println!(
         "quire move benchmark ({} build, {} cores)",
         if cfg!(debug_assertions) {
