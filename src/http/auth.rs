@@ -3,7 +3,7 @@
 //! Tokens are compared in constant time. A missing or wrong token is always 401 with a
 //! `WWW-Authenticate` header that points at the protected-resource metadata (RFC 9728), never 403.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::HttpSettings;
+use super::identities::IdentityTokens;
 use super::oauth::OAuthState;
 use crate::acl::Principal;
 
@@ -34,45 +35,6 @@ impl std::fmt::Debug for Auth {
             Auth::OwnerToken(_) => f.write_str("Auth::OwnerToken(..)"),
             Auth::Identities(_) => f.write_str("Auth::Identities(..)"),
         }
-    }
-}
-
-/// The identity tokens, replaceable as a whole when the configuration reloads.
-#[derive(Clone, Default)]
-pub struct IdentityTokens(Arc<RwLock<Vec<(String, String)>>>);
-
-impl IdentityTokens {
-    /// `tokens` are (identity name, token) pairs.
-    pub fn new(tokens: Vec<(String, String)>) -> IdentityTokens {
-        IdentityTokens(Arc::new(RwLock::new(tokens)))
-    }
-
-    pub fn replace(&self, tokens: Vec<(String, String)>) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = tokens;
-    }
-
-    /// The current token of `name`, when it is a configured identity with one: OAuth grants are
-    /// checked against it.
-    pub fn token_of(&self, name: &str) -> Option<String> {
-        self.0
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .find(|(known, _)| known == name)
-            .map(|(_, token)| token.clone())
-    }
-
-    /// The identity whose token `presented` is. Every token is compared, in constant time, so
-    /// the time taken says nothing about which one (or how much of one) matched.
-    pub fn identify(&self, presented: &str) -> Option<String> {
-        let tokens = self.0.read().unwrap_or_else(|p| p.into_inner());
-        let mut found = None;
-        for (name, token) in tokens.iter() {
-            if bool::from(presented.as_bytes().ct_eq(token.as_bytes())) {
-                found = Some(name.clone());
-            }
-        }
-        found
     }
 }
 

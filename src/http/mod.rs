@@ -7,6 +7,7 @@
 //! Inside it, `session` binds each MCP session to the principal that opened it.
 
 mod auth;
+mod identities;
 pub mod oauth;
 mod session;
 mod token;
@@ -22,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::mcp::{QuireServer, Shared};
-pub use auth::{Auth, IdentityTokens};
+pub use auth::Auth;
+pub use identities::IdentityTokens;
 pub use token::{TokenError, load_or_create_owner_token};
 
 /// What the HTTP layer needs from the configuration.

@@ -34,7 +34,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::auth::IdentityTokens;
+use super::identities::IdentityTokens;
 use super::token::{TokenError, load_or_create_secret};
 pub use cimd::CimdSettings;
 use cimd::{CimdError, MetadataFetcher, is_url_client_id};
