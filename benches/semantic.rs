@@ -25,7 +25,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quire::config::{RerankMode, SearchConfig};
+use quire::embed::ModelSources;
 use quire::index::{Index, IndexOptions};
 use quire::ops::{Context, Ops, SearchMode, SearchNotes, SemanticSearch};
 use quire::vault::Vault;
@@ -63,12 +63,11 @@ fn main() {
     let models = std::env::var_os("QUIRE_TEST_MODELS")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo.join("target/quire-models"));
-    let search = SearchConfig {
-        embeddings: true,
+    let search = ModelSources {
+        enabled: true,
         model_dir: None,
         onnxruntime: None,
         reranker_dir: None,
-        rerank: RerankMode::Off,
         ort_dylib_path: None,
         data_dir: Some(models.clone()),
     };
@@ -176,7 +175,7 @@ struct Bench {
 
 impl Bench {
     /// Writes `notes` into a fresh vault under `dir`, indexes and embeds it.
-    fn open(dir: &Path, notes: &[(String, String)], search: &SearchConfig) -> Bench {
+    fn open(dir: &Path, notes: &[(String, String)], search: &ModelSources) -> Bench {
         let root = dir.join("vault");
         for (path, text) in notes {
             let file = root.join(path);
@@ -186,7 +185,7 @@ impl Bench {
         Self::open_dir(dir, &root, search)
     }
 
-    fn open_dir(dir: &Path, root: &Path, search: &SearchConfig) -> Bench {
+    fn open_dir(dir: &Path, root: &Path, search: &ModelSources) -> Bench {
         std::fs::create_dir_all(dir).expect("mkdir");
         let vault = Arc::new(Vault::open(root, 10 << 20).expect("vault"));
         let index = Index::open(
@@ -351,7 +350,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn lee_eval(lee: &Path, dir: &Path, search: &SearchConfig) {
+fn lee_eval(lee: &Path, dir: &Path, search: &ModelSources) {
     // lee.cor is Latin-1 in places.
     let docs: Vec<String> =
         String::from_utf8_lossy(&std::fs::read(lee.join("lee.cor")).expect("lee.cor"))

@@ -116,7 +116,9 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
         read_only.push(PathBuf::from(tzdir));
     }
     // The model worker loads the library and models after the sandbox applies.
-    read_only.extend(semantic_paths(&crate::embed::resolve(&config.search)));
+    read_only.extend(semantic_paths(&crate::embed::resolve(
+        &config.search.models,
+    )));
     // The sync's files: the lock is opened for reading (enough for flock); the marker and status
     // are replaced by rename, so their folders, which must exist (the sync service makes them).
     read_only.extend(config.sync.lock_file.iter().cloned());
@@ -197,7 +199,7 @@ const EMBED_POLL: Duration = Duration::from_secs(2);
 /// its own. Any failure leaves search keyword-only, with the reason logged and reported.
 fn start_semantic(config: &Config, ops: Arc<Ops>) {
     let search = config.search.clone();
-    let resolution = crate::embed::resolve(&search);
+    let resolution = crate::embed::resolve(&search.models);
     if resolution.library.is_err() || resolution.model.is_err() {
         // Nothing to load (resolving reads manifests only): keyword-only from the first call,
         // never "the model is still loading" for a model that is not there.
@@ -205,7 +207,7 @@ fn start_semantic(config: &Config, ops: Arc<Ops>) {
             Err(error) => error.to_string(),
             Ok(_) => "semantic search could not be set up".to_string(),
         };
-        if search.embeddings {
+        if search.models.enabled {
             tracing::warn!(%error, "semantic search is off; search is keyword-only (`quire doctor` says more)");
         }
         ops.disable_semantic(error);
@@ -220,7 +222,7 @@ fn start_semantic(config: &Config, ops: Arc<Ops>) {
             let service = match resolution.start() {
                 Ok(service) => service,
                 Err(error) => {
-                    if search.embeddings {
+                    if search.models.enabled {
                         tracing::warn!(%error, "semantic search is off; search is keyword-only (`quire doctor` says more)");
                     }
                     ops.disable_semantic(error.to_string());
@@ -635,7 +637,7 @@ pub fn index(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<Stri
 /// `quire index --embed`: computes the missing vectors in the foreground with a progress bar.
 fn embed_now(config: &Config, ops: Ops) -> anyhow::Result<String> {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let service = crate::embed::resolve(&config.search)
+    let service = crate::embed::resolve(&config.search.models)
         .start()
         .context("semantic search is not available (`quire doctor` says why)")?;
     let model = service.info().name.clone();
@@ -695,7 +697,7 @@ pub fn search(
     if mode != crate::ops::SearchMode::Keyword {
         // Like `serve`: a usable model means vectors (computed now when missing); otherwise the
         // answer is keyword search with a notice.
-        match crate::embed::resolve(&config.search).start() {
+        match crate::embed::resolve(&config.search.models).start() {
             Ok(service) => {
                 let rerank = config.search.rerank == crate::config::RerankMode::Blended;
                 ops.enable_semantic(crate::ops::SemanticSearch::new(service, rerank))?;
@@ -826,12 +828,12 @@ fn describe_oauth(config: &Config, socket_activated: bool) -> String {
 }
 
 fn describe_search(search: &crate::config::SearchConfig) -> String {
-    if !search.embeddings {
+    if !search.models.enabled {
         return "  semantic search: off (search.embeddings = false)\n".into();
     }
     // What is on disk now, not what the configuration hopes for: a model or library that is
     // not there is said to be missing.
-    let resolution = crate::embed::resolve(search);
+    let resolution = crate::embed::resolve(&search.models);
     let model = match &resolution.model {
         Ok(found) => format!("{} (from {})", found.value.dir.display(), found.why),
         Err(why) => why.clone(),
@@ -1002,21 +1004,8 @@ fn doctor_sync(config: &Config) -> Vec<String> {
     lines
 }
 
-/// Neither a library nor a model is configured or installed: semantic search was never set up.
-fn never_set_up(
-    search: &crate::config::SearchConfig,
-    resolution: &crate::embed::Resolution,
-) -> bool {
-    search.embeddings
-        && search.model_dir.is_none()
-        && search.onnxruntime.is_none()
-        && search.ort_dylib_path.is_none()
-        && resolution.library.is_err()
-        && resolution.model.is_err()
-}
-
 fn doctor_semantic(config: &Config) -> Vec<String> {
-    let resolution = crate::embed::resolve(&config.search);
+    let resolution = crate::embed::resolve(&config.search.models);
     let mut lines = Vec::new();
     lines.push(match &resolution.library {
         Ok(found) => match crate::embed::load_runtime(&found.value) {
@@ -1057,7 +1046,7 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
             Err(why) => format!("reranker:        WARNING {why}"),
         });
     }
-    let absent = never_set_up(&config.search, &resolution);
+    let absent = config.search.models.never_set_up(&resolution);
     lines.push(match resolution.start() {
         Ok(service) => format!(
             "semantic search: on ({}{}); `vault_search` answers in hybrid mode once vectors are computed",
@@ -1073,7 +1062,7 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
         Err(_) if absent => {
             "semantic search: off, search is keyword-only (no model installed: `quire model install minilm` adds one)".to_string()
         }
-        Err(error) if config.search.embeddings => {
+        Err(error) if config.search.models.enabled => {
             format!("semantic search: WARNING off, search is keyword-only: {error}")
         }
         Err(_) => "semantic search: off (search.embeddings = false); search is keyword-only".into(),

@@ -80,19 +80,11 @@ pub enum RerankMode {
 /// `[search]`: semantic search settings, with what the environment adds.
 #[derive(Debug, Clone)]
 pub struct SearchConfig {
-    /// False turns semantic search off; keyword search always works.
-    pub embeddings: bool,
-    pub model_dir: Option<PathBuf>,
-    /// The ONNX Runtime shared library (`libonnxruntime.so`).
-    pub onnxruntime: Option<PathBuf>,
-    /// A cross-encoder model folder for reranking.
-    pub reranker_dir: Option<PathBuf>,
+    /// Where the library and models are looked for (`search.embeddings`, `model_dir`,
+    /// `onnxruntime`, `reranker_dir`, `ORT_DYLIB_PATH`, the data directory), lowered into the type
+    /// `embed` resolves them from.
+    pub models: crate::embed::ModelSources,
     pub rerank: RerankMode,
-    /// `ORT_DYLIB_PATH` from the environment, used when `onnxruntime` is not set.
-    pub ort_dylib_path: Option<PathBuf>,
-    /// Where `quire model install` puts models and the library: `$XDG_DATA_HOME/quire` or
-    /// `~/.local/share/quire`.
-    pub data_dir: Option<PathBuf>,
 }
 
 /// Overrides for Obsidian's daily-notes settings; each key set here wins over the vault's.
@@ -678,13 +670,18 @@ fn search_config(
             .map(PathBuf::from)
     };
     Ok(SearchConfig {
-        embeddings: raw.embeddings.unwrap_or(true),
-        model_dir: raw.model_dir.as_ref().map(|p| absolute(file_dir, p)),
-        onnxruntime: raw.onnxruntime.as_ref().map(|p| absolute(file_dir, p)),
-        reranker_dir: raw.reranker_dir.as_ref().map(|p| absolute(file_dir, p)),
+        models: crate::embed::ModelSources {
+            enabled: raw.embeddings.unwrap_or(true),
+            model_dir: raw.model_dir.as_ref().map(|p| absolute(file_dir, p)),
+            onnxruntime: raw.onnxruntime.as_ref().map(|p| absolute(file_dir, p)),
+            reranker_dir: raw.reranker_dir.as_ref().map(|p| absolute(file_dir, p)),
+            ort_dylib_path: variable("ORT_DYLIB_PATH"),
+            data_dir: crate::embed::data_dir(
+                variable("XDG_DATA_HOME").as_deref(),
+                env.home.as_deref(),
+            ),
+        },
         rerank,
-        ort_dylib_path: variable("ORT_DYLIB_PATH"),
-        data_dir: crate::embed::data_dir(variable("XDG_DATA_HOME").as_deref(), env.home.as_deref()),
     })
 }
 

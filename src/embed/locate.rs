@@ -2,8 +2,9 @@
 //! configuration first (`search.onnxruntime`, `search.model_dir`, `search.reranker_dir`), then
 //! `ORT_DYLIB_PATH`, then what `quire model install` put into the data directory.
 //!
-//! Nothing is loaded here; `quire doctor` prints the reasons and `serve` starts the worker from
-//! the result.
+//! What to look at arrives as `ModelSources`, which `config` lowers `[search]` into, so this module
+//! never reads the configuration itself. Nothing is loaded here; `quire doctor` prints the reasons
+//! and `serve` starts the worker from the result.
 
 use std::path::{Path, PathBuf};
 
@@ -12,13 +13,43 @@ use super::{
     EmbedError, EmbedService, Embedder, ModelDir, ModelInfo, ModelKind, OnnxEmbedder, OnnxReranker,
     Reranker,
 };
-use crate::config::SearchConfig;
 
 /// Quire's data directory: `$XDG_DATA_HOME/quire`, else `~/.local/share/quire`.
 pub fn data_dir(xdg_data_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
     xdg_data_home
         .map(|dir| dir.join("quire"))
         .or_else(|| home.map(|home| home.join(".local/share/quire")))
+}
+
+/// Where to look for the ONNX Runtime library and the models. `config` lowers `[search]` and the
+/// environment into this, so this module reads no configuration of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSources {
+    /// False (`search.embeddings = false`) turns semantic search off; keyword search always works.
+    pub enabled: bool,
+    /// `search.model_dir`: an embedding model folder.
+    pub model_dir: Option<PathBuf>,
+    /// `search.onnxruntime`: the ONNX Runtime shared library (`libonnxruntime.so`).
+    pub onnxruntime: Option<PathBuf>,
+    /// `search.reranker_dir`: a cross-encoder model folder for reranking.
+    pub reranker_dir: Option<PathBuf>,
+    /// `ORT_DYLIB_PATH` from the environment, used when `onnxruntime` is not set.
+    pub ort_dylib_path: Option<PathBuf>,
+    /// Where `quire model install` puts models and the library (`data_dir`).
+    pub data_dir: Option<PathBuf>,
+}
+
+impl ModelSources {
+    /// Neither a library nor a model is configured or installed: semantic search was never set
+    /// up, which is the default state rather than a fault.
+    pub fn never_set_up(&self, resolution: &Resolution) -> bool {
+        self.enabled
+            && self.model_dir.is_none()
+            && self.onnxruntime.is_none()
+            && self.ort_dylib_path.is_none()
+            && resolution.library.is_err()
+            && resolution.model.is_err()
+    }
 }
 
 /// Something found, with the reason it was chosen.
@@ -38,8 +69,8 @@ pub struct Resolution {
 }
 
 /// Looks for the library and the models as configured; reads manifests, loads nothing.
-pub fn resolve(search: &SearchConfig) -> Resolution {
-    if !search.embeddings {
+pub fn resolve(search: &ModelSources) -> Resolution {
+    if !search.enabled {
         let off = "semantic search is off (search.embeddings = false)".to_string();
         return Resolution {
             library: Err(off.clone()),
@@ -67,7 +98,7 @@ pub fn resolve(search: &SearchConfig) -> Resolution {
     }
 }
 
-fn library(search: &SearchConfig) -> Result<Located<PathBuf>, String> {
+fn library(search: &ModelSources) -> Result<Located<PathBuf>, String> {
     let found = |path: &PathBuf, why: &str| {
         if path.is_file() {
             Ok(Located {
@@ -108,7 +139,7 @@ fn library(search: &SearchConfig) -> Result<Located<PathBuf>, String> {
     }
 }
 
-fn model(search: &SearchConfig) -> Result<Located<ModelDir>, String> {
+fn model(search: &ModelSources) -> Result<Located<ModelDir>, String> {
     if let Some(dir) = &search.model_dir {
         return ModelDir::open(dir)
             .map_err(|error| format!("search.model_dir: {error}"))

@@ -659,22 +659,28 @@ fn search_section_paths_modes_and_the_data_directory() {
             "[vault]\npath = \"Notes\"\n[search]\nmodel_dir = \"models/bge\"\nonnxruntime = \"/opt/ort/libonnxruntime.so\"\nreranker_dir = \"models/ce\"\nrerank = \"blended\"\n",
         )
         .expect("valid");
-    assert!(config.search.embeddings);
-    assert_eq!(config.search.model_dir, Some(setup.path("models/bge")));
+    assert!(config.search.models.enabled);
     assert_eq!(
-        config.search.onnxruntime,
+        config.search.models.model_dir,
+        Some(setup.path("models/bge"))
+    );
+    assert_eq!(
+        config.search.models.onnxruntime,
         Some(PathBuf::from("/opt/ort/libonnxruntime.so"))
     );
-    assert_eq!(config.search.reranker_dir, Some(setup.path("models/ce")));
+    assert_eq!(
+        config.search.models.reranker_dir,
+        Some(setup.path("models/ce"))
+    );
     assert_eq!(config.search.rerank, quire::config::RerankMode::Blended);
     assert_eq!(
-        config.search.data_dir,
+        config.search.models.data_dir,
         Some(setup.path("home/.local/share/quire"))
     );
     let config = setup
         .load_file("[vault]\npath = \"Notes\"\n[search]\nembeddings = false\n")
         .expect("valid");
-    assert!(!config.search.embeddings);
+    assert!(!config.search.models.enabled);
     assert_eq!(config.search.rerank, quire::config::RerankMode::Off);
     check_error(
         "[vault]\npath = \"Notes\"\n[search]\nrerank = \"always\"\n",

@@ -115,16 +115,15 @@ fn gathering_before_dequantizing_changes_no_vector() {
 #[test]
 fn the_service_resolves_the_installed_model() {
     let Some(data) = model_data() else { return };
-    let search = quire::config::SearchConfig {
-        embeddings: true,
+    let sources = quire::embed::ModelSources {
+        enabled: true,
         model_dir: None,
         onnxruntime: None,
         reranker_dir: None,
-        rerank: quire::config::RerankMode::Off,
         ort_dylib_path: None,
         data_dir: Some(data),
     };
-    let resolution = quire::embed::resolve(&search);
+    let resolution = quire::embed::resolve(&sources);
     let service: EmbedService = resolution.start().expect("starts");
     let query = service.embed_query("small cat").expect("query");
     let docs = service
@@ -157,16 +156,11 @@ fn tiny_cross_encoder() -> Option<PathBuf> {
     None
 }
 
-fn search_config(data: PathBuf, reranker_dir: Option<PathBuf>) -> quire::config::SearchConfig {
-    quire::config::SearchConfig {
-        embeddings: true,
+fn model_sources(data: PathBuf, reranker_dir: Option<PathBuf>) -> quire::embed::ModelSources {
+    quire::embed::ModelSources {
+        enabled: true,
         model_dir: None,
         onnxruntime: None,
-        rerank: if reranker_dir.is_some() {
-            quire::config::RerankMode::Blended
-        } else {
-            quire::config::RerankMode::Off
-        },
         reranker_dir,
         ort_dylib_path: None,
         data_dir: Some(data),
@@ -252,7 +246,7 @@ fn hybrid_search_finds_notes_by_meaning() {
     )
     .expect("index");
     let ops = quire::ops::Ops::new(vault, index);
-    let service = quire::embed::resolve(&search_config(data.clone(), None))
+    let service = quire::embed::resolve(&model_sources(data.clone(), None))
         .start()
         .expect("starts");
     ops.enable_semantic(quire::ops::SemanticSearch::new(service, false))
@@ -293,7 +287,7 @@ fn hybrid_search_finds_notes_by_meaning() {
     let Some(cross) = tiny_cross_encoder() else {
         return;
     };
-    let service = quire::embed::resolve(&search_config(data, Some(cross)))
+    let service = quire::embed::resolve(&model_sources(data, Some(cross)))
         .start()
         .expect("starts");
     assert!(service.has_reranker());
