@@ -1,7 +1,8 @@
-//! Composition root: builds the components from a validated `Config` in startup order, runs the
-//! chosen transport, and shuts down cleanly on SIGTERM or SIGINT.
+//! Composition root of `quire serve`: builds the components from a validated `Config` in startup
+//! order, runs the chosen transport, and shuts down cleanly on SIGTERM or SIGINT. `build_ops` is
+//! the one place `Ops` is assembled; the one-shot commands in `cli` use it too.
 //!
-//! This is the only place (with `main`) that uses `anyhow`: below here errors are typed.
+//! With `main` and `cli`, the only code that uses `anyhow`: below here errors are typed.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::health::Health;
 use crate::http::{Auth, HttpSettings, IdentityTokens};
 use crate::index::{Index, IndexOptions, VaultWatcher};
 use crate::mcp::{Features, Shared};
-use crate::ops::{Context, Ops, SearchNotes};
+use crate::ops::Ops;
 use crate::systemd::{SandboxMode, SandboxPlan, ServiceNotifier};
 use crate::vault::Vault;
 
@@ -269,13 +270,10 @@ pub async fn serve(
     let notifier = ServiceNotifier;
     let health = Arc::new(Health::default());
     wait_for_first_sync(&config, &notifier).await;
-    notifier.status("opening the vault");
-    let vault = open_vault(&config)?;
     // The reconcile runs in the background; tools wait for it, the MCP handshake does not.
-    notifier.status("opening the index");
-    let index = open_index(
+    notifier.status("opening the vault and its index");
+    let ops = build_ops(
         &config,
-        &vault,
         IndexOptions {
             rebuild: false,
             // STATUS=indexing 4000/10000 while the first reconcile runs (systemctl status shows it).
@@ -292,11 +290,11 @@ pub async fn serve(
     )?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
     // The index listens before the watcher starts, so it misses no change.
-    index
+    ops.index()
         .follow(changes.subscribe())
         .context("cannot start following vault changes")?;
     // Without a watcher Quire still serves; clients only miss change notifications.
-    let watcher = match VaultWatcher::start(vault.root(), changes.clone()) {
+    let watcher = match VaultWatcher::start(ops.vault().root(), changes.clone()) {
         Ok(watcher) => Some(watcher),
         Err(error) => {
             tracing::warn!(%error, "vault changes will not be reported to clients");
@@ -316,13 +314,6 @@ pub async fn serve(
             }
         });
     }
-    let audit_path = config.state_dir.join("audit.jsonl");
-    let audit = crate::ops::AuditLog::open(&audit_path)
-        .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index)
-        .with_audit(audit)
-        .with_time_zone(config.time_zone.clone())
-        .with_daily_notes(config.daily_notes.clone());
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let ops = Arc::new(ops);
@@ -543,13 +534,6 @@ fn print_connection_help(
     print!("{text}");
 }
 
-fn open_vault(config: &Config) -> anyhow::Result<Arc<Vault>> {
-    let vault = Vault::open(&config.vault, config.max_note_bytes)
-        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?
-        .with_sync_lock(config.sync.lock_file.clone());
-    Ok(Arc::new(vault))
-}
-
 /// How often Quire looks for the first-sync marker while it waits.
 const FIRST_SYNC_POLL: Duration = Duration::from_secs(1);
 
@@ -575,191 +559,33 @@ async fn wait_for_first_sync(config: &Config, notifier: &ServiceNotifier) {
     }
 }
 
-fn open_index(config: &Config, vault: &Arc<Vault>, options: IndexOptions) -> anyhow::Result<Index> {
+/// Opens the vault and its index and builds `Ops` over them, as every command that serves or reads
+/// the vault does (and the integration tests' `TestVault`): the state directory (created private
+/// when missing) holds the audit log; the vault takes the sync lock; the configured time zone and
+/// daily-notes overrides apply. The index reconciles in the background with `index_options`;
+/// callers that must see the whole vault first wait on `ops.index().wait_ready()`.
+///
+/// The access policy is left to the caller: `serve` applies it and follows its reloads, one-shot
+/// commands act as the owner.
+pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result<Ops> {
+    create_state_dir(config)?;
+    let vault = Vault::open(&config.vault, config.max_note_bytes)
+        .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?
+        .with_sync_lock(config.sync.lock_file.clone());
+    let vault = Arc::new(vault);
     if let Some(parent) = config.index.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the index folder {}", parent.display()))?;
     }
-    Index::open(&config.index, Arc::clone(vault), options)
-        .with_context(|| format!("cannot open the index at {}", config.index.display()))
-}
-
-/// `quire index [--rebuild]`: brings the index up to date with a progress bar on stderr and
-/// returns the summary to print.
-pub fn index(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<String> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    create_state_dir(config)?;
-    let vault = open_vault(config)?;
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    // A spinner until the scan knows how many notes there are: never a "0/0 notes" bar.
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.set_message("scanning the vault");
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    let counting =
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} notes ({elapsed}, eta {eta})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-    let progress_bar = bar.clone();
-    let options = IndexOptions {
-        rebuild,
-        progress: Some(Box::new(move |done, total| {
-            if total > 0 && progress_bar.length() != Some(total as u64) {
-                progress_bar.set_style(counting.clone());
-                progress_bar.set_message("indexing");
-                progress_bar.set_length(total as u64);
-            }
-            progress_bar.set_position(done as u64);
-            true
-        })),
-        heartbeat: None,
-    };
-    let index = open_index(config, &vault, options)?;
-    let stats = index.wait_ready().context("the index could not be built")?;
-    bar.finish_and_clear();
-    let mut summary = format!(
-        "indexed {} notes in {:.2} s: {} read and parsed, {} unchanged, {} removed\n  index: {}\n",
-        stats.notes,
-        stats.elapsed.as_secs_f64(),
-        stats.parsed,
-        stats.unchanged,
-        stats.removed,
-        config.index.display()
-    );
-    if embed {
-        summary.push_str(&embed_now(config, Ops::new(vault, index))?);
-    }
-    Ok(summary)
-}
-
-/// `quire index --embed`: computes the missing vectors in the foreground with a progress bar.
-fn embed_now(config: &Config, ops: Ops) -> anyhow::Result<String> {
-    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-    let service = crate::embed::resolve(&config.search.models)
-        .start()
-        .context("semantic search is not available (`quire doctor` says why)")?;
-    let model = service.info().name.clone();
-    ops.enable_semantic(crate::ops::SemanticSearch::new(service, false))?;
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} chunks ({rate}, eta {eta})")
-            .map(|style| {
-                // Whole chunks per second: indicatif's own {per_sec} prints four decimals.
-                style.with_key(
-                    "rate",
-                    |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
-                        let _ = write!(out, "{:.0} chunks/s", state.per_sec());
-                    },
-                )
-            })
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_message(format!("embedding with {model}"));
-    let started = std::time::Instant::now();
-    let progress_bar = bar.clone();
-    let pass = ops.embed_pending(&move |counts| {
-        progress_bar.set_length(counts.chunks);
-        progress_bar.set_position(counts.embedded);
-    })?;
-    bar.finish_and_clear();
-    let seconds = started.elapsed().as_secs_f64();
-    Ok(format!(
-        "embedded {} chunks with {model} in {seconds:.1} s ({:.0} chunks/s); {} of {} chunks have vectors, {} stale vectors removed\n",
-        pass.embedded,
-        pass.embedded as f64 / seconds.max(1e-9),
-        pass.counts.embedded,
-        pass.counts.chunks,
-        pass.pruned
-    ))
-}
-
-/// `quire search QUERY [--json]`: brings the index up to date, then runs one keyword search.
-pub fn search(
-    config: &Config,
-    query: &str,
-    json: bool,
-    limit: u32,
-    mode: crate::ops::SearchMode,
-) -> anyhow::Result<String> {
-    create_state_dir(config)?;
-    let vault = open_vault(config)?;
-    let index = open_index(config, &vault, IndexOptions::default())?;
+    let index = Index::open(&config.index, Arc::clone(&vault), index_options)
+        .with_context(|| format!("cannot open the index at {}", config.index.display()))?;
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    let ops = Ops::new(vault, index)
+    Ok(Ops::new(vault, index)
         .with_audit(audit)
         .with_time_zone(config.time_zone.clone())
-        .with_daily_notes(config.daily_notes.clone());
-    if mode != crate::ops::SearchMode::Keyword {
-        // Like `serve`: a usable model means vectors (computed now when missing); otherwise the
-        // answer is keyword search with a notice.
-        match crate::embed::resolve(&config.search.models).start() {
-            Ok(service) => {
-                let rerank = config.search.rerank == crate::config::RerankMode::Blended;
-                ops.enable_semantic(crate::ops::SemanticSearch::new(service, rerank))?;
-                ops.embed_pending(&|_| {})?;
-            }
-            Err(error) => ops.disable_semantic(error.to_string()),
-        }
-    }
-    let found = ops.search(
-        &Context::owner(),
-        SearchNotes {
-            query: query.to_string(),
-            limit: Some(limit),
-            mode,
-            ..SearchNotes::default()
-        },
-    )?;
-    if json {
-        let results: Vec<serde_json::Value> = found
-            .results
-            .iter()
-            .map(|hit| {
-                serde_json::json!({
-                    "path": hit.path,
-                    "title": hit.title,
-                    "score": hit.score,
-                    "snippet": hit.snippet,
-                    "bytes": hit.bytes,
-                    "modified": hit.modified,
-                    "tags": hit.tags,
-                })
-            })
-            .collect();
-        let mut document = serde_json::json!({
-            "results": results,
-            "search_mode": found.search_mode,
-            "reranked": found.reranked,
-        });
-        if let Some(notice) = &found.notice {
-            document["notice"] = serde_json::Value::String(notice.clone());
-        }
-        return Ok(format!("{}\n", serde_json::to_string_pretty(&document)?));
-    }
-    let mut out = format!(
-        "search mode: {}{}\n",
-        found.search_mode,
-        if found.reranked { " (reranked)" } else { "" }
-    );
-    if let Some(notice) = &found.notice {
-        out.push_str(&format!("note: {notice}\n"));
-    }
-    if found.results.is_empty() {
-        out.push_str(&format!("no notes match {query:?}\n"));
-        return Ok(out);
-    }
-    for hit in &found.results {
-        out.push_str(&format!("{}  ({:.2})\n", hit.path, hit.score));
-        if !hit.snippet.is_empty() {
-            out.push_str(&format!("    {}\n", hit.snippet));
-        }
-    }
-    Ok(out)
+        .with_daily_notes(config.daily_notes.clone()))
 }
 
 /// The state directory holds derived data only; it is private to the service user.
@@ -775,299 +601,6 @@ fn create_state_dir(config: &Config) -> anyhow::Result<()> {
                 config.state_dir.display()
             )
         })
-}
-
-/// The human-readable summary `quire check-config` prints.
-pub fn describe(config: &Config) -> String {
-    let transport = match &config.http {
-        Some(http) => format!(
-            "Streamable HTTP on {} ({})",
-            http.listen,
-            if http.auth { "bearer auth" } else { "no auth" }
-        ),
-        None => "stdio".to_string(),
-    };
-    format!(
-        "configuration is valid\n  config file:    {}\n  vault:          {}\n  state dir:      {}\n  index:          {}\n  max note bytes: {}\n  transport:      {transport}\n  read only:      {}\n  disabled tools: {}\n",
-        config
-            .config_file
-            .as_ref()
-            .map_or_else(|| "(none)".to_string(), |p| p.display().to_string()),
-        config.vault.display(),
-        config.state_dir.display(),
-        config.index.display(),
-        config.max_note_bytes,
-        config.read_only,
-        if config.disabled_tools.is_empty() {
-            "(none)".to_string()
-        } else {
-            config.disabled_tools.join(", ")
-        },
-    ) + &format!("  time zone:      {}\n", config.time_zone_description())
-        + &describe_search(&config.search)
-        + &describe_access(&config.access)
-        + &format!("  oauth:          {}\n", describe_oauth(config, false))
-}
-
-/// Whether the OAuth server runs and whether it accepts Client ID Metadata Documents (and so
-/// makes outbound HTTPS requests). `socket_activated`: as for `Config::fetches_client_metadata`.
-fn describe_oauth(config: &Config, socket_activated: bool) -> String {
-    let serves_http_with_auth = config
-        .http
-        .as_ref()
-        .map_or(socket_activated, |http| http.auth);
-    if !config.access.has_identities || !serves_http_with_auth {
-        "off (it needs HTTP with auth and at least one identity to bind grants to)".into()
-    } else if config.fetches_client_metadata(socket_activated) {
-        "on; Client ID Metadata Documents accepted (outbound HTTPS to port 443 of public addresses)"
-            .into()
-    } else {
-        "on; Client ID Metadata Documents refused ([oauth] client_id_metadata_documents = false), only registered clients"
-            .into()
-    }
-}
-
-fn describe_search(search: &crate::config::SearchConfig) -> String {
-    if !search.models.enabled {
-        return "  semantic search: off (search.embeddings = false)\n".into();
-    }
-    // What is on disk now, not what the configuration hopes for: a model or library that is
-    // not there is said to be missing.
-    let resolution = crate::embed::resolve(&search.models);
-    let model = match &resolution.model {
-        Ok(found) => format!("{} (from {})", found.value.dir.display(), found.why),
-        Err(why) => why.clone(),
-    };
-    let library = match &resolution.library {
-        Ok(found) => format!("{} (from {})", found.value.display(), found.why),
-        Err(why) => why.clone(),
-    };
-    format!(
-        "  semantic search: rerank {}\n    model:        {model}\n    onnxruntime:  {library}\n",
-        match search.rerank {
-            crate::config::RerankMode::Blended => "blended",
-            crate::config::RerankMode::Off => "off",
-        }
-    )
-}
-
-fn describe_access(access: &crate::config::Access) -> String {
-    if !access.has_identities {
-        return "  identities:     (none; HTTP uses the owner token)\n".to_string();
-    }
-    let mut text = String::from("  identities:\n");
-    for (name, _) in &access.tokens {
-        text.push_str(&format!(
-            "    {name}: enabled (OAuth clients can bind to it)\n"
-        ));
-    }
-    for (name, why) in &access.disabled {
-        text.push_str(&format!("    {name}: disabled ({why})\n"));
-    }
-    text
-}
-
-/// What `quire doctor` prints: which features are on and why. It applies the configured sandbox to
-/// its own process (last), so the sandbox line reports what the kernel really enforces.
-pub fn doctor(config: &Config) -> String {
-    let mut lines = vec![format!("quire {}", env!("CARGO_PKG_VERSION"))];
-    let notes = Vault::open(&config.vault, config.max_note_bytes).map(|vault| {
-        vault.scan(None).map(|files| {
-            files
-                .iter()
-                .filter(|file| file.path.extension().as_deref() == Some("md"))
-                .count()
-        })
-    });
-    lines.push(match notes {
-        Ok(Ok(count)) => format!(
-            "vault:           {} ({count} notes)",
-            config.vault.display()
-        ),
-        Ok(Err(error)) => format!(
-            "vault:           {} (cannot scan: {error})",
-            config.vault.display()
-        ),
-        Err(error) => format!(
-            "vault:           {} (cannot open: {error})",
-            config.vault.display()
-        ),
-    });
-    lines.push(format!(
-        "index:           {} ({})",
-        config.index.display(),
-        std::fs::metadata(&config.index).map_or_else(
-            |_| "not built yet; `quire index` or `quire serve` builds it".to_string(),
-            |meta| format!("{} KiB", meta.len() / 1024)
-        )
-    ));
-    lines.push(format!("state directory: {}", config.state_dir.display()));
-    lines.extend(doctor_sync(config));
-    lines.push(format!(
-        "transport:       {}",
-        match &config.http {
-            Some(http) if http.auth =>
-                format!("Streamable HTTP on {} with bearer auth", http.listen),
-            Some(http) => format!("Streamable HTTP on {} without auth (loopback)", http.listen),
-            None => "stdio (HTTP when systemd passes a socket)".into(),
-        }
-    ));
-    let env_flag = |name: &str| std::env::var_os(name).is_some();
-    lines.push(format!(
-        "systemd:         {}; socket activation {}; watchdog {}; journald {}",
-        if crate::systemd::under_systemd() {
-            "running under systemd"
-        } else {
-            "not under systemd"
-        },
-        if env_flag("LISTEN_FDS") {
-            "offered"
-        } else {
-            "not offered"
-        },
-        std::env::var("WATCHDOG_USEC")
-            .map_or_else(|_| "off".to_string(), |usec| format!("every {usec} us")),
-        if env_flag("JOURNAL_STREAM") {
-            "in use"
-        } else {
-            "not in use (stderr)"
-        },
-    ));
-    // jiff describes its database only through Debug: `TimeZoneDatabase(ZoneInfo(/dir))` or
-    // `TimeZoneDatabase(Bundled(available))`.
-    let database = format!("{:?}", jiff::tz::db());
-    lines.push(format!(
-        "time zone:       {}; {}",
-        config.time_zone_description(),
-        match database
-            .split_once("ZoneInfo(")
-            .and_then(|(_, rest)| rest.split(')').next())
-        {
-            Some(dir) =>
-                format!("tz database {dir} (the copy built into Quire covers zones it lacks)"),
-            None => "no system tz database found; using the copy built into Quire".to_string(),
-        }
-    ));
-    lines.push(format!(
-        "oauth:           {}",
-        describe_oauth(config, config.http.is_none())
-    ));
-    lines.extend(doctor_semantic(config));
-    let plan = sandbox_plan(config, config.http.is_some());
-    let sandbox = match crate::systemd::apply_sandbox(&plan) {
-        Ok(report) => report.to_string(),
-        Err(error) => error.to_string(),
-    };
-    lines.push(format!(
-        "sandbox:         {sandbox} (sandbox = \"{}\")",
-        match config.sandbox {
-            Sandbox::Required => "required",
-            Sandbox::BestEffort => "best-effort",
-            Sandbox::Off => "off",
-        }
-    ));
-    lines.join("\n") + "\n"
-}
-
-/// The semantic search lines of `quire doctor`: which library and model, why, and whether they
-/// load (they are loaded here, so a broken model shows up now rather than as a log line later).
-/// The sync service as Quire sees it: the shared files and the last run's status.
-fn doctor_sync(config: &Config) -> Vec<String> {
-    let sync = &config.sync;
-    if sync == &crate::config::SyncConfig::default() {
-        return vec!["sync:            not configured ([sync] in the config file)".into()];
-    }
-    let mut lines = Vec::new();
-    if let Some(marker) = &sync.first_sync_marker {
-        lines.push(format!(
-            "first sync:      {} ({})",
-            marker.display(),
-            if marker.exists() {
-                "done"
-            } else {
-                "WAITING: Quire serves only once the first sync has completed"
-            }
-        ));
-    }
-    if let Some(lock) = &sync.lock_file {
-        lines.push(format!(
-            "sync lock:       {} (held shared during every write; the sync takes it exclusively)",
-            lock.display()
-        ));
-    }
-    if let Some(path) = &sync.status_file {
-        match crate::sync_status::read(path) {
-            Ok(status) => lines.extend(status.describe()),
-            Err(error) => lines.push(format!("sync:            {error}")),
-        }
-    }
-    lines
-}
-
-fn doctor_semantic(config: &Config) -> Vec<String> {
-    let resolution = crate::embed::resolve(&config.search.models);
-    let mut lines = Vec::new();
-    lines.push(match &resolution.library {
-        Ok(found) => match crate::embed::load_runtime(&found.value) {
-            Ok(version) => format!(
-                "onnxruntime:     {} ({version}; from {})",
-                found.value.display(),
-                found.why
-            ),
-            Err(error) => format!(
-                "onnxruntime:     WARNING {} (from {}) does not load: {error}",
-                found.value.display(),
-                found.why
-            ),
-        },
-        Err(why) => format!("onnxruntime:     {why}"),
-    });
-    lines.push(match &resolution.model {
-        Ok(found) => format!(
-            "model:           {} at {} ({} dimensions; from {})",
-            found.value.manifest.name,
-            found.value.dir.display(),
-            found.value.manifest.dimensions,
-            found.why
-        ),
-        Err(why) => format!("model:           {why}"),
-    });
-    if let Some(reranker) = &resolution.reranker {
-        lines.push(match reranker {
-            Ok(found) => format!(
-                "reranker:        {} at {} (rerank = {})",
-                found.value.manifest.name,
-                found.value.dir.display(),
-                match config.search.rerank {
-                    crate::config::RerankMode::Blended => "blended",
-                    crate::config::RerankMode::Off => "off: configured but unused",
-                }
-            ),
-            Err(why) => format!("reranker:        WARNING {why}"),
-        });
-    }
-    let absent = config.search.models.never_set_up(&resolution);
-    lines.push(match resolution.start() {
-        Ok(service) => format!(
-            "semantic search: on ({}{}); `vault_search` answers in hybrid mode once vectors are computed",
-            service.info().name,
-            service
-                .info()
-                .reranker
-                .as_ref()
-                .map(|name| format!(", reranking with {name}"))
-                .unwrap_or_default()
-        ),
-        // Nothing installed is the default state, not a fault: say how to add a model.
-        Err(_) if absent => {
-            "semantic search: off, search is keyword-only (no model installed: `quire model install minilm` adds one)".to_string()
-        }
-        Err(error) if config.search.models.enabled => {
-            format!("semantic search: WARNING off, search is keyword-only: {error}")
-        }
-        Err(_) => "semantic search: off (search.embeddings = false); search is keyword-only".into(),
-    });
-    lines
 }
 
 /// Loads the configuration again (the same file, flags and environment as at start).
@@ -1148,118 +681,6 @@ async fn follow_access_changes(
     }
 }
 
-/// `quire acl explain IDENTITY PATH`: what the identity may do with the path, and which rule
-/// decides it.
-pub fn acl_explain(config: &Config, identity: &str, path: &str) -> anyhow::Result<String> {
-    use crate::acl::{Action, Principal};
-    let policy = &config.access.policy;
-    let principal = if identity == "owner" {
-        Principal::Owner
-    } else {
-        if policy.identity(identity).is_none() {
-            anyhow::bail!("no identity named {identity:?} is configured");
-        }
-        Principal::Identity {
-            name: identity.to_string(),
-            client_id: None,
-        }
-    };
-    let path = path.trim_matches('/');
-    let mut text = format!("identity {identity:?}, path {path:?}\n");
-    for (label, action) in [
-        ("read", Action::Read),
-        ("write", Action::Write),
-        ("list", Action::List),
-    ] {
-        text.push_str(&format!(
-            "  {label:<6}{}\n",
-            policy.check(&principal, action, path)
-        ));
-    }
-    if let Some((_, why)) = config
-        .access
-        .disabled
-        .iter()
-        .find(|(name, _)| name == identity)
-    {
-        text.push_str(&format!("  (this identity is disabled: {why})\n"));
-    }
-    Ok(text)
-}
-
-/// The OAuth state for the `quire oauth` commands; `None` when no OAuth grant was ever made
-/// here (no `oauth.db`), so listing creates nothing.
-fn oauth_state(config: &Config) -> anyhow::Result<Option<crate::http::oauth::OAuthState>> {
-    if !config.state_dir.join("oauth.db").exists() {
-        return Ok(None);
-    }
-    let tokens = crate::http::IdentityTokens::new(config.access.tokens.clone());
-    // The issuer only matters for tokens this process would sign or check, and it does neither.
-    let state =
-        crate::http::oauth::OAuthState::open(&config.state_dir, "http://localhost", tokens, None)
-            .context("cannot open the OAuth state (oauth.db and its key)")?;
-    Ok(Some(state))
-}
-
-/// `quire oauth list`: every OAuth grant, its identity and client, and whether it still works.
-pub fn oauth_list(config: &Config) -> anyhow::Result<String> {
-    use crate::http::oauth::GrantStatus;
-    use crate::telemetry::escape_control_characters as clean;
-    let Some(state) = oauth_state(config)? else {
-        return Ok("no OAuth grants (no client has been authorized yet)\n".into());
-    };
-    let grants = state.grants().context("cannot read the OAuth grants")?;
-    if grants.is_empty() {
-        return Ok("no OAuth grants\n".into());
-    }
-    let mut text = String::new();
-    for grant in grants {
-        let status = match grant.status {
-            GrantStatus::Live => "live",
-            GrantStatus::Revoked => "revoked",
-            GrantStatus::TokenChanged => "ended (token changed)",
-        };
-        let created = jiff::Timestamp::from_second(grant.created)
-            .map(|t| t.to_string())
-            .unwrap_or_else(|_| grant.created.to_string());
-        // Client names and ids come from clients (registration), so control characters are
-        // escaped before they reach a terminal.
-        let name = grant
-            .client_name
-            .as_deref()
-            .map(|name| format!(" ({})", clean(name)))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "{status:<22} identity {:<12} since {created}  client {}{name}  grant {}\n",
-            grant.identity,
-            clean(&grant.client_id),
-            grant.grant_id,
-        ));
-    }
-    Ok(text)
-}
-
-/// `quire oauth revoke --identity NAME` and/or `--client ID`: ends those grants at once.
-pub fn oauth_revoke(
-    config: &Config,
-    identity: Option<&str>,
-    client_id: Option<&str>,
-) -> anyhow::Result<String> {
-    if identity.is_none() && client_id.is_none() {
-        anyhow::bail!("say whose grants to revoke: --identity NAME, --client CLIENT_ID, or both");
-    }
-    let Some(state) = oauth_state(config)? else {
-        return Ok("no OAuth grants to revoke\n".into());
-    };
-    let revoked = state
-        .revoke_grants(identity, client_id)
-        .context("cannot revoke the OAuth grants")?;
-    Ok(format!(
-        "revoked {revoked} grant{}; their clients must be authorized again\n",
-        if revoked == 1 { "" } else { "s" }
-    ))
-}
-
 /// How often expired OAuth codes and tokens and stale registrations are removed.
 const OAUTH_SWEEP: Duration = Duration::from_secs(3600);
 
@@ -1276,64 +697,5 @@ async fn sweep_oauth(oauth: Arc<crate::http::oauth::OAuthState>) {
             Ok(Err(error)) => tracing::warn!(%error, "the OAuth sweep failed"),
             Err(error) => tracing::warn!(%error, "the OAuth sweep failed"),
         }
-    }
-}
-
-/// `quire model install NAME` (with `install`) or `quire model list`, in `data_dir` or Quire's
-/// data directory.
-pub fn model(install: Option<&str>, data_dir: Option<&std::path::Path>) -> anyhow::Result<String> {
-    let non_empty = |name: &str| {
-        std::env::var_os(name)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    };
-    let data_dir = match data_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => crate::embed::data_dir(
-            non_empty("XDG_DATA_HOME").as_deref(),
-            non_empty("HOME").as_deref(),
-        )
-        .context("no data directory: set XDG_DATA_HOME or HOME, or pass --data-dir")?,
-    };
-    match install {
-        None => Ok(crate::embed::install::list(&data_dir)),
-        Some(name) => {
-            let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            let report = crate::embed::install::install(&data_dir, name, progress)?;
-            Ok(report.lines.join("\n")
-                + "\n`quire serve` now uses it; `quire doctor` shows what semantic search uses.\n")
-        }
-    }
-}
-
-/// `quire token new --identity NAME [--file FILE]`: a new random identity token (64 hex digits),
-/// printed, or written to `file` with mode 0600 and never printed.
-pub fn new_identity_token(
-    identity: &str,
-    file: Option<&std::path::Path>,
-) -> anyhow::Result<String> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let token = hex::encode(rand::random::<[u8; 32]>());
-    match file {
-        Some(path) => {
-            let mut out = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .with_context(|| {
-                    format!("cannot create {} (it must not exist yet)", path.display())
-                })?;
-            out.write_all(format!("{token}\n").as_bytes())
-                .and_then(|()| out.sync_all())
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            Ok(format!(
-                "wrote a new token for {identity:?} to {}\nin the config file: token_file = \"{}\"\n",
-                path.display(),
-                path.display()
-            ))
-        }
-        None => Ok(format!("{token}\n")),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod acl;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod embed;
 pub mod health;

@@ -1,5 +1,6 @@
 //! The `quire` command line: parses arguments, loads configuration, starts telemetry and hands over
-//! to `app`. Exit codes live only here: 0 ok, 1 runtime error, 2 usage or configuration error.
+//! to `app` (`serve`) or to the command's file in `cli`. Exit codes live only here: 0 ok, 1 runtime
+//! error, 2 usage or configuration error.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -155,15 +156,16 @@ fn main() -> ExitCode {
         command: TokenCommand::New { identity, file },
     } = &cli.command
     {
-        return finish(quire::app::new_identity_token(identity, file.as_deref()));
+        return finish(quire::cli::token::new(identity, file.as_deref()));
     }
     // Needs no vault either: models live in the data directory.
     if let Command::Model { command } = &cli.command {
-        let (install, data_dir) = match command {
-            ModelCommand::Install { name, data_dir } => (Some(name.as_str()), data_dir),
-            ModelCommand::List { data_dir } => (None, data_dir),
-        };
-        return finish(quire::app::model(install, data_dir.as_deref()));
+        return finish(match command {
+            ModelCommand::Install { name, data_dir } => {
+                quire::cli::model::install(name, data_dir.as_deref())
+            }
+            ModelCommand::List { data_dir } => quire::cli::model::list(data_dir.as_deref()),
+        });
     }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
@@ -195,33 +197,33 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Acl {
             command: AclCommand::Explain { identity, path },
-        } => finish(quire::app::acl_explain(&config, &identity, &path)),
+        } => finish(quire::cli::acl::explain(&config, &identity, &path)),
         Command::Oauth {
             command: OauthCommand::List,
-        } => finish(quire::app::oauth_list(&config)),
+        } => finish(quire::cli::oauth::list(&config)),
         Command::Oauth {
             command:
                 OauthCommand::Revoke {
                     identity,
                     client_id,
                 },
-        } => finish(quire::app::oauth_revoke(
+        } => finish(quire::cli::oauth::revoke(
             &config,
             identity.as_deref(),
             client_id.as_deref(),
         )),
         Command::Token { .. } | Command::Model { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
-            print!("{}", quire::app::describe(&config));
+            print!("{}", quire::cli::check_config::describe(&config));
             ExitCode::SUCCESS
         }
         Command::Doctor => {
-            print!("{}", quire::app::doctor(&config));
+            print!("{}", quire::cli::doctor::report(&config));
             ExitCode::SUCCESS
         }
         Command::Index { rebuild, embed } => {
             quire::telemetry::init_quiet();
-            finish(quire::app::index(&config, rebuild, embed))
+            finish(quire::cli::index::run(&config, rebuild, embed))
         }
         Command::Search {
             query,
@@ -236,7 +238,7 @@ fn main() -> ExitCode {
                 "hybrid" => quire::ops::SearchMode::Hybrid,
                 _ => quire::ops::SearchMode::Keyword,
             };
-            finish(quire::app::search(&config, &query, json, limit, mode))
+            finish(quire::cli::search::run(&config, &query, json, limit, mode))
         }
         Command::Serve { .. } => {
             quire::telemetry::init();

@@ -419,16 +419,16 @@ fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() 
     );
 
     assert!(
-        quire::app::describe(&on)
+        quire::cli::check_config::describe(&on)
             .contains("oauth:          on; Client ID Metadata Documents accepted"),
         "{}",
-        quire::app::describe(&on)
+        quire::cli::check_config::describe(&on)
     );
     let off = load("[oauth]\nclient_id_metadata_documents = false\n", &env).expect("off");
     assert!(
-        quire::app::describe(&off).contains("Client ID Metadata Documents refused"),
+        quire::cli::check_config::describe(&off).contains("Client ID Metadata Documents refused"),
         "{}",
-        quire::app::describe(&off)
+        quire::cli::check_config::describe(&off)
     );
     assert!(!off.oauth.client_id_metadata_documents);
     let plan = quire::app::sandbox_plan(&off, true);
@@ -438,7 +438,7 @@ fn client_id_metadata_documents_are_on_by_default_and_open_port_443_only_then() 
     // Without identities there is no OAuth server, so nothing is fetched either.
     let plain = setup.load_file("[vault]\npath = \"Notes\"\n[http]\nlisten = \"127.0.0.1:8787\"\n");
     let plain = plain.expect("plain");
-    assert!(quire::app::describe(&plain).contains("oauth:          off"));
+    assert!(quire::cli::check_config::describe(&plain).contains("oauth:          off"));
     let plan = quire::app::sandbox_plan(&plain, true);
     assert!(plan.connect_ports.is_empty());
 
@@ -740,7 +740,7 @@ fn check_config_says_installed_only_for_what_is_on_disk() {
     let config = setup
         .load_file("[vault]\npath = \"Notes\"\n")
         .expect("valid");
-    let described = quire::app::describe(&config);
+    let described = quire::cli::check_config::describe(&config);
     assert!(!described.contains("(installed"), "{described}");
     assert!(described.contains("no model"), "{described}");
     assert!(described.contains("quire model install"), "{described}");
