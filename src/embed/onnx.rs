@@ -128,6 +128,7 @@ fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
 /// measurement with the release build, level-1 optimisation, after embedding the example vault).
 fn return_large_buffers() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code, reason = "glibc's mallopt has no safe wrapper")]
     // SAFETY: `mallopt` only changes glibc's allocation policy for later allocations; it takes
     // two integers, touches no memory of ours, and is safe to call while other threads allocate.
     unsafe {

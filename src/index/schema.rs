@@ -127,6 +127,7 @@ pub fn register_vector_extension() {
         // `EntryPoint` signature SQLite calls (sqlite-vec declares it without parameters only
         // because its Rust binding is a bare `extern` declaration); it is statically linked, so
         // the pointer stays valid for the life of the process, and `Once` registers it once.
+        #[allow(unsafe_code, reason = "no safe API registers a C SQLite extension")]
         unsafe {
             let entry = std::mem::transmute::<*const (), EntryPoint>(
                 sqlite_vec::sqlite3_vec_init as *const (),

@@ -47,6 +47,7 @@ pub fn inherited_listener() -> Result<Option<TcpListener>, ActivationError> {
     // SAFETY: systemd passed `chosen` to this very process (sd-notify checked LISTEN_PID), it
     // stays open for our lifetime, and the TAKEN guard above makes this the only place that ever
     // wraps it, so exactly one owner closes it.
+    #[allow(unsafe_code, reason = "no safe API adopts the fd systemd passed")]
     let listener = unsafe { TcpListener::from_raw_fd(chosen) };
     listener.local_addr().map_err(ActivationError::NotTcp)?;
     listener
