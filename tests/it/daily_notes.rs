@@ -123,7 +123,7 @@ impl std::io::Write for LogWriter {
 fn tasks_demo_daily_notes_resolve_from_its_obsidian_settings() {
     let demo = shared_dir().join("vaults/tasks-demo");
     if !demo.join(".obsidian/daily-notes.json").is_file() {
-        crate::skip_without_shared("the tasks-demo vault (set QUIRE_SHARED)", &demo);
+        crate::support::skip_without_shared("the tasks-demo vault (set QUIRE_SHARED)", &demo);
         return;
     }
     // 2025-06-20 22:30 UTC is already the 21st in Berlin; the vault has notes for the 17th to

@@ -3,12 +3,14 @@
 //! the link graph of the whole `tasks-demo` vault (`resolvedLinks`/`unresolvedLinks`), and the files
 //! obsidian-export's test vaults link and embed.
 //! Every mismatch is collected and reported in one failure; when `../shared` is absent the tests say
-//! so on stderr and pass.
+//! so on stderr and pass, unless `QUIRE_REQUIRE_ORACLES=1` (set by `tests/run`) makes that a failure.
 
 use quire::markdown::links::{self, Link, Resolver};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use crate::support::shared_dir;
 
 /// Differences that are provably outside the parser's scope: (what, why). Keep it empty if possible.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
@@ -18,18 +20,11 @@ const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
      predates later edits of the vault (see SOURCE.txt), so this line was most likely added after it",
 )];
 
-fn shared_dir() -> PathBuf {
-    std::env::var_os("QUIRE_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    )
-}
-
 fn present(path: &Path) -> bool {
     if path.exists() {
         return true;
     }
-    crate::skip_without_shared("the link oracle", path);
+    crate::support::skip_without_oracle("the link oracle", path);
     false
 }
 

@@ -13,6 +13,7 @@ mod sandbox;
 mod search;
 mod semantic;
 mod semantic_model;
+mod support;
 mod task_listing_sql;
 mod task_tools;
 mod tasks_oracle;
@@ -20,15 +21,3 @@ mod tidy;
 mod vault_paths;
 mod watcher;
 mod yaml_oracle;
-
-/// Reports that data kept beside the repository (`../shared`: oracles, real vaults) is missing.
-/// A bare clone skips with a visible notice; `tests/run` sets `QUIRE_REQUIRE_SHARED=1`, so in CI
-/// a missing oracle fails instead of passing while checking nothing.
-pub fn skip_without_shared(what: &str, path: &std::path::Path) {
-    assert!(
-        std::env::var("QUIRE_REQUIRE_SHARED").as_deref() != Ok("1"),
-        "QUIRE_REQUIRE_SHARED=1 but {what} is missing at {}",
-        path.display()
-    );
-    eprintln!("SKIP: {what} not found at {}", path.display());
-}

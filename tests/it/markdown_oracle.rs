@@ -21,14 +21,14 @@ struct OracleNote {
 }
 
 fn oracle_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/oracles/obsidian-metadata-cache")
+    crate::support::shared_dir().join("oracles/obsidian-metadata-cache")
 }
 
 /// Every oracle note, or `None` (after a visible notice) when the oracle folder is not there.
 fn oracle_notes() -> Option<Vec<OracleNote>> {
     let dir = oracle_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        crate::skip_without_shared("the Obsidian metadata-cache oracle", &dir);
+        crate::support::skip_without_oracle("the Obsidian metadata-cache oracle", &dir);
         return None;
     };
     let mut paths: Vec<PathBuf> = entries

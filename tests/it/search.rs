@@ -1001,7 +1001,7 @@ fn snippets_keep_the_links_of_a_real_vault_whole() {
     );
     let vault = shared.join("vaults/tasks-docs");
     if !vault.is_dir() {
-        crate::skip_without_shared("the tasks-docs vault", &vault);
+        crate::support::skip_without_shared("the tasks-docs vault", &vault);
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

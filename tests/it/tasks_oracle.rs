@@ -12,11 +12,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-fn shared_dir() -> PathBuf {
-    std::env::var_os("QUIRE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
+use crate::support::shared_dir;
 
 fn date_value(date: &Option<TaskDate>) -> Value {
     match date {
@@ -71,7 +67,7 @@ fn our_fields(
 fn check_format(file: &str, format: TaskFormat) -> Option<Vec<String>> {
     let path = shared_dir().join("oracles/tasks-plugin-parse").join(file);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        crate::skip_without_shared("the Tasks plugin oracle", &path);
+        crate::support::skip_without_oracle("the Tasks plugin oracle", &path);
         return None;
     };
     let settings = TaskSettings {
@@ -154,7 +150,7 @@ fn one_pass_reading_agrees_with_each_format() {
         std::fs::read_to_string(dir.join("expected-emoji-format.jsonl")),
         std::fs::read_to_string(dir.join("expected-dataview-format.jsonl")),
     ) else {
-        crate::skip_without_shared("the Tasks plugin oracle", &dir);
+        crate::support::skip_without_oracle("the Tasks plugin oracle", &dir);
         return;
     };
     const SIGNIFIERS: &[char] = &[
@@ -224,7 +220,7 @@ const KNOWN_LIST_DIFFERENCES: &[(&str, &str)] = &[(
 fn list_items_and_parents_match_obsidian() {
     let dir = shared_dir().join("oracles/obsidian-metadata-cache");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        crate::skip_without_shared("the Obsidian metadata-cache oracle", &dir);
+        crate::support::skip_without_oracle("the Obsidian metadata-cache oracle", &dir);
         return;
     };
     let mut paths: Vec<PathBuf> = entries

@@ -30,8 +30,7 @@ const KNOWN_DEVIATIONS: &[(&str, &str)] = &[
 ];
 
 fn oracle_file() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/oracles/yaml-test-suite/yaml-test-suite.json")
+    crate::support::shared_dir().join("oracles/yaml-test-suite/yaml-test-suite.json")
 }
 
 /// What the suite says a case must do, in terms of properties.
@@ -103,7 +102,7 @@ struct Tally {
 fn parse_properties_agrees_with_the_yaml_test_suite() {
     let path = oracle_file();
     let Ok(text) = std::fs::read_to_string(&path) else {
-        crate::skip_without_shared("the yaml-test-suite oracle", &path);
+        crate::support::skip_without_oracle("the yaml-test-suite oracle", &path);
         return;
     };
     let tests: Vec<Value> = serde_json::from_str(&text).expect("the oracle is JSON");
