@@ -4,23 +4,16 @@
 //! the ACL.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::index::{Index, IndexOptions};
-use quire::ops::{AppendDailyNote, Context, GetDailyNote, Ops, OpsError, Period};
-use quire::vault::{DailyNotesOverrides, Vault, WeekStart};
+use quire::ops::{AppendDailyNote, Context, GetDailyNote, OpsError, Period};
+use quire::vault::{DailyNotesOverrides, WeekStart};
 
-/// `<repo>/../shared`, or `$QUIRE_SHARED`.
-fn shared_dir() -> PathBuf {
-    std::env::var_os("QUIRE_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    )
-}
+use crate::support::{self, TestVault};
 
 /// Copies a folder, making everything writable (the shared vaults are read-only).
 fn copy_tree(from: &Path, to: &Path) {
@@ -37,12 +30,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ops: Ops,
-}
-
 fn write_files(root: &Path, files: &[(&str, &str)]) {
     std::fs::create_dir_all(root).expect("mkdir");
     for (path, text) in files {
@@ -52,28 +39,15 @@ fn write_files(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
-/// Ops over `root` (filled by `fill`) with the clock frozen at `now` in `zone`.
-fn fixture(fill: impl FnOnce(&Path), now: &str, zone: &str) -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    fill(&root);
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("open vault"));
-    let index = Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions::default(),
-    )
-    .expect("open index");
-    index.wait_ready().expect("reconcile");
-    let ops = Ops::new(vault, index)
-        .with_time_zone(quire::config::resolve_time_zone(zone).expect("zone"))
+/// A vault filled by `fill`, with `[time] timezone = zone` and the clock frozen at `now`.
+fn fixture(fill: impl FnOnce(&Path), now: &str, zone: &str) -> TestVault {
+    let builder = TestVault::builder().config(&format!("[time]\ntimezone = {zone:?}"));
+    fill(builder.root());
+    let mut vault = builder.open();
+    vault.ops = vault
+        .ops
         .with_fixed_now(now.parse::<Timestamp>().expect("instant"));
-    Fixture {
-        _dir: dir,
-        root,
-        ops,
-    }
+    vault
 }
 
 fn get(date: Option<&str>, create: bool) -> GetDailyNote {
@@ -121,9 +95,9 @@ impl std::io::Write for LogWriter {
 
 #[test]
 fn tasks_demo_daily_notes_resolve_from_its_obsidian_settings() {
-    let demo = shared_dir().join("vaults/tasks-demo");
+    let demo = support::shared_dir().join("vaults/tasks-demo");
     if !demo.join(".obsidian/daily-notes.json").is_file() {
-        crate::support::skip_without_shared("the tasks-demo vault (set QUIRE_SHARED)", &demo);
+        support::skip_without_shared("the tasks-demo vault (set QUIRE_SHARED)", &demo);
         return;
     }
     // 2025-06-20 22:30 UTC is already the 21st in Berlin; the vault has notes for the 17th to

@@ -4,43 +4,16 @@
 
 use proptest::prelude::*;
 use quire::markdown::{edit, frontmatter, headings, sections};
-use quire::ops::{self, AnchorPosition, Context, Ops, OpsError, PatchOperation};
-use quire::vault::Vault;
+use quire::ops::{self, AnchorPosition, Context, OpsError, PatchOperation};
 use serde_json::{Map, Value, json};
+
+use crate::support::TestVault;
 
 const NOTE: &str = "Note.md";
 
 /// A temporary vault holding one note.
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    ops: Ops,
-}
-
-fn fixture(text: &str) -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    std::fs::write(root.join(NOTE), text).expect("write note");
-    let vault = std::sync::Arc::new(Vault::open(&root, 1 << 20).expect("open vault"));
-    let index = quire::index::Index::open(
-        &dir.path().join("index.db"),
-        std::sync::Arc::clone(&vault),
-        quire::index::IndexOptions::default(),
-    )
-    .expect("open index");
-    let ops = Ops::new(vault, index);
-    Fixture {
-        _dir: dir,
-        root,
-        ops,
-    }
-}
-
-impl Fixture {
-    fn text(&self) -> String {
-        std::fs::read_to_string(self.root.join(NOTE)).expect("read note")
-    }
+fn fixture(text: &str) -> TestVault {
+    TestVault::with_notes(&[(NOTE, text)])
 }
 
 fn ctx() -> Context {
@@ -203,7 +176,7 @@ proptest! {
             include_children,
             expected_revision: None,
         });
-        let after = fixture.text();
+        let after = fixture.read(NOTE);
         match (&heading, operation, result) {
             (None, PatchOperation::InsertBefore, Err(error)) => {
                 prop_assert_eq!(error.code(), "invalid_argument");
@@ -275,7 +248,7 @@ proptest! {
             }),
         };
         prop_assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
-        let after = fixture.text();
+        let after = fixture.read(NOTE);
         let (start, end) = match kind {
             0 => (start_line.start, start_line.start),
             1 => (start_line.end, start_line.end),
@@ -313,7 +286,7 @@ proptest! {
             path: NOTE.into(), properties: updates.clone(), replace: false, expected_revision: None,
         });
         prop_assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
-        let after = fixture.text();
+        let after = fixture.read(NOTE);
         let mut expected = old_map.clone();
         for (key, value) in &updates {
             if value.is_null() { expected.remove(key); } else { expected.insert(key.clone(), value.clone()); }
@@ -397,7 +370,7 @@ proptest! {
                 prop_assert!(add(Value::Null).is_ok());
             }
         }
-        prop_assert_eq!(fixture.text(), text);
+        prop_assert_eq!(fixture.read(NOTE), text);
     }
 }
 
@@ -429,7 +402,7 @@ fn stale_revision_is_a_conflict_and_nothing_changes() {
         },
     ));
     assert!(outcome.starts_with("conflict: "), "{outcome}");
-    assert_eq!(fixture.text(), text);
+    assert_eq!(fixture.read(NOTE), text);
 }
 
 #[test]
@@ -458,7 +431,7 @@ fn duplicate_headings_need_a_level() {
         "{ambiguous}"
     );
     assert_eq!(patch(Some(2)), "ok");
-    assert_eq!(fixture.text(), "# Notes\n## Notes\ntop\nx\n");
+    assert_eq!(fixture.read(NOTE), "# Notes\n## Notes\ntop\nx\n");
 }
 
 #[test]
@@ -478,7 +451,7 @@ fn body_edits_may_not_create_a_properties_block() {
         },
     ));
     assert!(outcome.starts_with("invalid_argument: "), "{outcome}");
-    assert_eq!(fixture.text(), text);
+    assert_eq!(fixture.read(NOTE), text);
 }
 
 #[test]
@@ -498,5 +471,5 @@ fn broken_properties_are_refused_with_their_position() {
         outcome.starts_with("invalid_properties: ") && outcome.contains("line "),
         "{outcome}"
     );
-    assert_eq!(fixture.text(), text);
+    assert_eq!(fixture.read(NOTE), text);
 }

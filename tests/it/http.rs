@@ -7,32 +7,20 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use quire::http::{Auth, HttpSettings, router};
-use quire::index::{Index, IndexOptions};
 use quire::mcp::{Features, Shared};
-use quire::ops::Ops;
-use quire::vault::Vault;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+
+use crate::support::TestVault;
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef-test-token";
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
 
 fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir(&root).expect("mkdir");
-    std::fs::write(root.join("a.md"), "# A\n").expect("write");
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-    // The index lives beside the vault, never inside it.
-    let index = Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions::default(),
-    )
-    .expect("index");
+    let TestVault { dir, ops, .. } = TestVault::with_notes(&[("a.md", "# A\n")]);
     let (changes, _) = tokio::sync::broadcast::channel(16);
     let shared = Arc::new(Shared::new(
-        Arc::new(Ops::new(vault, index)),
+        Arc::new(ops),
         changes,
         Features::default(),
         tokio::sync::broadcast::channel(1).0,

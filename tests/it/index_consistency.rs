@@ -3,12 +3,11 @@
 //! watcher reports them), the index holds exactly what a fresh rebuild of the vault holds.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use proptest::prelude::*;
-use quire::index::{Index, IndexOptions};
 use quire::ops::{self, Context, Ops};
-use quire::vault::Vault;
+
+use crate::support::TestVault;
 
 #[derive(Debug, Clone)]
 enum Action {
@@ -75,21 +74,6 @@ fn action() -> impl Strategy<Value = Action> {
             to: to.trim_end_matches('/').to_string(),
         }),
     ]
-}
-
-fn open(db: &Path, vault: &Arc<Vault>, rebuild: bool) -> Index {
-    let index = Index::open(
-        db,
-        Arc::clone(vault),
-        IndexOptions {
-            rebuild,
-            progress: None,
-            heartbeat: None,
-        },
-    )
-    .expect("open index");
-    index.wait_ready().expect("reconcile");
-    index
 }
 
 fn apply(ops: &Ops, root: &Path, action: &Action) {
@@ -171,18 +155,12 @@ proptest! {
 
     #[test]
     fn the_index_always_equals_a_fresh_rebuild(actions in prop::collection::vec(action(), 1..24)) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().join("vault");
-        std::fs::create_dir_all(&root).expect("mkdir");
-        let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-        let root = vault.root().to_path_buf();
-        let index = open(&dir.path().join("live.db"), &vault, false);
-        let ops = Ops::new(Arc::clone(&vault), index.clone());
+        let vault = TestVault::builder().open();
         for action in &actions {
-            apply(&ops, &root, action);
+            apply(&vault.ops, &vault.root, action);
         }
-        let live = index.dump().expect("dump");
-        let fresh = open(&dir.path().join("fresh.db"), &vault, true).dump().expect("dump");
+        let live = vault.ops.index().dump().expect("dump");
+        let fresh = vault.rebuilt_index().dump().expect("dump");
         prop_assert_eq!(live, fresh);
     }
 }

@@ -10,12 +10,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use proptest::prelude::*;
-use quire::index::{Index, IndexOptions};
+use quire::index::Index;
 use quire::ops::{self, Context, Ops};
-use quire::vault::Vault;
+
+use crate::support::TestVault;
 
 const SOURCE_FOLDERS: &[&str] = &["", "A/", "A/B/", "C/"];
 /// Folders the moved note starts in and moves to (never the root, see the module comment).
@@ -202,10 +202,8 @@ proptest! {
 
     #[test]
     fn a_move_breaks_no_link_and_moving_back_restores_every_byte(case in case()) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().join("vault");
-        std::fs::create_dir_all(&root).expect("mkdir");
-        let old = write_vault(&root, &case);
+        let builder = TestVault::builder();
+        let old = write_vault(builder.root(), &case);
         let new = format!("{}{}.md", case.new_folder, case.new_name);
         prop_assume!(old != new);
         // A relative path to a note that lands in the linking note's own folder is just its name,
@@ -216,17 +214,11 @@ proptest! {
         prop_assume!(!case.own_links.iter().any(|(source, form)| {
             *form >= 2 && case.sources.get(*source).is_some_and(|(folder, _)| *folder == case.new_folder)
         }));
-        let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-        let index = Index::open(
-            &dir.path().join("index.db"),
-            Arc::clone(&vault),
-            IndexOptions { rebuild: true, progress: None, heartbeat: None },
-        )
-        .expect("index");
-        let ops = Ops::new(Arc::clone(&vault), index.clone());
-        let before = snapshot(&root);
+        let vault = builder.open();
+        let (root, ops, index) = (&vault.root, &vault.ops, vault.ops.index());
+        let before = snapshot(root);
         let rename = |path: &str| if path == old { new.clone() } else { path.to_owned() };
-        let expected = edges(&index, &rename);
+        let expected = edges(index, &rename);
 
         let plan = ops
             .move_note(&Context::owner(), ops::MoveNote {
@@ -236,21 +228,16 @@ proptest! {
                 prune_empty_folders: false,
             })
             .expect("dry run");
-        prop_assert_eq!(&snapshot(&root), &before, "a dry run changed files");
+        prop_assert_eq!(&snapshot(root), &before, "a dry run changed files");
 
-        let moved = move_note(&ops, &old, &new);
+        let moved = move_note(ops, &old, &new);
         prop_assert_eq!(plan.rewritten.len(), moved.rewritten.len());
-        prop_assert_eq!(edges(&index, &|path| path.to_owned()), expected, "a link changed its target");
-        let fresh = Index::open(
-            &dir.path().join("fresh.db"),
-            Arc::clone(&vault),
-            IndexOptions { rebuild: true, progress: None, heartbeat: None },
-        )
-        .expect("fresh index");
+        prop_assert_eq!(edges(index, &|path| path.to_owned()), expected, "a link changed its target");
+        let fresh = vault.rebuilt_index();
         prop_assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
 
-        move_note(&ops, &new, &old);
-        let after = snapshot(&root);
+        move_note(ops, &new, &old);
+        let after = snapshot(root);
         for (path, bytes) in &before {
             prop_assert_eq!(
                 after.get(path).map(|b| String::from_utf8_lossy(b).into_owned()),
@@ -264,29 +251,17 @@ proptest! {
 
 #[test]
 fn refusals_change_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(root.join("A")).expect("mkdir");
-    std::fs::write(root.join("A/Target.md"), "# Target\n").expect("write");
-    std::fs::write(root.join("One.md"), "[[Target]]\n").expect("write");
-    std::fs::write(root.join("Taken.md"), "taken\n").expect("write");
-    // A linking note reached through a symbolic link cannot be rewritten (Quire never writes
-    // through links), so the move is refused before anything is written.
-    std::fs::write(root.join("Real.md"), "[[A/Target]]\n").expect("write");
-    std::os::unix::fs::symlink("Real.md", root.join("Zlink.md")).expect("symlink");
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-    let index = Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions {
-            rebuild: true,
-            progress: None,
-            heartbeat: None,
-        },
-    )
-    .expect("index");
-    let ops = Ops::new(Arc::clone(&vault), index);
-    let before = snapshot(&root);
+    let builder = TestVault::builder()
+        .note("A/Target.md", "# Target\n")
+        .note("One.md", "[[Target]]\n")
+        .note("Taken.md", "taken\n")
+        // A linking note reached through a symbolic link cannot be rewritten (Quire never writes
+        // through links), so the move is refused before anything is written.
+        .note("Real.md", "[[A/Target]]\n");
+    std::os::unix::fs::symlink("Real.md", builder.root().join("Zlink.md")).expect("symlink");
+    let vault = builder.open();
+    let (root, ops) = (&vault.root, &vault.ops);
+    let before = snapshot(root);
     for (to, code) in [
         ("Taken.md", "already_exists"),
         ("B/Moved.md", "path_forbidden"),
@@ -302,7 +277,7 @@ fn refusals_change_nothing() {
             },
         );
         assert_eq!(refused.map(|_| ()).map_err(|e| e.code()), Err(code), "{to}");
-        assert_eq!(snapshot(&root), before, "{to}");
+        assert_eq!(snapshot(root), before, "{to}");
     }
 }
 
@@ -310,46 +285,36 @@ fn refusals_change_nothing() {
 /// equal a rebuild afterwards.
 #[test]
 fn a_move_with_many_backlinks_leaves_the_index_equal_to_a_rebuild() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(root.join("Hub")).expect("mkdir");
-    std::fs::write(root.join("Hub/Center.md"), "# Center\n").expect("write");
+    let mut builder = TestVault::builder().note("Hub/Center.md", "# Center\n");
     for number in 0..80 {
         let folder = ["", "A/", "B/C/"][number % 3];
-        std::fs::create_dir_all(root.join(folder)).expect("mkdir");
-        std::fs::write(
-            root.join(format!("{folder}Note {number}.md")),
-            format!(
+        builder = builder.note(
+            &format!("{folder}Note {number}.md"),
+            &format!(
                 "# Note {number} #tag{number}\n\nSee [[Center]] and [c](<../Hub/Center.md>).\n"
             ),
-        )
-        .expect("write");
+        );
     }
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-    let options = || IndexOptions {
-        rebuild: true,
-        progress: None,
-        heartbeat: None,
-    };
-    let index =
-        Index::open(&dir.path().join("index.db"), Arc::clone(&vault), options()).expect("index");
-    let ops = Ops::new(Arc::clone(&vault), index.clone());
+    let vault = builder.open();
+    let (root, ops) = (&vault.root, &vault.ops);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(
         root.join("Hub/Center.md"),
         std::fs::Permissions::from_mode(0o600),
     )
     .expect("chmod");
-    let moved = move_note(&ops, "Hub/Center.md", "Elsewhere/Middle.md");
+    let moved = move_note(ops, "Hub/Center.md", "Elsewhere/Middle.md");
     assert_eq!(moved.rewritten.len(), 80);
     let mode = std::fs::metadata(root.join("Elsewhere/Middle.md"))
         .expect("moved")
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o600, "the moved note kept its permissions");
-    let fresh = Index::open(&dir.path().join("fresh.db"), Arc::clone(&vault), options())
-        .expect("fresh index");
-    assert_eq!(index.dump().expect("dump"), fresh.dump().expect("dump"));
+    let fresh = vault.rebuilt_index();
+    assert_eq!(
+        ops.index().dump().expect("dump"),
+        fresh.dump().expect("dump")
+    );
 }
 
 /// A bare name that the move makes ambiguous becomes a path in the vault's `newLinkFormat`; one
@@ -361,40 +326,25 @@ fn an_ambiguous_bare_name_follows_the_new_link_format() {
         ("absolute", "[[B/Other|alias]]"),
         ("shortest", "[[B/Other|alias]]"),
     ] {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().join("vault");
-        for folder in ["A", "C", "D", ".obsidian"] {
-            std::fs::create_dir_all(root.join(folder)).expect("mkdir");
-        }
-        std::fs::write(
-            root.join(".obsidian/app.json"),
-            format!("{{\"newLinkFormat\": \"{format}\"}}"),
-        )
-        .expect("write");
-        std::fs::write(root.join("A/Note.md"), "# Note\n").expect("write");
-        std::fs::write(root.join("C/Other.md"), "# Other\n").expect("write");
-        std::fs::write(root.join("D/X.md"), "[[Note|alias]] and [[Other]]\n").expect("write");
-        std::fs::write(root.join("D/Y.md"), "[[Solo]]\n").expect("write");
-        std::fs::write(root.join("C/Solo.md"), "# Solo\n").expect("write");
-        let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-        let index = Index::open(
-            &dir.path().join("index.db"),
-            Arc::clone(&vault),
-            IndexOptions {
-                rebuild: true,
-                progress: None,
-                heartbeat: None,
-            },
-        )
-        .expect("index");
-        let ops = Ops::new(Arc::clone(&vault), index);
-        move_note(&ops, "A/Note.md", "B/Other.md");
+        let vault = TestVault::builder()
+            .note(
+                ".obsidian/app.json",
+                &format!("{{\"newLinkFormat\": \"{format}\"}}"),
+            )
+            .note("A/Note.md", "# Note\n")
+            .note("C/Other.md", "# Other\n")
+            .note("D/X.md", "[[Note|alias]] and [[Other]]\n")
+            .note("D/Y.md", "[[Solo]]\n")
+            .note("C/Solo.md", "# Solo\n")
+            .open();
+        let (root, ops) = (&vault.root, &vault.ops);
+        move_note(ops, "A/Note.md", "B/Other.md");
         let x = std::fs::read_to_string(root.join("D/X.md")).expect("read");
         // `[[Other]]` kept its target (C/Other.md) although a second Other now exists.
         assert!(x.starts_with(expected), "{format}: {x}");
         assert!(!x.ends_with("[[Other]]\n"), "{format}: {x}");
         // A rename to a unique name keeps a bare name bare.
-        move_note(&ops, "C/Solo.md", "B/Unique.md");
+        move_note(ops, "C/Solo.md", "B/Unique.md");
         let y = std::fs::read_to_string(root.join("D/Y.md")).expect("read");
         assert_eq!(y, "[[Unique]]\n", "{format}");
     }

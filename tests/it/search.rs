@@ -4,18 +4,12 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use quire::index::{Index, IndexOptions};
-use quire::ops::{self, Context, Ops, OpsError};
-use quire::vault::Vault;
+use quire::index::IndexOptions;
+use quire::ops::{self, Context, OpsError};
 use serde_json::{Map, Value, json};
 
-struct Fixture {
-    dir: tempfile::TempDir,
-    root: PathBuf,
-    ops: Ops,
-}
+use crate::support::{self, TestVault};
 
 const NOTES: &[(&str, &str)] = &[
     (
@@ -41,7 +35,7 @@ const NOTES: &[(&str, &str)] = &[
     ),
 ];
 
-fn fixture() -> Fixture {
+fn fixture() -> TestVault {
     let mut files: Vec<(String, String)> = NOTES
         .iter()
         .map(|(path, text)| (path.to_string(), text.to_string()))
@@ -55,40 +49,15 @@ fn fixture() -> Fixture {
     fixture_with(&files)
 }
 
-fn fixture_with(files: &[(String, String)]) -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    for (path, text) in files {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    std::fs::create_dir_all(&root).expect("mkdir");
-    let ops = open_ops(&dir, &root, false);
-    Fixture { dir, root, ops }
-}
-
-fn open_ops(dir: &tempfile::TempDir, root: &std::path::Path, rebuild: bool) -> Ops {
-    let vault = Arc::new(Vault::open(root, 1 << 20).expect("open vault"));
-    let index = Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions {
-            rebuild,
-            progress: None,
-            heartbeat: None,
-        },
-    )
-    .expect("open index");
-    index.wait_ready().expect("reconcile");
-    Ops::new(vault, index)
+fn fixture_with(files: &[(String, String)]) -> TestVault {
+    TestVault::with_notes(files)
 }
 
 fn ctx() -> Context {
     Context::owner()
 }
 
-fn search(fixture: &Fixture, query: &str) -> ops::SearchResults {
+fn search(fixture: &TestVault, query: &str) -> ops::SearchResults {
     fixture
         .ops
         .search(
@@ -105,7 +74,7 @@ fn paths_of(results: &ops::SearchResults) -> Vec<&str> {
     results.results.iter().map(|r| r.path.as_str()).collect()
 }
 
-fn filtered(fixture: &Fixture, query: &str, filters: ops::SearchFilters) -> BTreeSet<String> {
+fn filtered(fixture: &TestVault, query: &str, filters: ops::SearchFilters) -> BTreeSet<String> {
     fixture
         .ops
         .search(
@@ -928,7 +897,14 @@ fn restart_reads_only_what_changed_and_a_schema_change_rebuilds() {
     let total = 35;
     drop(fixture.ops);
     let reopen = |rebuild: bool| {
-        let ops = open_ops(&fixture.dir, &fixture.root, rebuild);
+        let ops = support::reopen(
+            &fixture.config,
+            IndexOptions {
+                rebuild,
+                progress: None,
+                heartbeat: None,
+            },
+        );
         ops.index().wait_ready().expect("ready")
     };
     let stats = reopen(false);
@@ -945,8 +921,8 @@ fn restart_reads_only_what_changed_and_a_schema_change_rebuilds() {
     let stats = reopen(true);
     assert_eq!(stats.parsed, total - 1);
 
-    let db = fixture.dir.path().join("index.db");
-    let connection = rusqlite::Connection::open(&db).expect("open");
+    let db = &fixture.config.index;
+    let connection = rusqlite::Connection::open(db).expect("open");
     connection
         .pragma_update(None, "user_version", 999)
         .expect("set version");
@@ -995,17 +971,13 @@ fn list_notes_keeps_its_contract() {
 /// words that occur inside wikilinks, every snippet keeps each `[[…]]` whole and undecorated.
 #[test]
 fn snippets_keep_the_links_of_a_real_vault_whole() {
-    let shared = std::env::var_os("QUIRE_SHARED").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        PathBuf::from,
-    );
-    let vault = shared.join("vaults/tasks-docs");
+    let vault = support::shared_dir().join("vaults/tasks-docs");
     if !vault.is_dir() {
-        crate::support::skip_without_shared("the tasks-docs vault", &vault);
+        support::skip_without_shared("the tasks-docs vault", &vault);
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ops = open_ops(&dir, &vault, false);
+    let fixture = TestVault::builder().vault_at(&vault).open();
+    let ops = &fixture.ops;
     let mut words = BTreeSet::new();
     for entry in walk(&vault) {
         let text = std::fs::read_to_string(&entry).unwrap_or_default();

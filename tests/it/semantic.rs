@@ -4,24 +4,18 @@
 //! to keyword search.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
 use quire::embed::{
     EmbedError, EmbedService, Embedder, FakeEmbedder, FakeReranker, ModelInfo, TextKind,
 };
-use quire::index::{Index, IndexOptions};
+use quire::index::IndexOptions;
 use quire::ops::{Context, Ops, SearchMode, SearchNotes, SearchResults, SemanticSearch};
-use quire::vault::{Vault, VaultPath};
+use quire::vault::VaultPath;
+
+use crate::support::{self, TestVault, write};
 
 const DIMS: usize = 128;
-
-struct Fixture {
-    dir: tempfile::TempDir,
-    root: PathBuf,
-    ops: Ops,
-}
 
 fn info(identity: &str, reranker: bool) -> ModelInfo {
     ModelInfo {
@@ -42,33 +36,8 @@ fn fake_service(identity: &str, reranker: bool) -> EmbedService {
     .expect("fake service")
 }
 
-fn open_ops(dir: &Path, root: &Path) -> Ops {
-    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
-    let index = Index::open(
-        &dir.join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions::default(),
-    )
-    .expect("index");
-    index.wait_ready().expect("reconciled");
-    Ops::new(vault, index)
-}
-
-fn fixture(files: &[(&str, &str)]) -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    for (path, text) in files {
-        write(&root, path, text);
-    }
-    let ops = open_ops(dir.path(), &root);
-    Fixture { dir, root, ops }
-}
-
-fn write(root: &Path, path: &str, text: &str) {
-    let file = root.join(path);
-    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-    std::fs::write(file, text).expect("write");
+fn fixture(files: &[(&str, &str)]) -> TestVault {
+    TestVault::with_notes(files)
 }
 
 fn search(ops: &Ops, query: &str, mode: SearchMode) -> SearchResults {
@@ -303,16 +272,21 @@ fn vectors_survive_a_restart_and_a_new_model_drops_them() {
         .expect("enabled");
     let pass = f.ops.embed_pending(&|_| {}).expect("embedded");
     assert!(pass.embedded > 0);
-    let Fixture { dir, root, ops } = f;
+    let TestVault {
+        dir: _dir,
+        config,
+        ops,
+        ..
+    } = f;
     drop(ops);
-    let reopened = open_ops(dir.path(), &root);
+    let reopened = support::reopen(&config, IndexOptions::default());
     reopened
         .enable_semantic(SemanticSearch::new(fake_service("fake:1", false), false))
         .expect("enabled");
     let again = reopened.embed_pending(&|_| {}).expect("embedded");
     assert_eq!(again.embedded, 0, "the same model reuses stored vectors");
     drop(reopened);
-    let other = open_ops(dir.path(), &root);
+    let other = support::reopen(&config, IndexOptions::default());
     other
         .enable_semantic(SemanticSearch::new(fake_service("fake:2", false), false))
         .expect("enabled");

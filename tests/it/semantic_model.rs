@@ -231,21 +231,8 @@ const VAULT: &[(&str, &str)] = &[
 #[test]
 fn hybrid_search_finds_notes_by_meaning() {
     let Some(data) = model_data() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    for (path, text) in VAULT {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write");
-    }
-    let vault = std::sync::Arc::new(quire::vault::Vault::open(&root, 1 << 20).expect("vault"));
-    let index = quire::index::Index::open(
-        &dir.path().join("index.db"),
-        std::sync::Arc::clone(&vault),
-        quire::index::IndexOptions::default(),
-    )
-    .expect("index");
-    let ops = quire::ops::Ops::new(vault, index);
+    let vault = crate::support::TestVault::with_notes(VAULT);
+    let ops = &vault.ops;
     let service = quire::embed::resolve(&model_sources(data.clone(), None))
         .start()
         .expect("starts");
@@ -268,18 +255,18 @@ fn hybrid_search_finds_notes_by_meaning() {
     use quire::ops::SearchMode;
     // No note contains "pet" or "feline": keyword search cannot find the cat note.
     assert!(
-        run(&ops, "feline pet", SearchMode::Keyword)
+        run(ops, "feline pet", SearchMode::Keyword)
             .results
             .is_empty()
     );
-    let semantic = run(&ops, "feline pet", SearchMode::Semantic);
+    let semantic = run(ops, "feline pet", SearchMode::Semantic);
     assert_eq!(semantic.search_mode, "semantic");
     assert_eq!(semantic.results[0].path, "Pets/Cat care.md");
-    let hybrid = run(&ops, "company finances", SearchMode::Hybrid);
+    let hybrid = run(ops, "company finances", SearchMode::Hybrid);
     assert_eq!(hybrid.search_mode, "hybrid");
     assert!(!hybrid.reranked);
     assert_eq!(hybrid.results[0].path, "Work/Quarterly report.md");
-    let auto = run(&ops, "watering tomatoes", SearchMode::Auto);
+    let auto = run(ops, "watering tomatoes", SearchMode::Auto);
     assert_eq!(auto.search_mode, "hybrid");
     assert_eq!(auto.results[0].path, "Garden/Vegetables.md");
 
@@ -293,7 +280,7 @@ fn hybrid_search_finds_notes_by_meaning() {
     assert!(service.has_reranker());
     ops.enable_semantic(quire::ops::SemanticSearch::new(service, true))
         .expect("enabled");
-    let reranked = run(&ops, "company finances", SearchMode::Hybrid);
+    let reranked = run(ops, "company finances", SearchMode::Hybrid);
     assert!(reranked.reranked);
     let set = |found: &quire::ops::SearchResults| {
         let mut paths: Vec<String> = found.results.iter().map(|h| h.path.clone()).collect();

@@ -6,9 +6,9 @@
 //! sort, every page, for the owner and for an identity that may read only part of the vault.
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::ops::{Context, ListTasks, Ops, TaskDateFilter};
-use quire::vault::Vault;
-use std::sync::Arc;
+use quire::ops::{Context, ListTasks, TaskDateFilter};
+
+use crate::support::TestVault;
 
 /// A small deterministic generator, so a failure reproduces.
 struct Random(u64);
@@ -288,23 +288,17 @@ fn requests() -> Vec<ListTasks> {
 
 #[test]
 fn sql_listing_matches_the_in_memory_listing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
     let mut random = Random(0x5eed_1234_abcd_0042);
+    let mut builder = TestVault::builder();
     for index in 0..60 {
         let folder = ["", "a/", "a/b/", "c/", "ab/"][index % 5];
-        let file = root.join(format!("{folder}note {index}.md"));
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&file, random_note(&mut random)).expect("write note");
+        builder = builder.note(
+            &format!("{folder}note {index}.md"),
+            &random_note(&mut random),
+        );
     }
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("open vault"));
-    let index = quire::index::Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        quire::index::IndexOptions::default(),
-    )
-    .expect("open index");
-    let ops = Ops::new(vault, index);
+    let vault = builder.open();
+    let (root, ops) = (&vault.root, &vault.ops);
     let rule = |raw: &str| Rule::parse(raw).expect("rule");
     ops.set_policy(Policy::new(
         Vec::new(),

@@ -2,40 +2,18 @@
 //! (custom statuses, global filter, Dataview format) apply on the next call without a re-index,
 //! Kanban lanes, invalid dates that survive an edit, `onCompletion: delete`, and sub-task progress.
 
-use quire::ops::{Context, CreateTask, ListTasks, Ops, TaskFields, TaskItem, UpdateTask};
-use quire::vault::Vault;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use quire::ops::{Context, CreateTask, ListTasks, TaskFields, TaskItem, UpdateTask};
+use std::path::Path;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ops: Ops,
-}
+use crate::support::TestVault;
 
-fn fixture(notes: &[(&str, &str)], plugin_settings: Option<&str>) -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    for (path, text) in notes {
-        let file = root.join(path);
-        std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-        std::fs::write(file, text).expect("write note");
-    }
+/// A vault with these notes and, when given, the Tasks plugin's `data.json`.
+fn fixture(notes: &[(&str, &str)], plugin_settings: Option<&str>) -> TestVault {
+    let builder = TestVault::builder().notes(notes);
     if let Some(settings) = plugin_settings {
-        write_settings(&root, settings);
+        write_settings(builder.root(), settings);
     }
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("open vault"));
-    let index = quire::index::Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        quire::index::IndexOptions::default(),
-    )
-    .expect("open index");
-    Fixture {
-        _dir: dir,
-        root,
-        ops: Ops::new(vault, index),
-    }
+    builder.open()
 }
 
 fn write_settings(root: &Path, settings: &str) {
@@ -44,17 +22,12 @@ fn write_settings(root: &Path, settings: &str) {
     std::fs::write(folder.join("data.json"), settings).expect("write settings");
 }
 
-impl Fixture {
-    fn list(&self, request: ListTasks) -> Vec<TaskItem> {
-        self.ops
-            .list_tasks(&Context::owner(), request)
-            .expect("list tasks")
-            .tasks
-    }
-
-    fn text(&self, path: &str) -> String {
-        std::fs::read_to_string(self.root.join(path)).expect("read note")
-    }
+fn list(fixture: &TestVault, request: ListTasks) -> Vec<TaskItem> {
+    fixture
+        .ops
+        .list_tasks(&Context::owner(), request)
+        .expect("list tasks")
+        .tasks
 }
 
 const SETTINGS: &str = r##"{
@@ -76,7 +49,7 @@ const SETTINGS: &str = r##"{
 fn plugin_settings_apply_on_the_next_call() {
     let note = "- [>] #todo later\n- [~] #todo dropped\n- [ ] not mine\n- [ ] #todo now\n";
     let fixture = fixture(&[("Plan.md", note)], Some(SETTINGS));
-    let all = fixture.list(ListTasks::default());
+    let all = list(&fixture, ListTasks::default());
     let summary: Vec<(usize, &str, &str, &str)> = all
         .iter()
         .map(|task| {
@@ -96,10 +69,13 @@ fn plugin_settings_apply_on_the_next_call() {
             (4, "TODO", "Todo", "now"),
         ]
     );
-    let deferred = fixture.list(ListTasks {
-        status: vec!["in_progress".into()],
-        ..ListTasks::default()
-    });
+    let deferred = list(
+        &fixture,
+        ListTasks {
+            status: vec!["in_progress".into()],
+            ..ListTasks::default()
+        },
+    );
     assert_eq!(deferred.len(), 1);
 
     // Toggling the custom status follows its chain and stamps today's done date.
@@ -117,14 +93,14 @@ fn plugin_settings_apply_on_the_next_call() {
         .expect("toggle");
     let today = fixture.ops.today().to_string();
     assert_eq!(
-        fixture.text("Plan.md").lines().next(),
+        fixture.read("Plan.md").lines().next(),
         Some(format!("- [x] #todo later ✅ {today}").as_str())
     );
     assert_eq!(written.tasks[0].done.as_deref(), Some(today.as_str()));
 
     // Without the global filter every checkbox is a task, at once and without a re-index.
     write_settings(&fixture.root, "{}");
-    assert_eq!(fixture.list(ListTasks::default()).len(), 4);
+    assert_eq!(list(&fixture, ListTasks::default()).len(), 4);
 }
 
 #[test]
@@ -147,10 +123,10 @@ fn kanban_lanes_and_positions() {
         .create_task(&Context::owner(), create("first done", "Done", "top"))
         .expect("create at top of the complete lane");
     assert_eq!(
-        fixture.text("Board.md"),
+        fixture.read("Board.md"),
         "---\nkanban-plugin: basic\n---\n\n## Backlog\n\n- [ ] one\n- [ ] between\n- [ ] two\n\n## Done\n\n**Complete**\n- [ ] first done\n- [x] old\n"
     );
-    let tasks = fixture.list(ListTasks::default());
+    let tasks = list(&fixture, ListTasks::default());
     let lanes: Vec<(&str, Option<&str>, bool)> = tasks
         .iter()
         .map(|task| {
@@ -186,7 +162,7 @@ fn kanban_lanes_and_positions() {
             },
         )
         .expect("move");
-    let text = fixture.text("Board.md");
+    let text = fixture.read("Board.md");
     assert!(
         text.starts_with(
             "---\nkanban-plugin: basic\n---\n\n## Backlog\n\n- [ ] between\n- [ ] two\n"
@@ -199,7 +175,7 @@ fn kanban_lanes_and_positions() {
 fn invalid_dates_survive_edits_and_completion_can_delete() {
     let note = "- [ ] pay rent 📅 2025-02-30\n- [ ] throw away 🏁 delete\n- [ ] parent\n    - [x] a\n    - [ ] b\n    - [-] c\n";
     let fixture = fixture(&[("Home.md", note)], None);
-    let tasks = fixture.list(ListTasks::default());
+    let tasks = list(&fixture, ListTasks::default());
     assert_eq!(tasks[0].due.as_deref(), Some("2025-02-30"));
     assert_eq!(tasks[0].invalid_dates, vec!["due".to_owned()]);
     assert_eq!(
@@ -223,7 +199,7 @@ fn invalid_dates_survive_edits_and_completion_can_delete() {
         .expect("update");
     assert!(
         fixture
-            .text("Home.md")
+            .read("Home.md")
             .starts_with("- [ ] pay rent ⏫ 📅 2025-02-30\n")
     );
     let deleted = fixture
@@ -239,14 +215,17 @@ fn invalid_dates_survive_edits_and_completion_can_delete() {
         )
         .expect("complete");
     assert!(deleted.deleted && !deleted.next_occurrence);
-    assert!(!fixture.text("Home.md").contains("throw away"));
-    let due_filter = fixture.list(ListTasks {
-        due: Some(quire::ops::TaskDateFilter {
-            before: Some("2030-01-01".into()),
-            ..Default::default()
-        }),
-        ..ListTasks::default()
-    });
+    assert!(!fixture.read("Home.md").contains("throw away"));
+    let due_filter = list(
+        &fixture,
+        ListTasks {
+            due: Some(quire::ops::TaskDateFilter {
+                before: Some("2030-01-01".into()),
+                ..Default::default()
+            }),
+            ..ListTasks::default()
+        },
+    );
     assert!(
         due_filter.is_empty(),
         "an invalid date matches no date filter"
@@ -273,7 +252,7 @@ fn dataview_tasks_stay_dataview_and_descriptions_are_checked() {
         )
         .expect("update");
     assert_eq!(
-        fixture.text("Dv.md"),
+        fixture.read("Dv.md"),
         "- [ ] review  [repeat:: every week]  [due:: 2025-06-20]\n"
     );
     let refused = fixture.ops.create_task(
@@ -356,5 +335,5 @@ fn tasks_follow_the_access_policy() {
         },
     );
     assert!(matches!(refused, Err(ref error) if error.code() == "path_forbidden"));
-    assert_eq!(fixture.text("Private/b.md"), "- [ ] secret task\n");
+    assert_eq!(fixture.read("Private/b.md"), "- [ ] secret task\n");
 }

@@ -1,21 +1,19 @@
 //! The live index with real file operations: the vault watcher (inotify) reports changes, the
 //! index applies them, and search sees them. Each check polls with a deadline instead of sleeping.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use quire::index::{Index, IndexOptions, VaultWatcher};
-use quire::ops::{self, Context, Ops};
-use quire::vault::Vault;
+use quire::index::VaultWatcher;
+use quire::ops::{self, Context};
 use tokio::sync::broadcast;
+
+use crate::support::{TestVault, write};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 
 struct Live {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ops: Ops,
+    vault: TestVault,
     _watcher: VaultWatcher,
     _changes: broadcast::Sender<quire::index::VaultChange>,
 }
@@ -28,42 +26,31 @@ fn live(files: &[(&str, &str)]) -> Live {
     })
 }
 
-/// A live index over a vault that `prepare` fills before the index opens.
+/// A live index over a vault that `prepare` fills before the index opens: the index follows the
+/// changes before the watcher starts, as `serve` has it, so no change is missed.
 fn live_with(prepare: impl FnOnce(&Path)) -> Live {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    prepare(&root);
-    let vault = Arc::new(Vault::open(&root, 1 << 20).expect("vault"));
-    let root = vault.root().to_path_buf();
-    let index = Index::open(
-        &dir.path().join("index.db"),
-        Arc::clone(&vault),
-        IndexOptions::default(),
-    )
-    .expect("index");
+    let builder = TestVault::builder();
+    prepare(builder.root());
+    let vault = builder.open_reconciling();
     let (changes, _) = broadcast::channel(1024);
-    index.follow(changes.subscribe()).expect("follow");
-    let watcher = VaultWatcher::start(&root, changes.clone()).expect("watch");
-    index.wait_ready().expect("ready");
+    vault
+        .ops
+        .index()
+        .follow(changes.subscribe())
+        .expect("follow");
+    let watcher = VaultWatcher::start(&vault.root, changes.clone()).expect("watch");
+    vault.ops.index().wait_ready().expect("ready");
     Live {
-        _dir: dir,
-        root,
-        ops: Ops::new(vault, index),
+        vault,
         _watcher: watcher,
         _changes: changes,
     }
 }
 
-fn write(root: &Path, path: &str, text: &str) {
-    let file = root.join(path);
-    std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
-    std::fs::write(file, text).expect("write");
-}
-
 impl Live {
     fn found(&self, query: &str) -> Vec<String> {
-        self.ops
+        self.vault
+            .ops
             .search(
                 &Context::owner(),
                 ops::SearchNotes {
@@ -100,23 +87,23 @@ impl Live {
 fn creates_edits_and_deletes_are_searchable_quickly() {
     let live = live(&[("Old.md", "ancient text\n")]);
     assert_eq!(live.found("ancient"), ["Old.md"]);
-    write(&live.root, "Inbox/New.md", "a platypus appears\n");
+    write(&live.vault.root, "Inbox/New.md", "a platypus appears\n");
     let lag = live.wait_for("platypus", &["Inbox/New.md"]);
     assert!(lag < Duration::from_millis(1000), "took {lag:?}");
-    write(&live.root, "Inbox/New.md", "now an echidna\n");
+    write(&live.vault.root, "Inbox/New.md", "now an echidna\n");
     live.wait_for("echidna", &["Inbox/New.md"]);
     live.wait_for("platypus", &[]);
-    std::fs::remove_file(live.root.join("Old.md")).expect("remove");
+    std::fs::remove_file(live.vault.root.join("Old.md")).expect("remove");
     live.wait_for("ancient", &[]);
 }
 
 #[test]
 fn files_created_right_after_their_new_folders_are_seen() {
     let live = live(&[]);
-    let deep = live.root.join("Fresh/Deeper/Deepest");
+    let deep = live.vault.root.join("Fresh/Deeper/Deepest");
     std::fs::create_dir_all(&deep).expect("mkdir");
     std::fs::write(deep.join("a.md"), "kiwifruit one\n").expect("write");
-    std::fs::write(live.root.join("Fresh/b.md"), "kiwifruit two\n").expect("write");
+    std::fs::write(live.vault.root.join("Fresh/b.md"), "kiwifruit two\n").expect("write");
     live.wait_for("kiwifruit", &["Fresh/Deeper/Deepest/a.md", "Fresh/b.md"]);
     // And files added later in those folders, once they are watched.
     std::fs::write(deep.join("c.md"), "kiwifruit three\n").expect("write");
@@ -137,14 +124,22 @@ fn folder_renames_move_every_note_inside() {
         ("Projects/Sub/two.md", "marmalade two\n"),
     ]);
     assert_eq!(live.found("marmalade").len(), 2);
-    std::fs::rename(live.root.join("Projects"), live.root.join("Done")).expect("rename");
+    std::fs::rename(
+        live.vault.root.join("Projects"),
+        live.vault.root.join("Done"),
+    )
+    .expect("rename");
     live.wait_for("marmalade", &["Done/Sub/two.md", "Done/one.md"]);
     // Edits inside the renamed folder are reported under its new name.
-    write(&live.root, "Done/Sub/two.md", "quince now\n");
+    write(&live.vault.root, "Done/Sub/two.md", "quince now\n");
     live.wait_for("quince", &["Done/Sub/two.md"]);
     // A folder moved out of the vault's view (into a hidden folder) takes its notes along.
-    std::fs::create_dir_all(live.root.join(".hidden")).expect("mkdir");
-    std::fs::rename(live.root.join("Done"), live.root.join(".hidden/Done")).expect("rename");
+    std::fs::create_dir_all(live.vault.root.join(".hidden")).expect("mkdir");
+    std::fs::rename(
+        live.vault.root.join("Done"),
+        live.vault.root.join(".hidden/Done"),
+    )
+    .expect("rename");
     live.wait_for("marmalade", &[]);
     live.wait_for("quince", &[]);
 }
@@ -155,14 +150,19 @@ fn atomic_saves_replace_the_note() {
     assert_eq!(live.found("lemon"), ["Note.md"]);
     // An editor's atomic save: write a temp file next to the note, then rename it over the note.
     for (temp, word) in [(".Note.md.swp", "lime"), ("Note.md.tmp~", "orange")] {
-        std::fs::write(live.root.join(temp), format!("version {word}\n")).expect("write");
-        std::fs::rename(live.root.join(temp), live.root.join("Note.md")).expect("rename");
+        std::fs::write(live.vault.root.join(temp), format!("version {word}\n")).expect("write");
+        std::fs::rename(live.vault.root.join(temp), live.vault.root.join("Note.md"))
+            .expect("rename");
         live.wait_for(word, &["Note.md"]);
         live.wait_for("lemon", &[]);
     }
     // A rename from outside the vault's view into it is a creation.
-    std::fs::write(live.root.join(".draft"), "version grape\n").expect("write");
-    std::fs::rename(live.root.join(".draft"), live.root.join("Grape.md")).expect("rename");
+    std::fs::write(live.vault.root.join(".draft"), "version grape\n").expect("write");
+    std::fs::rename(
+        live.vault.root.join(".draft"),
+        live.vault.root.join("Grape.md"),
+    )
+    .expect("rename");
     live.wait_for("grape", &["Grape.md"]);
 }
 
@@ -194,13 +194,17 @@ fn r18_fifos_and_device_nodes_never_block_the_index() {
             devices.store(made, std::sync::atomic::Ordering::Relaxed);
         });
         // A FIFO appearing while the server runs reaches the writer through the watcher.
-        assert!(special_file(&live.root.join("Later.md"), "fifo"), "mkfifo");
         assert!(
-            special_file(&live.root.join("Later.canvas"), "fifo"),
+            special_file(&live.vault.root.join("Later.md"), "fifo"),
+            "mkfifo"
+        );
+        assert!(
+            special_file(&live.vault.root.join("Later.canvas"), "fifo"),
             "mkfifo"
         );
         std::thread::sleep(Duration::from_millis(400));
-        live.ops
+        live.vault
+            .ops
             .write_note(
                 &Context::owner(),
                 ops::WriteNote {
