@@ -9,6 +9,7 @@
 //! already reflects the whole vault. This module may use `markdown` and `vault`, never `ops`/`mcp`.
 
 mod document;
+mod file_text;
 mod graph;
 mod query_text;
 mod read;
@@ -32,8 +33,8 @@ pub use document::{CHUNK_WORDS, note_chunks, number_in, parse_date_time};
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue, RecentOrder, SearchHit,
-    SearchPage, SearchPosition, TagFilter, TimeRange,
+    Count, FileHit, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue, RecentOrder,
+    SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
@@ -523,6 +524,22 @@ impl Index {
     /// diagnostics that compare two indexes of the same vault.
     pub fn dump(&self) -> Result<Vec<String>, IndexError> {
         self.read(read::dump)
+    }
+
+    /// A page of the files whose indexed text matches `expression` (see `search_files`).
+    pub fn search_files(
+        &self,
+        expression: &str,
+        offset: usize,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Page<FileHit, usize>, IndexError> {
+        self.read(|connection| read::search_files(connection, expression, offset, limit, keep))
+    }
+
+    /// A snippet of a file's indexed text around the query's words.
+    pub fn file_snippet(&self, body: &str, query: &MatchQuery) -> String {
+        snippet::snippet(body, &query.highlight)
     }
 
     /// A snippet of the note's body around the query's words, read from the vault now; empty when

@@ -862,6 +862,10 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
             WHERE v.doc NOT IN (SELECT id FROM notes)",
         "SELECT 'file ' || path || ' size=' || size || ' mtime=' || mtime FROM files",
+        "SELECT 'file-text ' || f.path || ' ' || length(t.body) || ' ' || substr(t.body, 1, 40)
+            FROM files_fts t JOIN files f ON f.id = t.rowid",
+        "SELECT 'orphan-file-text ' || t.rowid FROM files_fts t
+            WHERE t.rowid NOT IN (SELECT id FROM files)",
         "SELECT 'link ' || source || ' #' || seq || ' ' || form || ' embed=' || embed || ' ' || link
             || ' -> ' || target_name || ' | ' || display || ' | ' || original || ' @' || line || ':' || col
             || ' [' || start || ',' || end || ')' FROM links",
@@ -878,4 +882,57 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
     }
     lines.sort();
     Ok(lines)
+}
+
+/// A file (not a note) whose indexed text matched a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileHit {
+    pub path: String,
+    pub size: i64,
+    pub mtime: i64,
+    /// Higher is better (the negated BM25 rank).
+    pub score: f64,
+    /// The indexed text (at most `file_text::MAX_INDEXED_BYTES`), for the snippet.
+    pub body: String,
+}
+
+/// Ranked full-text search over the files' indexed text, with `expression` (one of a
+/// `MatchQuery`'s two FTS5 expressions) and offset paging like `search`. `keep` sees vault paths.
+pub fn search_files(
+    connection: &Connection,
+    expression: &str,
+    offset: usize,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> rusqlite::Result<Page<FileHit, usize>> {
+    page_by_offset(
+        offset,
+        limit,
+        |at, batch| {
+            let mut statement = connection.prepare_cached(
+                "SELECT f.path, f.size, f.mtime, r.rank, r.body FROM (
+                     SELECT rowid AS id, bm25(files_fts, 5.0, 1.0) AS rank, body FROM files_fts
+                     WHERE files_fts MATCH ?1 ORDER BY 2 LIMIT ?2 OFFSET ?3
+                 ) r JOIN files f ON f.id = r.id ORDER BY r.rank",
+            )?;
+            let rows = statement.query_map(
+                params_from_iter([
+                    SqlValue::Text(expression.to_owned()),
+                    SqlValue::Integer(batch as i64),
+                    SqlValue::Integer(at as i64),
+                ]),
+                |row| {
+                    Ok(FileHit {
+                        path: row.get(0)?,
+                        size: row.get(1)?,
+                        mtime: row.get(2)?,
+                        score: -row.get::<_, f64>(3)?,
+                        body: row.get(4)?,
+                    })
+                },
+            )?;
+            rows.collect()
+        },
+        &|hit: &FileHit| keep(&hit.path),
+    )
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -47,10 +47,15 @@ CREATE INDEX properties_key ON properties(key_lower, value_lower);
 CREATE INDEX properties_number ON properties(key_lower, number);
 CREATE INDEX properties_note ON properties(note_id);
 CREATE TABLE files(
-    path TEXT PRIMARY KEY,
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
     size INTEGER NOT NULL,
     mtime INTEGER NOT NULL
-) WITHOUT ROWID;
+);
+CREATE VIRTUAL TABLE files_fts USING fts5(
+    name, body,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
 CREATE TABLE links(
     source TEXT NOT NULL,
     seq INTEGER NOT NULL,

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::document::{self, ParsedNote};
+use super::file_text;
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
 use crate::markdown::links::{self, Link, LinkForm};
@@ -574,7 +575,8 @@ fn reconcile_files(
     Ok(())
 }
 
-/// Records a file that is not a note; a canvas also gets its links.
+/// Records a file that is not a note: its size and time, its searchable text (text formats), and
+/// a canvas's links.
 fn upsert_file(
     transaction: &Transaction<'_>,
     vault: &Vault,
@@ -583,17 +585,46 @@ fn upsert_file(
     size: u64,
     modified: SystemTime,
 ) -> Result<(), IndexError> {
-    transaction
-        .prepare_cached("INSERT OR REPLACE INTO files(path, size, mtime) VALUES(?1, ?2, ?3)")?
-        .execute(params![path.as_str(), size as i64, nanos(modified)])?;
+    let existing: Option<i64> = transaction
+        .prepare_cached("SELECT id FROM files WHERE path = ?1")?
+        .query_row([path.as_str()], |row| row.get(0))
+        .optional()?;
+    let id = match existing {
+        Some(id) => {
+            transaction
+                .prepare_cached("DELETE FROM files_fts WHERE rowid = ?1")?
+                .execute([id])?;
+            transaction
+                .prepare_cached("UPDATE files SET size = ?2, mtime = ?3 WHERE id = ?1")?
+                .execute(params![id, size as i64, nanos(modified)])?;
+            id
+        }
+        None => {
+            transaction
+                .prepare_cached("INSERT INTO files(path, size, mtime) VALUES(?1, ?2, ?3)")?
+                .execute(params![path.as_str(), size as i64, nanos(modified)])?;
+            transaction.last_insert_rowid()
+        }
+    };
     delete_links(transaction, path.as_str())?;
-    if path.extension().as_deref() == Some("canvas") && size <= vault.max_file_bytes() {
-        let text = vault::read_regular(fs_path)
-            .ok()
-            .flatten()
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default();
+    let extension = path.extension().unwrap_or_default().to_ascii_lowercase();
+    let canvas = extension == "canvas";
+    if !(canvas || file_text::is_indexed(&extension)) || size > vault.max_file_bytes() {
+        return Ok(());
+    }
+    // A file that vanished or cannot be read between the scan and here is recorded without
+    // text; the watcher's next event for it brings the row up to date.
+    let Some(bytes) = vault::read_regular(fs_path).ok().flatten() else {
+        return Ok(());
+    };
+    if canvas {
+        let text = String::from_utf8_lossy(&bytes);
         insert_links(transaction, path.as_str(), &links::canvas_links(&text))?;
+    }
+    if let Some(body) = file_text::extract(&extension, &bytes) {
+        transaction
+            .prepare_cached("INSERT INTO files_fts(rowid, name, body) VALUES(?1, ?2, ?3)")?
+            .execute(params![id, path.stem(), body])?;
     }
     Ok(())
 }
@@ -903,6 +934,11 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
 
 fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexError> {
     delete_links(transaction, path)?;
+    transaction
+        .prepare_cached(
+            "DELETE FROM files_fts WHERE rowid = (SELECT id FROM files WHERE path = ?1)",
+        )?
+        .execute([path])?;
     transaction
         .prepare_cached("DELETE FROM files WHERE path = ?1")?
         .execute([path])?;

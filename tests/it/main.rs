@@ -4,6 +4,7 @@
 mod config;
 mod daily_notes;
 mod edit_notes;
+mod file_text;
 mod http;
 mod index_consistency;
 mod link_oracle;
