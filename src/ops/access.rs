@@ -30,6 +30,12 @@ impl Visibility {
             && self.real_path_allowed(path, Action::Read)
     }
 
+    /// Whether the caller may learn that the folder at `path` exists: a symlinked folder is judged
+    /// by where it leads as well.
+    pub(crate) fn shows_folder(&self, path: &str) -> bool {
+        self.real_path_allowed(path, Action::List)
+    }
+
     /// Follows symbolic links to where `path` really is and checks that too. A path that does
     /// not exist (yet) has nothing to follow. Skipped (true) when no rule can restrict the caller,
     /// so the unrestricted owner pays no `canonicalize` per listed row.

@@ -12,6 +12,7 @@ mod clock;
 mod daily;
 mod edit;
 mod error;
+mod files;
 mod links;
 mod move_note;
 mod notes;
@@ -33,6 +34,7 @@ pub use daily::{
 };
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
+pub use files::{FileEntry, FileList, ListFiles, PathKind, PathStat, StatPath};
 pub use links::{
     Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
     OutgoingLink, OutgoingLinks, TargetKind,
@@ -95,6 +97,22 @@ pub struct Ops {
     daily_notes: crate::vault::DailyNotesOverrides,
     /// Semantic search, once its model has loaded (or why it is unavailable).
     semantic: RwLock<semantic::SemanticSlot>,
+    files: FileSettings,
+}
+
+/// Limits on reading the vault's files that are not notes.
+#[derive(Debug, Clone)]
+pub struct FileSettings {
+    /// The largest file `vault_read_file` reads (and `vault_stat` hashes).
+    pub max_read_bytes: u64,
+}
+
+impl Default for FileSettings {
+    fn default() -> FileSettings {
+        FileSettings {
+            max_read_bytes: 50 * 1024 * 1024,
+        }
+    }
 }
 
 /// A short description of the vault for server instructions and orientation.
@@ -133,7 +151,14 @@ impl Ops {
             clock: clock::Clock::default(),
             daily_notes: crate::vault::DailyNotesOverrides::default(),
             semantic: RwLock::new(semantic::SemanticSlot::default()),
+            files: FileSettings::default(),
         }
+    }
+
+    /// Reads files other than notes within `settings`.
+    pub fn with_file_settings(mut self, settings: FileSettings) -> Ops {
+        self.files = settings;
+        self
     }
 
     /// Records every change and every refused attempt in `audit`.

@@ -25,7 +25,7 @@ pub use path::{PathError, VaultPath};
 pub use regular::{open_regular, read_regular, read_regular_to_string};
 pub use resolve::Resolved;
 pub use revision::Revision;
-pub use scan::ScannedFile;
+pub use scan::{FolderListing, ScannedFile};
 pub use settings::{
     DAILY_NOTES_SETTINGS, DailyNotesOverrides, ExcludedFiles, PERIODIC_NOTES_SETTINGS, Period,
     PeriodicSettings, SettingsRead, WeekStart,
@@ -165,6 +165,21 @@ impl Vault {
     }
 
     pub fn read_resolved(&self, resolved: &Resolved) -> Result<FileContents, VaultError> {
+        self.read_resolved_up_to(resolved, self.max_file_bytes)
+    }
+
+    /// Reads a whole file like `read`, with a size cap of `limit` bytes instead of the notes' cap
+    /// (attachments such as PDFs and photos are larger than any note).
+    pub fn read_up_to(&self, path: &VaultPath, limit: u64) -> Result<FileContents, VaultError> {
+        let resolved = self.resolve(path)?;
+        self.read_resolved_up_to(&resolved, limit)
+    }
+
+    fn read_resolved_up_to(
+        &self,
+        resolved: &Resolved,
+        limit: u64,
+    ) -> Result<FileContents, VaultError> {
         let path = &resolved.rel;
         if !resolved.exists {
             return Err(VaultError::NotFound {
@@ -183,11 +198,11 @@ impl Vault {
                 path: path.to_string(),
             });
         }
-        if metadata.len() > self.max_file_bytes {
+        if metadata.len() > limit {
             return Err(VaultError::TooLarge {
                 path: path.to_string(),
                 bytes: metadata.len(),
-                limit: self.max_file_bytes,
+                limit,
             });
         }
         let bytes = read_regular(&resolved.fs_path)
@@ -302,6 +317,11 @@ impl Vault {
     /// Every visible file under `folder` (or the whole vault), sorted by path.
     pub fn scan(&self, folder: Option<&VaultPath>) -> Result<Vec<ScannedFile>, VaultError> {
         scan::scan(&self.root, folder)
+    }
+
+    /// The visible files and subfolders directly inside `folder` (`None`: the vault root).
+    pub fn list_folder(&self, folder: Option<&VaultPath>) -> Result<FolderListing, VaultError> {
+        scan::list_folder(&self.root, folder)
     }
 }
 

@@ -26,6 +26,29 @@ pub(super) fn scan(
     root: &Path,
     folder: Option<&VaultPath>,
 ) -> Result<Vec<ScannedFile>, VaultError> {
+    Ok(walk(root, folder, None)?.files)
+}
+
+/// What one folder holds directly: its visible files and its visible subfolders (symlinked
+/// folders included, as Obsidian shows them, though scans never descend them).
+#[derive(Debug, Clone, Default)]
+pub struct FolderListing {
+    pub files: Vec<ScannedFile>,
+    pub folders: Vec<VaultPath>,
+}
+
+pub(super) fn list_folder(
+    root: &Path,
+    folder: Option<&VaultPath>,
+) -> Result<FolderListing, VaultError> {
+    walk(root, folder, Some(1))
+}
+
+fn walk(
+    root: &Path,
+    folder: Option<&VaultPath>,
+    max_depth: Option<usize>,
+) -> Result<FolderListing, VaultError> {
     let (start, prefix) = match folder {
         None => (root.to_path_buf(), Vec::new()),
         Some(folder) => {
@@ -50,8 +73,11 @@ pub(super) fn scan(
             (target, folder.segments().map(str::to_string).collect())
         }
     };
-    let walker = WalkDir::new(&start)
-        .follow_links(false)
+    let mut walker = WalkDir::new(&start).follow_links(false);
+    if let Some(depth) = max_depth {
+        walker = walker.max_depth(depth);
+    }
+    let walker = walker
         .into_iter()
         .filter_entry(|entry| entry.depth() == 0 || !is_hidden(entry.file_name()))
         // A sync backend's copy of a conflicting note is not a note: the owner settles it.
@@ -62,6 +88,7 @@ pub(super) fn scan(
             })
         });
     let mut files = Vec::new();
+    let mut folders = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -71,6 +98,15 @@ pub(super) fn scan(
             }
         };
         let file_type = entry.file_type();
+        let is_folder = entry.depth() > 0
+            && (file_type.is_dir()
+                || (file_type.is_symlink() && visible_folder(root, entry.path())));
+        if is_folder && max_depth.is_some() {
+            if let Some(path) = vault_path(&start, &prefix, entry.path()) {
+                folders.push(path);
+            }
+            continue;
+        }
         let metadata = if file_type.is_symlink() {
             match visible_target(root, entry.path()) {
                 Some(metadata) => metadata,
@@ -84,22 +120,7 @@ pub(super) fn scan(
         } else {
             continue;
         };
-        let Ok(relative) = entry.path().strip_prefix(&start) else {
-            continue;
-        };
-        let mut segments: Vec<String> = prefix.clone();
-        let mut representable = true;
-        for component in relative.components() {
-            match component.as_os_str().to_str() {
-                Some(name) => segments.push(name.nfc().collect()),
-                None => representable = false,
-            }
-        }
-        let path = representable
-            .then(|| VaultPath::from_segments(segments.iter().map(String::as_str)))
-            .flatten();
-        let Some(path) = path else {
-            tracing::warn!(path = %entry.path().display(), "skipping a file whose name Quire cannot address");
+        let Some(path) = vault_path(&start, &prefix, entry.path()) else {
             continue;
         };
         files.push(ScannedFile {
@@ -110,7 +131,39 @@ pub(super) fn scan(
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    folders.sort();
+    Ok(FolderListing { files, folders })
+}
+
+/// The vault path of `entry` found below `start` (the folder whose vault segments are `prefix`).
+fn vault_path(start: &Path, prefix: &[String], entry: &Path) -> Option<VaultPath> {
+    let relative = entry.strip_prefix(start).ok()?;
+    let mut segments: Vec<String> = prefix.to_vec();
+    for component in relative.components() {
+        match component.as_os_str().to_str() {
+            Some(name) => segments.push(name.nfc().collect()),
+            None => {
+                tracing::warn!(path = %entry.display(), "skipping a file whose name Quire cannot address");
+                return None;
+            }
+        }
+    }
+    let path = VaultPath::from_segments(segments.iter().map(String::as_str));
+    if path.is_none() {
+        tracing::warn!(path = %entry.display(), "skipping a file whose name Quire cannot address");
+    }
+    path
+}
+
+/// Whether a symlink leads to a visible folder inside the vault.
+fn visible_folder(root: &Path, link: &Path) -> bool {
+    let Ok(target) = link.canonicalize() else {
+        return false;
+    };
+    target
+        .strip_prefix(root)
+        .is_ok_and(|inside| !resolve::has_hidden_segment(inside))
+        && target.is_dir()
 }
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {

@@ -19,6 +19,7 @@ mod task_listing_sql;
 mod task_tools;
 mod tasks_oracle;
 mod tidy;
+mod vault_files;
 mod vault_paths;
 mod watcher;
 mod yaml_oracle;

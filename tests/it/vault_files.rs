@@ -1,0 +1,269 @@
+//! `list_files` and `stat_path` on real files: every file of the vault (not only notes), from the
+//! file system rather than the index, with counts, paging, subfolders and the caller's rules.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use quire::acl::{IdentityRules, Policy, Principal, Rule};
+use quire::index::{Index, IndexOptions};
+use quire::ops::{Context, ListFiles, Ops, PathKind, StatPath};
+use quire::vault::Vault;
+
+fn ops(root: &Path, db: &Path) -> Ops {
+    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
+    let index = Index::open(db, Arc::clone(&vault), IndexOptions::default()).expect("index");
+    Ops::new(vault, index)
+}
+
+fn write(root: &Path, path: &str, bytes: &[u8]) {
+    let full = root.join(path);
+    std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+    std::fs::write(full, bytes).expect("write");
+}
+
+fn vault() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    write(&root, "Home.md", b"# Home\n");
+    write(&root, "Attachments/Photo.JPG", b"jpeg");
+    write(&root, "Attachments/scan.pdf", b"%PDF-1.4");
+    write(&root, "Attachments/Deep/diagram.png", b"png");
+    write(&root, "Boards/plan.canvas", b"{}");
+    write(&root, "Private/keys.txt", b"secret");
+    write(&root, ".obsidian/app.json", b"{}");
+    std::fs::create_dir_all(root.join("Empty")).expect("mkdir");
+    (dir, root)
+}
+
+fn paths(list: &quire::ops::FileList) -> Vec<&str> {
+    list.files.iter().map(|file| file.path.as_str()).collect()
+}
+
+fn reader() -> (Policy, Context) {
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "reader".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: Vec::new(),
+            deny: vec![Rule::parse("Private/").expect("rule")],
+        },
+    );
+    let ctx = Context::new(
+        Principal::Identity {
+            name: "reader".into(),
+            client_id: None,
+        },
+        "vault_list_files",
+    );
+    (Policy::new(Vec::new(), identities), ctx)
+}
+
+#[test]
+fn a_recursive_listing_has_every_visible_file_with_counts() {
+    let (dir, root) = vault();
+    let ops = ops(&root, &dir.path().join("index.db"));
+    let ctx = Context::owner();
+    let all = ops
+        .list_files(
+            &ctx,
+            ListFiles {
+                recursive: true,
+                ..ListFiles::default()
+            },
+        )
+        .expect("list");
+    assert_eq!(
+        paths(&all),
+        [
+            "Attachments/Deep/diagram.png",
+            "Attachments/Photo.JPG",
+            "Attachments/scan.pdf",
+            "Boards/plan.canvas",
+            "Home.md",
+            "Private/keys.txt",
+        ]
+    );
+    assert_eq!(all.total, 6);
+    assert_eq!(all.folders, None);
+    assert_eq!(all.files[4].kind, PathKind::Note);
+    assert_eq!(all.files[1].kind, PathKind::File);
+    assert_eq!(all.files[1].bytes, 4);
+    assert_eq!(all.extensions.get("jpg"), Some(&1));
+    assert_eq!(all.extensions.get("md"), Some(&1));
+
+    // Extensions match in any case, with or without the dot; counts cover the filtered set.
+    let images = ops
+        .list_files(
+            &ctx,
+            ListFiles {
+                recursive: true,
+                extensions: vec!["PNG".into(), ".jpg".into()],
+                limit: Some(1),
+                ..ListFiles::default()
+            },
+        )
+        .expect("list");
+    assert_eq!(paths(&images), ["Attachments/Deep/diagram.png"]);
+    assert_eq!(images.total, 2);
+    assert_eq!(
+        images.extensions,
+        BTreeMap::from([("jpg".to_string(), 1), ("png".to_string(), 1)])
+    );
+    let next = ops
+        .list_files(
+            &ctx,
+            ListFiles {
+                recursive: true,
+                extensions: vec!["png".into(), "jpg".into()],
+                limit: Some(1),
+                cursor: images.next_cursor.clone(),
+                ..ListFiles::default()
+            },
+        )
+        .expect("list");
+    assert_eq!(paths(&next), ["Attachments/Photo.JPG"]);
+    assert_eq!(next.next_cursor, None);
+}
+
+#[test]
+fn a_flat_listing_names_the_subfolders() {
+    let (dir, root) = vault();
+    let ops = ops(&root, &dir.path().join("index.db"));
+    let list = ops
+        .list_files(
+            &Context::owner(),
+            ListFiles {
+                folder: Some("Attachments/".into()),
+                ..ListFiles::default()
+            },
+        )
+        .expect("list");
+    assert_eq!(
+        paths(&list),
+        ["Attachments/Photo.JPG", "Attachments/scan.pdf"]
+    );
+    assert_eq!(list.folders, Some(vec!["Attachments/Deep".to_string()]));
+    let top = ops
+        .list_files(&Context::owner(), ListFiles::default())
+        .expect("list");
+    assert_eq!(paths(&top), ["Home.md"]);
+    assert_eq!(
+        top.folders,
+        Some(vec![
+            "Attachments".to_string(),
+            "Boards".into(),
+            "Empty".into(),
+            "Private".into()
+        ])
+    );
+}
+
+#[test]
+fn a_restricted_caller_sees_nothing_of_what_it_may_not_read() {
+    let (dir, root) = vault();
+    let ops = ops(&root, &dir.path().join("index.db"));
+    let (policy, ctx) = reader();
+    ops.set_policy(policy);
+    let all = ops
+        .list_files(
+            &ctx,
+            ListFiles {
+                recursive: true,
+                ..ListFiles::default()
+            },
+        )
+        .expect("list");
+    assert!(!paths(&all).contains(&"Private/keys.txt"));
+    assert_eq!(all.total, 5);
+    assert_eq!(all.extensions.get("txt"), None);
+    let top = ops.list_files(&ctx, ListFiles::default()).expect("list");
+    assert!(!top.folders.unwrap_or_default().contains(&"Private".into()));
+    let inside = ops.list_files(
+        &ctx,
+        ListFiles {
+            folder: Some("Private".into()),
+            ..ListFiles::default()
+        },
+    );
+    let missing = ops.list_files(
+        &ctx,
+        ListFiles {
+            folder: Some("Nowhere".into()),
+            ..ListFiles::default()
+        },
+    );
+    let (inside, missing) = (inside.expect_err("denied"), missing.expect_err("missing"));
+    assert_eq!(inside.code(), missing.code());
+
+    // stat: a denied file and folder answer exactly like missing ones.
+    for (denied, absent) in [
+        ("Private/keys.txt", "Nowhere/keys.txt"),
+        ("Private", "Nowhere"),
+    ] {
+        let denied = ops
+            .stat_path(
+                &ctx,
+                StatPath {
+                    path: denied.into(),
+                },
+            )
+            .expect("stat");
+        let absent = ops
+            .stat_path(
+                &ctx,
+                StatPath {
+                    path: absent.into(),
+                },
+            )
+            .expect("stat");
+        assert!(!denied.exists);
+        assert_eq!(
+            (denied.kind, denied.bytes, denied.revision),
+            (absent.kind, absent.bytes, absent.revision)
+        );
+    }
+}
+
+#[test]
+fn stat_tells_notes_files_and_folders_apart() {
+    let (dir, root) = vault();
+    let ops = ops(&root, &dir.path().join("index.db"));
+    let ctx = Context::owner();
+    let stat = |path: &str| {
+        ops.stat_path(&ctx, StatPath { path: path.into() })
+            .expect("stat")
+    };
+    let note = stat("Home.md");
+    assert_eq!(note.kind, Some(PathKind::Note));
+    assert_eq!(note.bytes, Some(7));
+    let read = ops
+        .read_note(
+            &ctx,
+            quire::ops::ReadNote {
+                path: "Home.md".into(),
+                mode: quire::ops::ReadMode::Outline,
+            },
+        )
+        .expect("read");
+    assert_eq!(note.revision.as_deref(), Some(read.revision.as_str()));
+    let file = stat("Attachments/scan.pdf");
+    assert_eq!((file.exists, file.kind), (true, Some(PathKind::File)));
+    assert!(file.revision.is_some());
+    let folder = stat("Attachments/");
+    assert_eq!((folder.exists, folder.kind), (true, Some(PathKind::Folder)));
+    assert_eq!((folder.bytes, folder.revision), (None, None));
+    let missing = stat("Attachments/none.png");
+    assert_eq!((missing.exists, missing.kind), (false, None));
+    // Hidden paths are not the vault's: refused as invalid, like every other tool.
+    assert!(
+        ops.stat_path(
+            &ctx,
+            StatPath {
+                path: ".obsidian/app.json".into()
+            }
+        )
+        .is_err()
+    );
+}
