@@ -9,6 +9,7 @@ pub mod edit;
 pub mod frontmatter;
 pub mod headings;
 pub mod links;
+pub mod memory;
 pub mod moment;
 pub mod properties_edit;
 pub mod sections;
