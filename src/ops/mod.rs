@@ -14,6 +14,7 @@ mod edit;
 mod error;
 mod files;
 mod links;
+mod memory;
 mod move_note;
 mod notes;
 mod search;
@@ -38,6 +39,10 @@ pub use files::{FileEntry, FileList, ListFiles, PathKind, PathStat, StatPath};
 pub use links::{
     Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
     OutgoingLink, OutgoingLinks, TargetKind,
+};
+pub use memory::{
+    DeleteMemory, GetMemory, MemoryEntry, MemoryFileSummary, MemorySectionSummary, MemorySettings,
+    MemoryWrite, UpdateMemory,
 };
 pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{
@@ -98,6 +103,7 @@ pub struct Ops {
     /// Semantic search, once its model has loaded (or why it is unavailable).
     semantic: RwLock<semantic::SemanticSlot>,
     files: FileSettings,
+    memory: MemorySettings,
 }
 
 /// Limits on reading the vault's files that are not notes.
@@ -152,7 +158,14 @@ impl Ops {
             daily_notes: crate::vault::DailyNotesOverrides::default(),
             semantic: RwLock::new(semantic::SemanticSlot::default()),
             files: FileSettings::default(),
+            memory: MemorySettings::default(),
         }
+    }
+
+    /// Keeps the memory layer where `settings` say (or turns it off).
+    pub fn with_memory_settings(mut self, settings: MemorySettings) -> Ops {
+        self.memory = settings;
+        self
     }
 
     /// Reads files other than notes within `settings`.

@@ -9,6 +9,7 @@ mod http;
 mod index_consistency;
 mod link_oracle;
 mod markdown_oracle;
+mod memory;
 mod move_note;
 mod sandbox;
 mod search;

@@ -1,0 +1,372 @@
+//! The memory layer: a folder of plain notes (`About Me/` by default) where agents keep dated
+//! facts about the user, read and recalled entry by entry.
+//!
+//! Files are edited with the pure model in `markdown::memory` through the same read-modify-write
+//! as every other edit (the file's lock held throughout, written only if unchanged since read),
+//! so two appends to one file run one after the other and neither is lost. Guards keep the layer
+//! from eating real notes: names cannot leave the folder, a retried append is a no-op, an
+//! ambiguous delete is refused, and no edit may remove more than half of a file's bytes.
+
+use super::edit::Outcome;
+use super::{Context, Ops, OpsError};
+use crate::markdown::memory::{self, Edited, EntryPolicy, MemoryEditError};
+use crate::vault::{VaultError, VaultPath};
+
+/// Files at or under this size are never held back by the shrink guard: a file with no real
+/// entries yet (a starter template) may shrink freely.
+const SHRINK_GUARD_MIN_BYTES: usize = 1250;
+
+/// Where the memory layer lives, from `[memory]`.
+#[derive(Debug, Clone)]
+pub struct MemorySettings {
+    pub enabled: bool,
+    /// The folder of memory files, vault-relative.
+    pub folder: VaultPath,
+}
+
+impl Default for MemorySettings {
+    fn default() -> MemorySettings {
+        MemorySettings {
+            enabled: true,
+            folder: VaultPath::parse("About Me").unwrap_or_else(|_| unreachable!()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemorySectionSummary {
+    pub name: String,
+    pub entries: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryFileSummary {
+    /// The file's name without `.md`: what the memory tools take as `file`.
+    pub file: String,
+    pub path: String,
+    pub scope: Option<String>,
+    pub entry_policy: EntryPolicy,
+    pub sections: Vec<MemorySectionSummary>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct GetMemory {
+    pub file: Option<String>,
+    pub section: Option<String>,
+    /// `YYYY-MM-DD`: only entries dated on or after it.
+    pub on_or_after: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryEntry {
+    pub file: String,
+    pub section: String,
+    pub date: String,
+    pub text: String,
+    pub line: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpdateMemory {
+    pub file: String,
+    pub section: String,
+    pub entry: String,
+    /// `YYYY-MM-DD`; today in the configured time zone when absent.
+    pub date: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeleteMemory {
+    pub file: String,
+    pub section: String,
+    pub date: String,
+    pub entry: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryWrite {
+    pub path: String,
+    pub revision: String,
+    /// False when the entry was already there (a retried call): nothing was written.
+    pub changed: bool,
+    pub created: bool,
+    pub date: String,
+}
+
+impl Ops {
+    pub fn memory_settings(&self) -> &MemorySettings {
+        &self.memory
+    }
+
+    /// Every memory file the caller may read, with its scope, policy and sections.
+    pub fn list_memory_files(&self, ctx: &Context) -> Result<Vec<MemoryFileSummary>, OpsError> {
+        self.require_memory()?;
+        let mut files = Vec::new();
+        for (file, path, text) in self.memory_files(ctx)? {
+            let parsed = memory::parse(&text);
+            files.push(MemoryFileSummary {
+                file,
+                path: path.to_string(),
+                scope: parsed.scope,
+                entry_policy: parsed.policy,
+                sections: parsed
+                    .sections
+                    .iter()
+                    .map(|section| MemorySectionSummary {
+                        name: section.name.clone(),
+                        entries: section.entries.len(),
+                    })
+                    .collect(),
+            });
+        }
+        Ok(files)
+    }
+
+    /// The entries of one file, one section, or all files, optionally from a date on, in file
+    /// order.
+    pub fn get_memory(
+        &self,
+        ctx: &Context,
+        request: GetMemory,
+    ) -> Result<Vec<MemoryEntry>, OpsError> {
+        self.require_memory()?;
+        if let Some(date) = &request.on_or_after {
+            memory::check_date(date).map_err(edit_error)?;
+        }
+        let files = match &request.file {
+            Some(name) => {
+                let path = self.memory_path(name)?;
+                self.require_read(ctx, &path)?;
+                let file = self
+                    .vault
+                    .read(&path)
+                    .map_err(|error| OpsError::from_vault(error, None))?;
+                vec![(
+                    stem(name),
+                    path,
+                    String::from_utf8_lossy(&file.bytes).into_owned(),
+                )]
+            }
+            None => self.memory_files(ctx)?,
+        };
+        let mut entries = Vec::new();
+        let mut section_found = request.section.is_none();
+        for (file, _path, text) in files {
+            for section in memory::parse(&text).sections {
+                if request
+                    .section
+                    .as_ref()
+                    .is_some_and(|wanted| *wanted != section.name)
+                {
+                    continue;
+                }
+                section_found = true;
+                for entry in section.entries {
+                    if request
+                        .on_or_after
+                        .as_ref()
+                        .is_some_and(|from| entry.date < *from)
+                    {
+                        continue;
+                    }
+                    entries.push(MemoryEntry {
+                        file: file.clone(),
+                        section: section.name.clone(),
+                        date: entry.date,
+                        text: entry.text,
+                        line: entry.line,
+                    });
+                }
+            }
+        }
+        if !section_found && let Some(section) = &request.section {
+            return Err(OpsError::invalid_argument(format!(
+                "no memory section is named {section:?}; vault_list_memory_files lists the sections of every file"
+            )));
+        }
+        Ok(entries)
+    }
+
+    /// Adds a dated entry on top of its section, creating the file or section when needed.
+    pub fn update_memory(
+        &self,
+        ctx: &Context,
+        request: UpdateMemory,
+    ) -> Result<MemoryWrite, OpsError> {
+        self.require_memory()?;
+        let path = self.memory_path(&request.file)?;
+        self.require_write(ctx, &path)?;
+        let date = match &request.date {
+            Some(date) => date.trim().to_owned(),
+            None => self.today().to_string(),
+        };
+        check_calendar_date(&date)?;
+        let name = stem(&request.file);
+        let create = move || Ok(starter(&name));
+        let edited = self.read_modify_write(ctx, &path, None, Some(&create), |_, text| {
+            let text = match memory::add_entry(text, &request.section, &date, &request.entry)
+                .map_err(edit_error)?
+            {
+                Edited::Changed(text) => text,
+                Edited::Unchanged => text.to_owned(),
+            };
+            Ok(plain(text))
+        })?;
+        Ok(MemoryWrite {
+            path: edited.path,
+            revision: edited.revision,
+            changed: edited.changed,
+            created: edited.created,
+            date,
+        })
+    }
+
+    /// Removes exactly one entry, named by its section, date and text.
+    pub fn delete_memory(
+        &self,
+        ctx: &Context,
+        request: DeleteMemory,
+    ) -> Result<MemoryWrite, OpsError> {
+        self.require_memory()?;
+        let path = self.memory_path(&request.file)?;
+        self.require_write(ctx, &path)?;
+        let edited = self.read_modify_write(ctx, &path, None, None, |path, text| {
+            let after = memory::delete_entry(text, &request.section, &request.date, &request.entry)
+                .map_err(edit_error)?;
+            shrink_guard(path, text, &after)?;
+            Ok(plain(after))
+        })?;
+        Ok(MemoryWrite {
+            path: edited.path,
+            revision: edited.revision,
+            changed: edited.changed,
+            created: false,
+            date: request.date,
+        })
+    }
+
+    fn require_memory(&self) -> Result<(), OpsError> {
+        if self.memory.enabled {
+            Ok(())
+        } else {
+            Err(OpsError::invalid_argument(
+                "the memory layer is turned off on this server ([memory] enabled = false)",
+            ))
+        }
+    }
+
+    /// The vault path of memory file `name` (`Me` or `Me.md`), which must stay directly inside
+    /// the memory folder and be visible.
+    fn memory_path(&self, name: &str) -> Result<VaultPath, OpsError> {
+        let name = name.trim();
+        let refuse = |why: &str| {
+            Err(OpsError::PathForbidden {
+                input: name.to_owned(),
+                reason: format!(
+                    "{why}; give the name of a file in the memory folder '{}', such as 'Me' or 'Opinions'",
+                    self.memory.folder
+                ),
+            })
+        };
+        if name.is_empty() {
+            return refuse("the memory file name is empty");
+        }
+        if name.contains(['/', '\\']) {
+            return refuse("a memory file name cannot name a folder");
+        }
+        if name.starts_with('.') {
+            return refuse("a memory file name cannot start with '.' (a hidden file)");
+        }
+        if name.contains(['\n', '\r']) {
+            return refuse("a memory file name must be one line");
+        }
+        let file = if name.to_lowercase().ends_with(".md") {
+            name.to_owned()
+        } else {
+            format!("{name}.md")
+        };
+        VaultPath::parse(&format!("{}/{file}", self.memory.folder))
+            .map_err(|error| OpsError::path(name, error))
+    }
+
+    /// Every `.md` file directly in the memory folder the caller may read, with its text.
+    fn memory_files(&self, ctx: &Context) -> Result<Vec<(String, VaultPath, String)>, OpsError> {
+        let listing = match self.vault.list_folder(Some(&self.memory.folder)) {
+            Ok(listing) => listing,
+            Err(VaultError::NotFound { .. }) => return Ok(Vec::new()),
+            Err(error) => return Err(OpsError::from_vault(error, None)),
+        };
+        let visibility = self.visibility(ctx);
+        let mut files = Vec::new();
+        for file in listing.files {
+            if file.path.extension().as_deref() != Some("md")
+                || !visibility.shows(file.path.as_str())
+            {
+                continue;
+            }
+            // A file that vanished or grew past the cap since the listing is left out.
+            let Ok(contents) = self.vault.read(&file.path) else {
+                continue;
+            };
+            files.push((
+                file.path.stem().to_owned(),
+                file.path.clone(),
+                String::from_utf8_lossy(&contents.bytes).into_owned(),
+            ));
+        }
+        Ok(files)
+    }
+}
+
+fn stem(name: &str) -> String {
+    let name = name.trim();
+    match name.len().checked_sub(3) {
+        Some(cut) if name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".md") => {
+            name[..cut].to_owned()
+        }
+        _ => name.to_owned(),
+    }
+}
+
+fn check_calendar_date(date: &str) -> Result<(), OpsError> {
+    memory::check_date(date).map_err(edit_error)?;
+    date.parse::<jiff::civil::Date>().map_err(|_| {
+        OpsError::invalid_argument(format!(
+            "date {date:?} is not a day of the calendar; give it as YYYY-MM-DD"
+        ))
+    })?;
+    Ok(())
+}
+
+/// Refuses an edit that would remove more than half of a file's bytes.
+fn shrink_guard(path: &VaultPath, before: &str, after: &str) -> Result<(), OpsError> {
+    if before.len() > SHRINK_GUARD_MIN_BYTES && after.len() * 2 < before.len() {
+        return Err(OpsError::invalid_argument(format!(
+            "this edit would remove {} of the {} bytes of '{path}', more than half of the file; nothing was changed. Memory edits remove one entry at a time: check the file with vault_get_memory",
+            before.len() - after.len(),
+            before.len()
+        )));
+    }
+    Ok(())
+}
+
+fn edit_error(error: MemoryEditError) -> OpsError {
+    OpsError::invalid_argument(error.to_string())
+}
+
+fn plain(text: String) -> Outcome {
+    Outcome {
+        text,
+        lines: None,
+        replacements: None,
+        changed_keys: Vec::new(),
+        properties: None,
+    }
+}
+
+/// The text of a memory file created by a write, with a scope callout to fill in.
+fn starter(name: &str) -> String {
+    format!(
+        "> [!info] Scope of this file\n> What {name} holds about the user: describe it here so agents file entries in the right place.\n"
+    )
+}

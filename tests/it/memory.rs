@@ -1,0 +1,234 @@
+//! The memory layer through `ops`, on real files: entries added newest first and read back, and
+//! each guard that keeps the layer from eating real notes.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use quire::acl::{IdentityRules, Policy, Principal, Rule};
+use quire::index::{Index, IndexOptions};
+use quire::ops::{Context, DeleteMemory, GetMemory, Ops, UpdateMemory};
+use quire::vault::Vault;
+
+fn ops(root: &Path, db: &Path) -> Ops {
+    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
+    let index = Index::open(db, Arc::clone(&vault), IndexOptions::default()).expect("index");
+    Ops::new(vault, index)
+}
+
+fn setup() -> (tempfile::TempDir, std::path::PathBuf, Ops) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(root.join("About Me")).expect("mkdir");
+    std::fs::write(
+        root.join("About Me/Opinions.md"),
+        "> [!info] Scope of this file\n> What the user thinks.\n\n## Food\n- 2026-01-02 — Likes quince.\n",
+    )
+    .expect("write");
+    let ops = ops(&root, &dir.path().join("index.db"));
+    (dir, root, ops)
+}
+
+fn update(file: &str, section: &str, entry: &str, date: &str) -> UpdateMemory {
+    UpdateMemory {
+        file: file.into(),
+        section: section.into(),
+        entry: entry.into(),
+        date: Some(date.into()),
+    }
+}
+
+#[test]
+fn entries_are_added_newest_first_and_read_back() {
+    let (_dir, root, ops) = setup();
+    let ctx = Context::owner();
+    let written = ops
+        .update_memory(
+            &ctx,
+            update("Opinions", "Food", "Dislikes okra.", "2026-11-30"),
+        )
+        .expect("update");
+    assert!(written.changed && !written.created);
+    // A retried call (after a client timeout) writes nothing.
+    let again = ops
+        .update_memory(
+            &ctx,
+            update("Opinions", "Food", "Dislikes okra.", "2026-11-30"),
+        )
+        .expect("update");
+    assert!(!again.changed);
+    assert_eq!(again.revision, written.revision);
+    let text = std::fs::read_to_string(root.join("About Me/Opinions.md")).expect("read");
+    assert_eq!(
+        text,
+        "> [!info] Scope of this file\n> What the user thinks.\n\n## Food\n- 2026-11-30 — Dislikes okra.\n- 2026-01-02 — Likes quince.\n"
+    );
+    // A new file and section are created on demand.
+    let created = ops
+        .update_memory(&ctx, update("Routines", "Mornings", "Runs.", "2026-11-29"))
+        .expect("update");
+    assert!(created.created);
+    let files = ops.list_memory_files(&ctx).expect("list");
+    let names: Vec<_> = files.iter().map(|file| file.file.as_str()).collect();
+    assert_eq!(names, ["Opinions", "Routines"]);
+    assert_eq!(files[0].scope.as_deref(), Some("What the user thinks."));
+    assert_eq!(files[0].sections[0].entries, 2);
+    let recent = ops
+        .get_memory(
+            &ctx,
+            GetMemory {
+                on_or_after: Some("2026-11-01".into()),
+                ..GetMemory::default()
+            },
+        )
+        .expect("get");
+    let texts: Vec<_> = recent.iter().map(|entry| entry.text.as_str()).collect();
+    assert_eq!(texts, ["Dislikes okra.", "Runs."]);
+}
+
+#[test]
+fn names_cannot_leave_the_folder_or_hide() {
+    let (dir, root, ops) = setup();
+    let ctx = Context::owner();
+    for name in ["../Escape", "Sub/File", ".hidden", "", "a\\b"] {
+        let refused = ops
+            .update_memory(&ctx, update(name, "S", "x", "2026-01-01"))
+            .expect_err(name);
+        assert_eq!(refused.code(), "path_forbidden", "{name}");
+    }
+    let written: Vec<_> = walk(dir.path());
+    assert_eq!(written, [root.join("About Me/Opinions.md")]);
+}
+
+fn walk(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root) {
+        let entry = entry.expect("entry");
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "md") {
+            out.push(entry.path().to_path_buf());
+        }
+    }
+    out
+}
+
+#[test]
+fn line_breaks_and_bad_dates_are_refused() {
+    let (_dir, _root, ops) = setup();
+    let ctx = Context::owner();
+    for request in [
+        update("Opinions", "Food\n## Evil", "x", "2026-01-01"),
+        update(
+            "Opinions",
+            "Food",
+            "x\n- 2026-01-01 — injected",
+            "2026-01-01",
+        ),
+        update("Opinions", "Food", "x", "2026-02-30"),
+        update("Opinions", "Food", "x", "yesterday\n"),
+    ] {
+        let refused = ops
+            .update_memory(&ctx, request.clone())
+            .expect_err("refused");
+        assert_eq!(refused.code(), "invalid_argument", "{request:?}");
+    }
+}
+
+#[test]
+fn ambiguous_deletes_and_big_shrinks_are_refused() {
+    let (_dir, root, ops) = setup();
+    let ctx = Context::owner();
+    std::fs::write(
+        root.join("About Me/Twice.md"),
+        "## A\n- 2026-01-01 — same\n- 2026-01-01: same\n",
+    )
+    .expect("write");
+    let delete = |file: &str, date: &str, entry: &str| DeleteMemory {
+        file: file.into(),
+        section: "A".into(),
+        date: date.into(),
+        entry: entry.into(),
+    };
+    let ambiguous = ops
+        .delete_memory(&ctx, delete("Twice", "2026-01-01", "same"))
+        .expect_err("ambiguous");
+    assert!(ambiguous.to_string().contains("ambiguous"), "{ambiguous}");
+
+    // One entry holding most of a large file: deleting it would remove more than half.
+    let big = format!(
+        "## A\n- 2026-01-01 — {}\n- 2026-01-02 — small\n",
+        "x".repeat(2000)
+    );
+    std::fs::write(root.join("About Me/Big.md"), &big).expect("write");
+    let refused = ops
+        .delete_memory(&ctx, delete("Big", "2026-01-01", &"x".repeat(2000)))
+        .expect_err("shrink");
+    assert!(refused.to_string().contains("more than half"), "{refused}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("About Me/Big.md")).expect("read"),
+        big
+    );
+    // A small entry of the same file goes.
+    ops.delete_memory(&ctx, delete("Big", "2026-01-02", "small"))
+        .expect("delete");
+}
+
+#[test]
+fn concurrent_appends_to_one_file_all_land() {
+    let (_dir, root, ops) = setup();
+    let ops = Arc::new(ops);
+    let threads: Vec<_> = (0..16)
+        .map(|n| {
+            let ops = Arc::clone(&ops);
+            std::thread::spawn(move || {
+                ops.update_memory(
+                    &Context::owner(),
+                    update("Opinions", "Food", &format!("fact {n}"), "2026-11-30"),
+                )
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().expect("join").expect("update");
+    }
+    let text = std::fs::read_to_string(root.join("About Me/Opinions.md")).expect("read");
+    for n in 0..16 {
+        assert_eq!(text.matches(&format!("— fact {n}\n")).count(), 1, "{text}");
+    }
+}
+
+#[test]
+fn identities_obey_their_rules() {
+    let (_dir, _root, ops) = setup();
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "reader".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: Vec::new(),
+            deny: vec![Rule::parse("About Me/Opinions.md").expect("rule")],
+        },
+    );
+    ops.set_policy(Policy::new(Vec::new(), identities));
+    let reader = Context::new(
+        Principal::Identity {
+            name: "reader".into(),
+            client_id: None,
+        },
+        "vault_update_memory",
+    );
+    assert!(ops.list_memory_files(&reader).expect("list").is_empty());
+    let denied = ops
+        .update_memory(&reader, update("Other", "S", "x", "2026-01-01"))
+        .expect_err("no write rule");
+    assert_eq!(denied.code(), "path_forbidden");
+    let hidden = ops
+        .get_memory(
+            &reader,
+            GetMemory {
+                file: Some("Opinions".into()),
+                ..GetMemory::default()
+            },
+        )
+        .expect_err("denied");
+    assert_eq!(hidden.code(), "not_found");
+}
