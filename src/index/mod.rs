@@ -33,8 +33,8 @@ pub use document::{CHUNK_WORDS, note_chunks, number_in, parse_date_time};
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, FileHit, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue, RecentOrder,
-    SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
+    Count, FileHit, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue,
+    RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
@@ -535,6 +535,17 @@ impl Index {
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<Page<FileHit, usize>, IndexError> {
         self.read(|connection| read::search_files(connection, expression, offset, limit, keep))
+    }
+
+    /// The best `limit` memory entries for `expression`, optionally in one memory file.
+    pub fn search_memory(
+        &self,
+        expression: &str,
+        file: Option<&str>,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<MemoryHit>, IndexError> {
+        self.read(|connection| read::search_memory(connection, expression, file, limit, keep))
     }
 
     /// A snippet of a file's indexed text around the query's words.

@@ -113,6 +113,22 @@ CREATE TABLE chunks(
 ) WITHOUT ROWID;
 CREATE INDEX chunks_hash ON chunks(hash);
 CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
+CREATE TABLE memory_entries(
+    id INTEGER PRIMARY KEY,
+    note_id INTEGER NOT NULL,
+    section TEXT NOT NULL,
+    date TEXT NOT NULL,
+    text TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX memory_entries_note ON memory_entries(note_id);
+CREATE INDEX memory_entries_hash ON memory_entries(hash);
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    text, section,
+    content = '', contentless_delete = 1,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
 ";
 
 /// The sqlite-vec table of chunk vectors (rowid = `embeddings.id`), created once the model and so

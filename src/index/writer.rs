@@ -19,6 +19,7 @@ use super::file_text;
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
 use crate::markdown::links::{self, Link, LinkForm};
+use crate::markdown::memory;
 use crate::vault::{self, Revision, ScannedFile, Vault, VaultPath};
 
 /// How often an idle writer shows the watchdog it is alive.
@@ -113,6 +114,17 @@ struct NoteRecord {
     tags: Vec<(String, String)>,
     properties: Vec<PropertyRecord>,
     parsed: ParsedNote,
+    /// The dated entries of a memory file (empty for every other note).
+    memory: Vec<MemoryRecord>,
+}
+
+struct MemoryRecord {
+    section: String,
+    date: String,
+    text: String,
+    line: usize,
+    /// Of the text an entry is embedded with (`memory_entry_text`): its vector's identity.
+    hash: String,
 }
 
 impl Writer {
@@ -740,6 +752,11 @@ fn load(
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
     };
     let parsed = document::parse(path.stem(), &text);
+    let memory = if vault.is_memory_file(path) {
+        memory_records(path.stem(), &text)
+    } else {
+        Vec::new()
+    };
     let created = parsed
         .created
         .or_else(|| metadata.created().ok().map(seconds))
@@ -771,7 +788,31 @@ fn load(
             })
             .collect(),
         parsed,
+        memory,
     }))
+}
+
+fn memory_records(file: &str, text: &str) -> Vec<MemoryRecord> {
+    let mut records = Vec::new();
+    for section in memory::parse(text).sections {
+        for entry in section.entries {
+            let embedded = memory_entry_text(file, &section.name, &entry.text);
+            records.push(MemoryRecord {
+                section: section.name.clone(),
+                hash: Revision::of(embedded.as_bytes()).to_string(),
+                date: entry.date,
+                text: entry.text,
+                line: entry.line,
+            });
+        }
+    }
+    records
+}
+
+/// What a memory entry is searched and embedded as: its file and section in front, so a query
+/// about "how agents should communicate" meets the entries filed under that heading.
+pub fn memory_entry_text(file: &str, section: &str, text: &str) -> String {
+    format!("{file} > {section}\n{text}")
 }
 
 fn apply(transaction: &Transaction<'_>, loaded: Loaded) -> Result<(), IndexError> {
@@ -908,12 +949,43 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
     for (seq, hash) in parsed.chunk_hashes.iter().enumerate() {
         insert_chunk.execute(params![id, seq as i64, hash])?;
     }
+    for entry in &record.memory {
+        transaction
+            .prepare_cached(
+                "INSERT INTO memory_entries(note_id, section, date, text, line, hash)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                id,
+                entry.section,
+                entry.date,
+                entry.text,
+                entry.line as i64,
+                entry.hash
+            ])?;
+        let entry_id = transaction.last_insert_rowid();
+        transaction
+            .prepare_cached("INSERT INTO memory_fts(rowid, text, section) VALUES(?1, ?2, ?3)")?
+            .execute(params![
+                entry_id,
+                memory_entry_text(&record.name, &entry.section, &entry.text),
+                entry.section
+            ])?;
+    }
     Ok(())
 }
 
 fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexError> {
     transaction
         .prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
+        .execute([id])?;
+    transaction
+        .prepare_cached(
+            "DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_entries WHERE note_id = ?1)",
+        )?
+        .execute([id])?;
+    transaction
+        .prepare_cached("DELETE FROM memory_entries WHERE note_id = ?1")?
         .execute([id])?;
     transaction
         .prepare_cached("DELETE FROM tags WHERE note_id = ?1")?

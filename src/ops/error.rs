@@ -178,3 +178,9 @@ impl OpsError {
         }
     }
 }
+
+impl From<crate::index::IndexError> for OpsError {
+    fn from(error: crate::index::IndexError) -> OpsError {
+        OpsError::Internal(Box::new(error))
+    }
+}

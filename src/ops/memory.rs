@@ -16,23 +16,6 @@ use crate::vault::{VaultError, VaultPath};
 /// entries yet (a starter template) may shrink freely.
 const SHRINK_GUARD_MIN_BYTES: usize = 1250;
 
-/// Where the memory layer lives, from `[memory]`.
-#[derive(Debug, Clone)]
-pub struct MemorySettings {
-    pub enabled: bool,
-    /// The folder of memory files, vault-relative.
-    pub folder: VaultPath,
-}
-
-impl Default for MemorySettings {
-    fn default() -> MemorySettings {
-        MemorySettings {
-            enabled: true,
-            folder: VaultPath::parse("About Me").unwrap_or_else(|_| unreachable!()),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemorySectionSummary {
     pub name: String,
@@ -93,11 +76,25 @@ pub struct MemoryWrite {
     pub date: String,
 }
 
-impl Ops {
-    pub fn memory_settings(&self) -> &MemorySettings {
-        &self.memory
-    }
+#[derive(Debug, Clone)]
+pub struct MemoryRecall {
+    pub query: String,
+    pub file: Option<String>,
+    pub limit: Option<u32>,
+}
 
+/// Entries recalled for a query, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    pub entries: Vec<MemoryEntry>,
+    /// True when no entry had every word of the query, so these match any of them.
+    pub any_word: bool,
+}
+
+const DEFAULT_RECALL: u32 = 10;
+const MAX_RECALL: u32 = 50;
+
+impl Ops {
     /// Every memory file the caller may read, with its scope, policy and sections.
     pub fn list_memory_files(&self, ctx: &Context) -> Result<Vec<MemoryFileSummary>, OpsError> {
         self.require_memory()?;
@@ -245,26 +242,81 @@ impl Ops {
         })
     }
 
-    fn require_memory(&self) -> Result<(), OpsError> {
-        if self.memory.enabled {
-            Ok(())
-        } else {
-            Err(OpsError::invalid_argument(
-                "the memory layer is turned off on this server ([memory] enabled = false)",
-            ))
+    /// The entries most relevant to `query`, presented oldest to newest: keyword matches on the
+    /// entry, its section and its file name; when no entry has every word, any word.
+    pub fn memory_recall(
+        &self,
+        ctx: &Context,
+        request: MemoryRecall,
+    ) -> Result<Recalled, OpsError> {
+        self.require_memory()?;
+        let limit = request.limit.unwrap_or(DEFAULT_RECALL);
+        if !(1..=MAX_RECALL).contains(&limit) {
+            return Err(OpsError::invalid_argument(format!(
+                "limit must be between 1 and {MAX_RECALL}; omit it for {DEFAULT_RECALL}"
+            )));
         }
+        let file = request
+            .file
+            .as_deref()
+            .map(|name| self.memory_path(name))
+            .transpose()?;
+        if let Some(file) = &file {
+            self.require_read(ctx, file)?;
+        }
+        let query = crate::index::parse_query(&request.query);
+        let Some(all) = &query.all else {
+            return Err(OpsError::invalid_argument(
+                "query has no words to look for; describe what to recall, such as 'coffee preferences'",
+            ));
+        };
+        let visibility = self.visibility(ctx);
+        let keep = |path: &str| visibility.shows(path);
+        let file = file.as_ref().map(VaultPath::as_str);
+        let mut any_word = false;
+        let mut hits = self.index.search_memory(all, file, limit as usize, &keep)?;
+        if hits.is_empty()
+            && let Some(any) = &query.any
+        {
+            hits = self.index.search_memory(any, file, limit as usize, &keep)?;
+            any_word = true;
+        }
+        let mut entries: Vec<MemoryEntry> = hits
+            .into_iter()
+            .map(|hit| MemoryEntry {
+                file: VaultPath::parse(&hit.path)
+                    .map(|path| path.stem().to_owned())
+                    .unwrap_or(hit.path),
+                section: hit.section,
+                date: hit.date,
+                text: hit.text,
+                line: hit.line,
+            })
+            .collect();
+        entries.sort_by(|a, b| (&a.date, &a.file, a.line).cmp(&(&b.date, &b.file, b.line)));
+        Ok(Recalled { entries, any_word })
+    }
+
+    /// The memory folder, or an error when the layer is off.
+    fn require_memory(&self) -> Result<&VaultPath, OpsError> {
+        self.vault.memory_folder().ok_or_else(|| {
+            OpsError::invalid_argument(
+                "the memory layer is turned off on this server ([memory] enabled = false)",
+            )
+        })
     }
 
     /// The vault path of memory file `name` (`Me` or `Me.md`), which must stay directly inside
     /// the memory folder and be visible.
     fn memory_path(&self, name: &str) -> Result<VaultPath, OpsError> {
+        let folder = self.require_memory()?;
         let name = name.trim();
         let refuse = |why: &str| {
             Err(OpsError::PathForbidden {
                 input: name.to_owned(),
                 reason: format!(
                     "{why}; give the name of a file in the memory folder '{}', such as 'Me' or 'Opinions'",
-                    self.memory.folder
+                    folder
                 ),
             })
         };
@@ -285,13 +337,13 @@ impl Ops {
         } else {
             format!("{name}.md")
         };
-        VaultPath::parse(&format!("{}/{file}", self.memory.folder))
-            .map_err(|error| OpsError::path(name, error))
+        VaultPath::parse(&format!("{folder}/{file}")).map_err(|error| OpsError::path(name, error))
     }
 
     /// Every `.md` file directly in the memory folder the caller may read, with its text.
     fn memory_files(&self, ctx: &Context) -> Result<Vec<(String, VaultPath, String)>, OpsError> {
-        let listing = match self.vault.list_folder(Some(&self.memory.folder)) {
+        let folder = self.require_memory()?;
+        let listing = match self.vault.list_folder(Some(folder)) {
             Ok(listing) => listing,
             Err(VaultError::NotFound { .. }) => return Ok(Vec::new()),
             Err(error) => return Err(OpsError::from_vault(error, None)),

@@ -41,8 +41,8 @@ pub use links::{
     OutgoingLink, OutgoingLinks, TargetKind,
 };
 pub use memory::{
-    DeleteMemory, GetMemory, MemoryEntry, MemoryFileSummary, MemorySectionSummary, MemorySettings,
-    MemoryWrite, UpdateMemory,
+    DeleteMemory, GetMemory, MemoryEntry, MemoryFileSummary, MemoryRecall, MemorySectionSummary,
+    MemoryWrite, Recalled, UpdateMemory,
 };
 pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{
@@ -103,7 +103,6 @@ pub struct Ops {
     /// Semantic search, once its model has loaded (or why it is unavailable).
     semantic: RwLock<semantic::SemanticSlot>,
     files: FileSettings,
-    memory: MemorySettings,
 }
 
 /// Limits on reading the vault's files that are not notes.
@@ -158,14 +157,7 @@ impl Ops {
             daily_notes: crate::vault::DailyNotesOverrides::default(),
             semantic: RwLock::new(semantic::SemanticSlot::default()),
             files: FileSettings::default(),
-            memory: MemorySettings::default(),
         }
-    }
-
-    /// Keeps the memory layer where `settings` say (or turns it off).
-    pub fn with_memory_settings(mut self, settings: MemorySettings) -> Ops {
-        self.memory = settings;
-        self
     }
 
     /// Reads files other than notes within `settings`.

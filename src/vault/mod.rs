@@ -105,12 +105,17 @@ pub enum WriteMode<'a> {
     Replace { expected: &'a Revision },
 }
 
+/// Where the memory layer keeps its files unless `[memory] folder` says otherwise.
+pub const DEFAULT_MEMORY_FOLDER: &str = "About Me";
+
 /// An open vault: its canonical root, the size cap, and the per-file lock table.
 #[derive(Debug)]
 pub struct Vault {
     root: PathBuf,
     max_file_bytes: u64,
     locks: LockTable,
+    /// The folder of memory files (`[memory] folder`), or `None` when the layer is off.
+    memory_folder: Option<VaultPath>,
 }
 
 impl Vault {
@@ -127,6 +132,24 @@ impl Vault {
             root,
             max_file_bytes,
             locks: LockTable::default(),
+            memory_folder: VaultPath::parse(DEFAULT_MEMORY_FOLDER).ok(),
+        })
+    }
+
+    /// Keeps the memory layer's files in `folder`, or (`None`) turns the layer off.
+    pub fn with_memory_folder(mut self, folder: Option<VaultPath>) -> Vault {
+        self.memory_folder = folder;
+        self
+    }
+
+    pub fn memory_folder(&self) -> Option<&VaultPath> {
+        self.memory_folder.as_ref()
+    }
+
+    /// Whether `path` is a memory file: a note directly inside the memory folder.
+    pub fn is_memory_file(&self, path: &VaultPath) -> bool {
+        self.memory_folder.as_ref().is_some_and(|folder| {
+            path.parent().as_ref() == Some(folder) && path.extension().as_deref() == Some("md")
         })
     }
 

@@ -26,6 +26,7 @@ fn folder() -> impl Strategy<Value = String> {
         Just("A/B/".to_string()),
         Just("C/".to_string()),
         Just("Café/".to_string()),
+        Just("About Me/".to_string()),
     ]
 }
 
@@ -46,6 +47,7 @@ fn text() -> impl Strategy<Value = String> {
         Just("---\ntype: meeting\ncreated: 2025-01-02\naliases: zeta\n---\n".to_string()),
         Just("---\nbroken: [yaml\n---\n".to_string()),
         Just("# Heading one\n".to_string()),
+        Just("## Food\n- 2026-01-02 — Likes quince.\n".to_string()),
         Just("## Sub heading\n".to_string()),
         Just("Some words about gardens and tomatoes.\n".to_string()),
         Just("#inline #Alpha text\n".to_string()),

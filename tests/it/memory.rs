@@ -232,3 +232,84 @@ fn identities_obey_their_rules() {
         .expect_err("denied");
     assert_eq!(hidden.code(), "not_found");
 }
+
+#[test]
+fn recall_finds_entries_by_their_words_section_and_file_oldest_first() {
+    let (_dir, root, ops) = setup();
+    let ctx = Context::owner();
+    for (file, section, entry, date) in [
+        (
+            "Opinions",
+            "Food",
+            "Prefers green tea to coffee.",
+            "2026-03-01",
+        ),
+        (
+            "Opinions",
+            "Food",
+            "Drinks coffee only on Sundays.",
+            "2026-02-01",
+        ),
+        (
+            "Routines",
+            "Mornings",
+            "Walks the dog at seven.",
+            "2026-04-01",
+        ),
+        (
+            "Agents",
+            "Communication",
+            "Wants short answers without preamble.",
+            "2026-05-01",
+        ),
+    ] {
+        ops.update_memory(&ctx, update(file, section, entry, date))
+            .expect("update");
+    }
+    let recall = |query: &str| {
+        ops.memory_recall(
+            &ctx,
+            quire::ops::MemoryRecall {
+                query: query.into(),
+                file: None,
+                limit: None,
+            },
+        )
+        .expect("recall")
+    };
+    let coffee = recall("coffee");
+    let texts: Vec<_> = coffee.entries.iter().map(|e| e.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Drinks coffee only on Sundays.",
+            "Prefers green tea to coffee."
+        ],
+        "oldest first"
+    );
+    assert!(!coffee.any_word);
+    // The section and file names count: nothing in the entry says "communication".
+    let style = recall("agents communication");
+    assert_eq!(style.entries.len(), 1);
+    assert_eq!(style.entries[0].section, "Communication");
+    // No entry has every word: any word will do.
+    let fallback = recall("dog tea zebra");
+    assert!(fallback.any_word);
+    assert_eq!(fallback.entries.len(), 2);
+    // An entry edited on disk (as in Obsidian) is recalled as it now reads.
+    std::fs::write(
+        root.join("About Me/Routines.md"),
+        "## Mornings\n- 2026-04-01 — Walks the cat at seven.\n",
+    )
+    .expect("write");
+    ops.index()
+        .refresh(vec!["About Me/Routines.md".into()])
+        .expect("refresh");
+    assert!(
+        recall("dog")
+            .entries
+            .iter()
+            .all(|e| !e.text.contains("dog"))
+    );
+    assert_eq!(recall("cat").entries.len(), 1);
+}
