@@ -91,6 +91,48 @@ pub struct Recalled {
     pub any_word: bool,
 }
 
+/// What `bootstrap_memory` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bootstrap {
+    /// The starter files were written (their vault paths).
+    Created(Vec<String>),
+    /// The memory folder exists already: nothing is touched.
+    Exists,
+    /// The layer is off or the server is read-only.
+    Skipped,
+    /// The vault's first sync has not completed: the user's own files may still be arriving.
+    WaitingForFirstSync,
+}
+
+/// The starter files: name, entry policy and scope text.
+const STARTERS: [(&str, Option<&str>, &str); 5] = [
+    (
+        "Me",
+        None,
+        "Facts about the user: name, work, family, places, background. One dated entry per fact; a later entry can say what changed.",
+    ),
+    (
+        "Opinions",
+        None,
+        "What the user thinks and likes: views, tastes, preferences about tools, food, media. Each entry was true on its date; keep old ones, they show how views evolve.",
+    ),
+    (
+        "Principles",
+        None,
+        "How the user wants to live and decide: values, rules of thumb, commitments.",
+    ),
+    (
+        "Routines",
+        Some("living"),
+        "How the user's days and weeks run now: habits, schedules, recurring commitments. A living file: when a routine stops, its entry may be removed.",
+    ),
+    (
+        "Agents",
+        None,
+        "How agents should work with the user: tone, format, what to ask first, what never to do.",
+    ),
+];
+
 const DEFAULT_RECALL: u32 = 10;
 const MAX_RECALL: u32 = 50;
 
@@ -295,6 +337,53 @@ impl Ops {
             .collect();
         entries.sort_by(|a, b| (&a.date, &a.file, a.line).cmp(&(&b.date, &b.file, b.line)));
         Ok(Recalled { entries, any_word })
+    }
+
+    /// Creates the starter memory files when the memory folder does not exist yet. Never on a
+    /// read-only server, and never before the vault's first sync has completed
+    /// (`first_sync_marker` configured but missing): templates written over a vault that is still
+    /// arriving could be synced over the user's real files.
+    pub fn bootstrap_memory(
+        &self,
+        read_only: bool,
+        first_sync_marker: Option<&std::path::Path>,
+    ) -> Result<Bootstrap, OpsError> {
+        let Some(folder) = self.vault.memory_folder() else {
+            return Ok(Bootstrap::Skipped);
+        };
+        if read_only {
+            return Ok(Bootstrap::Skipped);
+        }
+        if first_sync_marker.is_some_and(|marker| !marker.exists()) {
+            return Ok(Bootstrap::WaitingForFirstSync);
+        }
+        match self.vault.resolve(folder) {
+            Ok(resolved) if resolved.exists => return Ok(Bootstrap::Exists),
+            Ok(_) => {}
+            Err(error) => return Err(OpsError::from_vault(error, None)),
+        }
+        let ctx = Context::new(crate::acl::Principal::Owner, "memory-bootstrap");
+        let mut created = Vec::new();
+        for (name, policy, scope) in STARTERS {
+            let path = self.memory_path(name)?;
+            let text = match policy {
+                Some(policy) => format!(
+                    "---\nentry-policy: {policy}\n---\n> [!info] Scope of this file\n> {scope}\n"
+                ),
+                None => format!("> [!info] Scope of this file\n> {scope}\n"),
+            };
+            let create = move || Ok(text.clone());
+            // Created exclusively: a file that appeared meanwhile (a sync) is kept, not replaced.
+            match self.read_modify_write(&ctx, &path, None, Some(&create), |_, text| {
+                Ok(plain(text.to_owned()))
+            }) {
+                Ok(edited) if edited.created => created.push(edited.path),
+                Ok(_) => {}
+                Err(error) if error.code() == "conflict" => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(Bootstrap::Created(created))
     }
 
     /// The memory folder, or an error when the layer is off.

@@ -41,8 +41,8 @@ pub use links::{
     OutgoingLink, OutgoingLinks, TargetKind,
 };
 pub use memory::{
-    DeleteMemory, GetMemory, MemoryEntry, MemoryFileSummary, MemoryRecall, MemorySectionSummary,
-    MemoryWrite, Recalled, UpdateMemory,
+    Bootstrap, DeleteMemory, GetMemory, MemoryEntry, MemoryFileSummary, MemoryRecall,
+    MemorySectionSummary, MemoryWrite, Recalled, UpdateMemory,
 };
 pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{

@@ -313,3 +313,64 @@ fn recall_finds_entries_by_their_words_section_and_file_oldest_first() {
     );
     assert_eq!(recall("cat").entries.len(), 1);
 }
+
+#[test]
+fn the_bootstrap_waits_for_the_first_sync_and_never_touches_an_existing_folder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let ops = ops(&root, &dir.path().join("index.db"));
+    let marker = dir.path().join("first-sync-done");
+    // A vault whose first sync has not completed gets nothing: the user's files may be arriving.
+    assert_eq!(
+        ops.bootstrap_memory(false, Some(&marker))
+            .expect("bootstrap"),
+        quire::ops::Bootstrap::WaitingForFirstSync
+    );
+    assert_eq!(
+        ops.bootstrap_memory(true, None).expect("bootstrap"),
+        quire::ops::Bootstrap::Skipped
+    );
+    assert!(!root.join("About Me").exists());
+    std::fs::write(&marker, "").expect("marker");
+    let quire::ops::Bootstrap::Created(created) = ops
+        .bootstrap_memory(false, Some(&marker))
+        .expect("bootstrap")
+    else {
+        panic!("expected the starter files");
+    };
+    assert_eq!(created.len(), 5);
+    let files = ops.list_memory_files(&Context::owner()).expect("list");
+    for file in &files {
+        assert!(
+            file.scope.as_ref().is_some_and(|scope| scope.len() > 40),
+            "{file:?}"
+        );
+        let bytes = std::fs::metadata(root.join(&file.path))
+            .expect("stat")
+            .len();
+        assert!(
+            bytes <= 1250,
+            "a starter must stay under the shrink guard's floor"
+        );
+    }
+    let routines = files
+        .iter()
+        .find(|file| file.file == "Routines")
+        .expect("routines");
+    assert_eq!(routines.entry_policy.as_str(), "living");
+
+    // The folder exists now (with the user's edits): a restart leaves it alone.
+    std::fs::write(root.join("About Me/Me.md"), "mine\n").expect("write");
+    std::fs::remove_file(root.join("About Me/Agents.md")).expect("remove");
+    assert_eq!(
+        ops.bootstrap_memory(false, Some(&marker))
+            .expect("bootstrap"),
+        quire::ops::Bootstrap::Exists
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("About Me/Me.md")).expect("read"),
+        "mine\n"
+    );
+    assert!(!root.join("About Me/Agents.md").exists());
+}
