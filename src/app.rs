@@ -288,6 +288,17 @@ pub async fn serve(
             heartbeat: Some(health.register("index writer")),
         },
     )?;
+    // After the first sync (awaited above), so templates never land on a vault still arriving.
+    match ops.bootstrap_memory(config.read_only, config.sync.first_sync_marker.as_deref()) {
+        Ok(crate::ops::Bootstrap::Created(files)) => {
+            tracing::info!(
+                files = files.len(),
+                "created the memory layer's starter files"
+            );
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot create the memory layer's starter files"),
+    }
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
     // The index listens before the watcher starts, so it misses no change.
     ops.index()
@@ -571,7 +582,8 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
     create_state_dir(config)?;
     let vault = Vault::open(&config.vault, config.max_note_bytes)
         .with_context(|| format!("cannot open the vault at {}", config.vault.display()))?
-        .with_sync_lock(config.sync.lock_file.clone());
+        .with_sync_lock(config.sync.lock_file.clone())
+        .with_memory_folder(config.memory_folder.clone());
     let vault = Arc::new(vault);
     if let Some(parent) = config.index.parent() {
         std::fs::create_dir_all(parent)

@@ -48,6 +48,16 @@ struct RawConfig {
     search: RawSearch,
     #[serde(default)]
     sync: RawSync,
+    #[serde(default)]
+    memory: RawMemory,
+}
+
+/// `[memory]`: the folder where agents keep dated facts about the user.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    enabled: Option<bool>,
+    folder: Option<String>,
 }
 
 /// `[sync]`: the files Quire shares with the vault's sync service (docs/SYNC.md).
@@ -274,6 +284,8 @@ pub struct Config {
     pub daily_notes: DailyNotesOverrides,
     pub search: SearchConfig,
     pub sync: SyncConfig,
+    /// `[memory]`: the memory layer's folder, or `None` when the layer is off.
+    pub memory_folder: Option<VaultPath>,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -390,6 +402,8 @@ pub enum ConfigError {
     TimeZone { value: String },
     #[error("{key}: {message}")]
     Search { key: &'static str, message: String },
+    #[error("{key}: {message}")]
+    Setting { key: &'static str, message: String },
 }
 
 impl Config {
@@ -520,7 +534,9 @@ impl Config {
             first_sync_marker: sync_path("sync.first_sync_marker", &raw.sync.first_sync_marker)?,
             status_file: sync_path("sync.status_file", &raw.sync.status_file)?,
         };
+        let memory_folder = memory_folder(&raw.memory)?;
         Ok(Config {
+            memory_folder,
             sync,
             access,
             search,
@@ -960,4 +976,25 @@ fn absolute(base: &Path, path: &Path) -> PathBuf {
     } else {
         base.join(path)
     }
+}
+
+/// `[memory]` lowered: the folder (default `About Me`), which must be a plain vault folder, or
+/// `None` when `enabled = false`.
+fn memory_folder(raw: &RawMemory) -> Result<Option<VaultPath>, ConfigError> {
+    if raw.enabled == Some(false) {
+        return Ok(None);
+    }
+    let folder = raw
+        .folder
+        .as_deref()
+        .unwrap_or(crate::vault::DEFAULT_MEMORY_FOLDER)
+        .trim_matches('/');
+    VaultPath::parse(folder)
+        .map(Some)
+        .map_err(|error| ConfigError::Setting {
+            key: "memory.folder",
+            message: format!(
+                "{folder:?} is not a vault folder ({error}); give a vault-relative folder such as \"About Me\""
+            ),
+        })
 }

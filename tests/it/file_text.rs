@@ -1,18 +1,9 @@
 //! The text of the vault's other files (text formats) in the index: found by a search, kept in
 //! step with edits, renames and deletes the index is told about, and cut to its cap.
 
-use std::path::Path;
-use std::sync::Arc;
+use quire::index::{Index, parse_query};
 
-use quire::index::{Index, IndexOptions, parse_query};
-use quire::vault::Vault;
-
-fn open(root: &Path, db: &Path) -> Index {
-    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
-    let index = Index::open(db, vault, IndexOptions::default()).expect("index");
-    index.wait_ready().expect("reconcile");
-    index
-}
+use crate::support::TestVault;
 
 fn found(index: &Index, query: &str) -> Vec<String> {
     let query = parse_query(query);
@@ -28,14 +19,15 @@ fn found(index: &Index, query: &str) -> Vec<String> {
 
 #[test]
 fn text_files_are_searchable_and_follow_changes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(root.join("Data")).expect("mkdir");
-    std::fs::write(root.join("Data/harvest.csv"), "crop,kilos\nquince,12\n").expect("write");
-    std::fs::write(root.join("log.txt"), "nothing here\n").expect("write");
-    std::fs::write(root.join("photo.png"), b"\x89PNG quince").expect("write");
-    std::fs::write(root.join("note.md"), "quince jam\n").expect("write");
-    let index = open(&root, &dir.path().join("index.db"));
+    let vault = TestVault::builder()
+        .notes(&[
+            ("Data/harvest.csv", "crop,kilos\nquince,12\n"),
+            ("log.txt", "nothing here\n"),
+            ("photo.png", "\u{89}PNG quince"),
+            ("note.md", "quince jam\n"),
+        ])
+        .open();
+    let (root, index) = (&vault.root, vault.ops.index());
 
     // Only the text file's text: not the note (searched elsewhere), not the image's bytes.
     assert_eq!(found(&index, "quince"), ["Data/harvest.csv"]);
@@ -60,31 +52,26 @@ fn text_files_are_searchable_and_follow_changes() {
     assert_eq!(found(&index, "quince"), ["Data/yield.csv"]);
 
     // What the live index holds is what a rebuild holds.
-    let rebuilt = open(&root, &dir.path().join("rebuilt.db"));
+    let rebuilt = vault.rebuilt_index();
     assert_eq!(index.dump().expect("dump"), rebuilt.dump().expect("dump"));
 }
 
 #[test]
 fn long_text_is_indexed_up_to_the_cap_and_never_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
     let mut text = "early ".repeat(20_000);
     text.push_str("lateword\n");
-    std::fs::write(root.join("big.log"), &text).expect("write");
-    let index = open(&root, &dir.path().join("index.db"));
+    let vault = TestVault::builder().note("big.log", &text).open();
+    let index = vault.ops.index();
     assert_eq!(found(&index, "early"), ["big.log"]);
     assert!(found(&index, "lateword").is_empty());
 }
 
 #[test]
 fn a_restricted_caller_never_sees_files_it_may_not_read() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(root.join("Private")).expect("mkdir");
-    std::fs::write(root.join("Private/secret.txt"), "quince\n").expect("write");
-    std::fs::write(root.join("open.txt"), "quince\n").expect("write");
-    let index = open(&root, &dir.path().join("index.db"));
+    let vault = TestVault::builder()
+        .notes(&[("Private/secret.txt", "quince\n"), ("open.txt", "quince\n")])
+        .open();
+    let index = vault.ops.index();
     let query = parse_query("quince");
     let expression = query.all.clone().unwrap_or_default();
     let page = index

@@ -6,27 +6,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::index::{Index, IndexOptions};
-use quire::ops::{Context, DeleteMemory, GetMemory, Ops, UpdateMemory};
-use quire::vault::Vault;
+use quire::ops::{Context, DeleteMemory, GetMemory, UpdateMemory};
 
-fn ops(root: &Path, db: &Path) -> Ops {
-    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
-    let index = Index::open(db, Arc::clone(&vault), IndexOptions::default()).expect("index");
-    Ops::new(vault, index)
-}
+use crate::support::TestVault;
 
-fn setup() -> (tempfile::TempDir, std::path::PathBuf, Ops) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(root.join("About Me")).expect("mkdir");
-    std::fs::write(
-        root.join("About Me/Opinions.md"),
-        "> [!info] Scope of this file\n> What the user thinks.\n\n## Food\n- 2026-01-02 — Likes quince.\n",
-    )
-    .expect("write");
-    let ops = ops(&root, &dir.path().join("index.db"));
-    (dir, root, ops)
+fn setup() -> TestVault {
+    TestVault::builder()
+        .note(
+            "About Me/Opinions.md",
+            "> [!info] Scope of this file\n> What the user thinks.\n\n## Food\n- 2026-01-02 — Likes quince.\n",
+        )
+        .open()
 }
 
 fn update(file: &str, section: &str, entry: &str, date: &str) -> UpdateMemory {
@@ -40,7 +30,8 @@ fn update(file: &str, section: &str, entry: &str, date: &str) -> UpdateMemory {
 
 #[test]
 fn entries_are_added_newest_first_and_read_back() {
-    let (_dir, root, ops) = setup();
+    let vault = setup();
+    let (root, ops) = (&vault.root, &vault.ops);
     let ctx = Context::owner();
     let written = ops
         .update_memory(
@@ -88,7 +79,8 @@ fn entries_are_added_newest_first_and_read_back() {
 
 #[test]
 fn names_cannot_leave_the_folder_or_hide() {
-    let (dir, root, ops) = setup();
+    let vault = setup();
+    let (dir, root, ops) = (vault.dir.path(), &vault.root, &vault.ops);
     let ctx = Context::owner();
     for name in ["../Escape", "Sub/File", ".hidden", "", "a\\b"] {
         let refused = ops
@@ -96,7 +88,7 @@ fn names_cannot_leave_the_folder_or_hide() {
             .expect_err(name);
         assert_eq!(refused.code(), "path_forbidden", "{name}");
     }
-    let written: Vec<_> = walk(dir.path());
+    let written: Vec<_> = walk(dir);
     assert_eq!(written, [root.join("About Me/Opinions.md")]);
 }
 
@@ -113,7 +105,8 @@ fn walk(root: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn line_breaks_and_bad_dates_are_refused() {
-    let (_dir, _root, ops) = setup();
+    let vault = setup();
+    let ops = &vault.ops;
     let ctx = Context::owner();
     for request in [
         update("Opinions", "Food\n## Evil", "x", "2026-01-01"),
@@ -135,7 +128,8 @@ fn line_breaks_and_bad_dates_are_refused() {
 
 #[test]
 fn ambiguous_deletes_and_big_shrinks_are_refused() {
-    let (_dir, root, ops) = setup();
+    let vault = setup();
+    let (root, ops) = (&vault.root, &vault.ops);
     let ctx = Context::owner();
     std::fs::write(
         root.join("About Me/Twice.md"),
@@ -174,8 +168,9 @@ fn ambiguous_deletes_and_big_shrinks_are_refused() {
 
 #[test]
 fn concurrent_appends_to_one_file_all_land() {
-    let (_dir, root, ops) = setup();
-    let ops = Arc::new(ops);
+    let vault = setup();
+    let root = vault.root.clone();
+    let ops = Arc::new(vault.ops);
     let threads: Vec<_> = (0..16)
         .map(|n| {
             let ops = Arc::clone(&ops);
@@ -198,7 +193,8 @@ fn concurrent_appends_to_one_file_all_land() {
 
 #[test]
 fn identities_obey_their_rules() {
-    let (_dir, _root, ops) = setup();
+    let vault = setup();
+    let ops = &vault.ops;
     let mut identities = BTreeMap::new();
     identities.insert(
         "reader".to_string(),
@@ -235,7 +231,8 @@ fn identities_obey_their_rules() {
 
 #[test]
 fn recall_finds_entries_by_their_words_section_and_file_oldest_first() {
-    let (_dir, root, ops) = setup();
+    let vault = setup();
+    let (root, ops) = (&vault.root, &vault.ops);
     let ctx = Context::owner();
     for (file, section, entry, date) in [
         (
@@ -316,11 +313,9 @@ fn recall_finds_entries_by_their_words_section_and_file_oldest_first() {
 
 #[test]
 fn the_bootstrap_waits_for_the_first_sync_and_never_touches_an_existing_folder() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    std::fs::create_dir_all(&root).expect("mkdir");
-    let ops = ops(&root, &dir.path().join("index.db"));
-    let marker = dir.path().join("first-sync-done");
+    let vault = TestVault::builder().open();
+    let (root, ops) = (&vault.root, &vault.ops);
+    let marker = vault.dir.path().join("first-sync-done");
     // A vault whose first sync has not completed gets nothing: the user's files may be arriving.
     assert_eq!(
         ops.bootstrap_memory(false, Some(&marker))

@@ -2,38 +2,24 @@
 //! file system rather than the index, with counts, paging, subfolders and the caller's rules.
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Arc;
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::index::{Index, IndexOptions};
-use quire::ops::{Context, ListFiles, Ops, PathKind, StatPath};
-use quire::vault::Vault;
+use quire::ops::{Context, ListFiles, PathKind, StatPath};
 
-fn ops(root: &Path, db: &Path) -> Ops {
-    let vault = Arc::new(Vault::open(root, 1 << 20).expect("vault"));
-    let index = Index::open(db, Arc::clone(&vault), IndexOptions::default()).expect("index");
-    Ops::new(vault, index)
-}
+use crate::support::TestVault;
 
-fn write(root: &Path, path: &str, bytes: &[u8]) {
-    let full = root.join(path);
-    std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
-    std::fs::write(full, bytes).expect("write");
-}
-
-fn vault() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().join("vault");
-    write(&root, "Home.md", b"# Home\n");
-    write(&root, "Attachments/Photo.JPG", b"jpeg");
-    write(&root, "Attachments/scan.pdf", b"%PDF-1.4");
-    write(&root, "Attachments/Deep/diagram.png", b"png");
-    write(&root, "Boards/plan.canvas", b"{}");
-    write(&root, "Private/keys.txt", b"secret");
-    write(&root, ".obsidian/app.json", b"{}");
-    std::fs::create_dir_all(root.join("Empty")).expect("mkdir");
-    (dir, root)
+fn vault() -> TestVault {
+    let builder = TestVault::builder().notes(&[
+        ("Home.md", "# Home\n"),
+        ("Attachments/Photo.JPG", "jpeg"),
+        ("Attachments/scan.pdf", "%PDF-1.4"),
+        ("Attachments/Deep/diagram.png", "png"),
+        ("Boards/plan.canvas", "{}"),
+        ("Private/keys.txt", "secret"),
+        (".obsidian/app.json", "{}"),
+    ]);
+    std::fs::create_dir_all(builder.root().join("Empty")).expect("mkdir");
+    builder.open()
 }
 
 fn paths(list: &quire::ops::FileList) -> Vec<&str> {
@@ -62,8 +48,8 @@ fn reader() -> (Policy, Context) {
 
 #[test]
 fn a_recursive_listing_has_every_visible_file_with_counts() {
-    let (dir, root) = vault();
-    let ops = ops(&root, &dir.path().join("index.db"));
+    let vault = vault();
+    let ops = &vault.ops;
     let ctx = Context::owner();
     let all = ops
         .list_files(
@@ -129,8 +115,8 @@ fn a_recursive_listing_has_every_visible_file_with_counts() {
 
 #[test]
 fn a_flat_listing_names_the_subfolders() {
-    let (dir, root) = vault();
-    let ops = ops(&root, &dir.path().join("index.db"));
+    let vault = vault();
+    let ops = &vault.ops;
     let list = ops
         .list_files(
             &Context::owner(),
@@ -162,8 +148,8 @@ fn a_flat_listing_names_the_subfolders() {
 
 #[test]
 fn a_restricted_caller_sees_nothing_of_what_it_may_not_read() {
-    let (dir, root) = vault();
-    let ops = ops(&root, &dir.path().join("index.db"));
+    let vault = vault();
+    let ops = &vault.ops;
     let (policy, ctx) = reader();
     ops.set_policy(policy);
     let all = ops
@@ -228,8 +214,8 @@ fn a_restricted_caller_sees_nothing_of_what_it_may_not_read() {
 
 #[test]
 fn stat_tells_notes_files_and_folders_apart() {
-    let (dir, root) = vault();
-    let ops = ops(&root, &dir.path().join("index.db"));
+    let vault = vault();
+    let ops = &vault.ops;
     let ctx = Context::owner();
     let stat = |path: &str| {
         ops.stat_path(&ctx, StatPath { path: path.into() })
