@@ -30,9 +30,9 @@ fn text_files_are_searchable_and_follow_changes() {
     let (root, index) = (&vault.root, vault.ops.index());
 
     // Only the text file's text: not the note (searched elsewhere), not the image's bytes.
-    assert_eq!(found(&index, "quince"), ["Data/harvest.csv"]);
+    assert_eq!(found(index, "quince"), ["Data/harvest.csv"]);
     // The file name is searchable too.
-    assert_eq!(found(&index, "harvest"), ["Data/harvest.csv"]);
+    assert_eq!(found(index, "harvest"), ["Data/harvest.csv"]);
 
     std::fs::write(root.join("log.txt"), "quince season started\n").expect("write");
     std::fs::rename(root.join("Data/harvest.csv"), root.join("Data/yield.csv")).expect("rename");
@@ -43,13 +43,13 @@ fn text_files_are_searchable_and_follow_changes() {
             "Data/yield.csv".into(),
         ])
         .expect("refresh");
-    let mut hits = found(&index, "quince");
+    let mut hits = found(index, "quince");
     hits.sort();
     assert_eq!(hits, ["Data/yield.csv", "log.txt"]);
 
     std::fs::remove_file(root.join("log.txt")).expect("remove");
     index.refresh(vec!["log.txt".into()]).expect("refresh");
-    assert_eq!(found(&index, "quince"), ["Data/yield.csv"]);
+    assert_eq!(found(index, "quince"), ["Data/yield.csv"]);
 
     // What the live index holds is what a rebuild holds.
     let rebuilt = vault.rebuilt_index();
@@ -62,8 +62,8 @@ fn long_text_is_indexed_up_to_the_cap_and_never_refused() {
     text.push_str("lateword\n");
     let vault = TestVault::builder().note("big.log", &text).open();
     let index = vault.ops.index();
-    assert_eq!(found(&index, "early"), ["big.log"]);
-    assert!(found(&index, "lateword").is_empty());
+    assert_eq!(found(index, "early"), ["big.log"]);
+    assert!(found(index, "lateword").is_empty());
 }
 
 #[test]
