@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod embed;
+pub mod files;
 pub mod health;
 pub mod http;
 pub mod index;

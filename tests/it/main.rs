@@ -5,6 +5,7 @@ mod config;
 mod daily_notes;
 mod edit_notes;
 mod file_text;
+mod files_image;
 mod http;
 mod index_consistency;
 mod link_oracle;
