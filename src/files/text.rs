@@ -48,12 +48,13 @@ pub struct WindowRange {
 impl WindowRange {
     /// The one-line header that precedes a window, e.g.
     /// `Lines 1-50 of 143; next start_line: 51.` or `Lines 140-143 of 143; end of file.`
+    /// (`No lines: the text is empty.` for an empty text)
     pub fn header(&self) -> String {
-        let range = if self.end_line < self.start_line {
-            format!("No lines (start_line {})", self.start_line)
-        } else {
-            format!("Lines {}-{}", self.start_line, self.end_line)
-        };
+        // Only an empty text has an empty window: any other start past the end is refused.
+        if self.end_line < self.start_line {
+            return "No lines: the text is empty.".to_owned();
+        }
+        let range = format!("Lines {}-{}", self.start_line, self.end_line);
         match self.next_start_line {
             Some(next) => format!("{range} of {}; next start_line: {next}.", self.total_lines),
             None => format!("{range} of {}; end of file.", self.total_lines),

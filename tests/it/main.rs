@@ -6,6 +6,7 @@ mod daily_notes;
 mod edit_notes;
 mod file_text;
 mod files_image;
+mod files_text;
 mod http;
 mod index_consistency;
 mod link_oracle;
