@@ -4,6 +4,7 @@
 //! never panic on any input, because every note in a vault is untrusted text.
 
 mod blocks;
+pub mod canvas;
 pub mod chunks;
 pub mod edit;
 pub mod frontmatter;
@@ -19,7 +20,7 @@ pub mod template;
 
 #[cfg(test)]
 mod tests {
-    use super::{frontmatter, headings, links, tags, tasks};
+    use super::{canvas, frontmatter, headings, links, tags, tasks};
     use proptest::prelude::*;
     use serde_json::{Map, Value};
 
@@ -131,6 +132,7 @@ mod tests {
                 prop_assert_eq!(&text[link.start..link.end], link.original.as_str());
             }
             let _ = links::canvas_links(&text);
+            let _ = canvas::render_canvas(&text);
             for tag in tags::note_tags(&text) {
                 prop_assert!(tags::is_valid_tag_name(&tag));
             }

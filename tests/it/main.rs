@@ -5,6 +5,7 @@ mod config;
 mod daily_notes;
 mod edit_notes;
 mod file_text;
+mod files_canvas;
 mod files_image;
 mod files_text;
 mod http;
