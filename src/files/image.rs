@@ -10,7 +10,8 @@
 //! 3. An image that already fits (within the budget, long edge at most [`MAX_LONG_EDGE`], upright) is
 //!    sent byte for byte as it is.
 //! 4. Otherwise: long edge at most [`MAX_LONG_EDGE`], then a fixed quality ladder (JPEG for opaque
-//!    images; PNG, which keeps alpha, for images with real transparency), then shrinking by
+//!    images, where an encoding over twice the budget skips to the lowest quality; PNG, which keeps
+//!    alpha, for images with real transparency), then shrinking by
 //!    √(budget/size) while the encoding is still too big, never below [`MIN_LONG_EDGE`]. Every step
 //!    count is bounded and nothing depends on the clock, so the same input always gives the same
 //!    output.
@@ -56,6 +57,9 @@ const OPAQUE_LADDER: [Rung; 5] = [
 /// Transparent images have one lossless PNG rung: PNG has no quality knob (and the `image` crate
 /// encodes WebP only losslessly), so shrinking carries the budget.
 const ALPHA_LADDER: [Rung; 1] = [Rung::Png];
+
+/// An encoding more than this many times the budget skips the ladder's middle rungs.
+const LADDER_REACH: usize = 2;
 
 /// At most this many shrink steps follow the ladder; with the safety margin one or two suffice.
 const MAX_SHRINK_STEPS: usize = 8;
@@ -246,9 +250,8 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
         ));
     }
 
-    let mut image =
+    let image =
         DynamicImage::from_decoder(decoder).map_err(|error| map_decode_error(error, options))?;
-    image.apply_orientation(orientation);
     let has_alpha = has_real_alpha(&image);
     let mut steps: Vec<String> = Vec::new();
     if orientation != Orientation::NoTransforms {
@@ -257,15 +260,17 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
             orientation.to_exif()
         ));
     }
-    let base = if image.width().max(image.height()) > MAX_LONG_EDGE {
+    // The bound is on the long edge, which turning does not change, so the image is resized
+    // first: turning a 12-megapixel photo costs several times more than turning its resized copy.
+    let mut base = if long_edge > MAX_LONG_EDGE {
         // `thumbnail` averages whole source areas: fast on a 12-megapixel photo and free of the
         // aliasing a point sample would leave.
-        let resized = image.thumbnail(MAX_LONG_EDGE, MAX_LONG_EDGE);
         steps.push(format!("long edge resized to {MAX_LONG_EDGE} px"));
-        resized
+        image.thumbnail(MAX_LONG_EDGE, MAX_LONG_EDGE)
     } else {
         image
     };
+    base.apply_orientation(orientation);
     let base = normalise_pixels(base, has_alpha);
 
     let ladder: &[Rung] = if has_alpha {
@@ -280,7 +285,8 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
             format: OutputFormat::Png,
         },
     );
-    for &rung in ladder {
+    let mut index = 0;
+    while let Some(&rung) = ladder.get(index) {
         let encoded = encode(&base, rung)?;
         if encoded.bytes.len() <= options.budget_bytes {
             return Ok(facts.finish_encoded(
@@ -290,6 +296,16 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
                 &steps,
             ));
         }
+        // The whole ladder takes a photo's JPEG to about half its size; an encoding more than
+        // `LADDER_REACH` times the budget cannot fit on a middle rung, so the walk goes straight
+        // to the floor instead of spending an encode on each.
+        let hopeless = encoded.bytes.len() > options.budget_bytes.saturating_mul(LADDER_REACH);
+        let floor_index = ladder.len() - 1;
+        index = if hopeless && index < floor_index {
+            floor_index
+        } else {
+            index + 1
+        };
         floor = (rung, encoded);
     }
 
