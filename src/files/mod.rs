@@ -5,6 +5,7 @@
 //! in `markdown::canvas`, beside the other Obsidian formats.
 
 pub mod image;
+pub mod pdf;
 pub mod text;
 
 /// What `vault_read_file` does with a file, decided by its extension (ignoring case).

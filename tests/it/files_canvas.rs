@@ -15,17 +15,11 @@ fn check(json: &str, expected: &str) {
     );
 }
 
-fn shared() -> PathBuf {
-    std::env::var_os("QUIRE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
 #[test]
 fn the_spec_sample_renders_as_the_hand_checked_golden_file() {
-    let path = shared().join("oracles/jsoncanvas/sample.canvas");
+    let path = crate::support::shared_dir().join("oracles/jsoncanvas/sample.canvas");
     let Ok(json) = std::fs::read_to_string(&path) else {
-        crate::skip_without_shared("the JSON Canvas sample", &path);
+        crate::support::skip_without_oracle("the JSON Canvas sample", &path);
         return;
     };
     let golden =

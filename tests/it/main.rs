@@ -8,6 +8,7 @@ mod file_text;
 mod files_canvas;
 mod files_image;
 mod files_text;
+mod files_pdf;
 mod http;
 mod index_consistency;
 mod link_oracle;
