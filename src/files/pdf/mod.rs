@@ -1,6 +1,5 @@
-//! PDF files as an agent reads them: markdown rebuilt from the text layer (pure Rust, nothing to
-//! install), and pages rendered to pixels through pdfium when that library is installed
-//! (`render`).
+//! PDF files as an agent reads them: markdown rebuilt from the text layer, in pure Rust with
+//! nothing to install. (Rendering pages to pixels, which needs a native library, is not here yet.)
 //!
 //! The text reader walks each page's content stream itself (on `lopdf`'s parser), so it knows
 //! every glyph's position, size and font: sizes above the body size become headings, monospace
@@ -14,7 +13,6 @@
 mod fonts;
 mod layout;
 mod standard_widths;
-// pub mod render;
 
 use std::collections::HashMap;
 use std::rc::Rc;
