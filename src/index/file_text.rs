@@ -1,34 +1,58 @@
-//! The searchable text of the vault's files that are not notes: text formats as they are, and
-//! (once their readers exist) canvases and PDFs as the text an agent would read.
+//! The searchable text of the vault's files that are not notes: text formats as they are,
+//! canvases and PDFs as the text `vault_read_file` gives an agent.
 //!
 //! Text is cut to `MAX_INDEXED_BYTES` before it reaches FTS5: a 40 MB log must not stall the
 //! writer or bloat the index, and a search only needs to find the file, not every line of it.
 
+use crate::files::FileKind;
+use crate::files::pdf::{self, PdfLimits};
+use crate::markdown::canvas;
+
+/// Files larger than this are listed but their text is not read for the index (a 2 GB log or a
+/// scanned book would stall the writer for no search worth having).
+pub const MAX_SOURCE_BYTES: u64 = 50 * 1024 * 1024;
+
 /// The most text indexed per file; the rest is dropped at a character boundary.
 pub const MAX_INDEXED_BYTES: usize = 100 * 1024;
 
-/// Extensions whose bytes are indexed as they are (when they are UTF-8).
-const TEXT_EXTENSIONS: &[&str] = &[
-    "txt", "csv", "json", "xml", "svg", "log", "yaml", "yml", "base",
-];
-
 /// Whether a file with this (lower-case) extension has text worth indexing.
 pub fn is_indexed(extension: &str) -> bool {
-    TEXT_EXTENSIONS.contains(&extension)
+    matches!(
+        FileKind::of_extension(extension),
+        FileKind::Text | FileKind::Canvas | FileKind::Pdf
+    )
 }
 
-/// The text to index for a file with this (lower-case) extension, or `None` when it has none
-/// (not a text kind, not UTF-8, or empty).
+/// The text to index for a file with this (lower-case) extension, or `None` when it has none:
+/// text formats as they are (when UTF-8), a canvas as its markdown rendering, a PDF as its text
+/// layer. Scanned PDFs and files that do not parse have none; that is not an error here.
 pub fn extract(extension: &str, bytes: &[u8]) -> Option<String> {
-    if !TEXT_EXTENSIONS.contains(&extension) {
-        return None;
-    }
-    let text = std::str::from_utf8(bytes).ok()?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = match FileKind::of_extension(extension) {
+        FileKind::Text => {
+            let text = std::str::from_utf8(bytes).ok()?;
+            text.strip_prefix('\u{feff}').unwrap_or(text).to_owned()
+        }
+        FileKind::Canvas => {
+            let json = std::str::from_utf8(bytes).ok()?;
+            canvas::render_canvas(json).ok()?.markdown
+        }
+        FileKind::Pdf => {
+            let limits = PdfLimits {
+                max_output_bytes: MAX_INDEXED_BYTES,
+                ..PdfLimits::STANDARD
+            };
+            let read = pdf::pdf_to_markdown(bytes, &limits).ok()?;
+            if !read.has_text {
+                return None;
+            }
+            read.markdown
+        }
+        _ => return None,
+    };
     if text.trim().is_empty() {
         return None;
     }
-    Some(truncate(text, MAX_INDEXED_BYTES).to_owned())
+    Some(truncate(&text, MAX_INDEXED_BYTES).to_owned())
 }
 
 /// `text` cut to at most `limit` bytes, at a character boundary.

@@ -621,7 +621,7 @@ fn upsert_file(
     delete_links(transaction, path.as_str())?;
     let extension = path.extension().unwrap_or_default().to_ascii_lowercase();
     let canvas = extension == "canvas";
-    if !(canvas || file_text::is_indexed(&extension)) || size > vault.max_file_bytes() {
+    if !(canvas || file_text::is_indexed(&extension)) || size > file_text::MAX_SOURCE_BYTES {
         return Ok(());
     }
     // A file that vanished or cannot be read between the scan and here is recorded without
@@ -629,7 +629,7 @@ fn upsert_file(
     let Some(bytes) = vault::read_regular(fs_path).ok().flatten() else {
         return Ok(());
     };
-    if canvas {
+    if canvas && size <= vault.max_file_bytes() {
         let text = String::from_utf8_lossy(&bytes);
         insert_links(transaction, path.as_str(), &links::canvas_links(&text))?;
     }

@@ -84,3 +84,27 @@ fn a_restricted_caller_never_sees_files_it_may_not_read() {
         "no further page may hint at the hidden file"
     );
 }
+
+#[test]
+fn canvases_and_pdfs_are_searchable_by_their_text() {
+    let canvas = r#"{"nodes":[{"id":"a","type":"text","text":"Plant the quince trees","x":0,"y":0,"width":100,"height":50}],"edges":[]}"#;
+    let pdf = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pdf/generated-known.pdf"),
+    )
+    .expect("the generated PDF");
+    let builder = TestVault::builder().note("Boards/orchard.canvas", canvas);
+    std::fs::write(builder.root().join("paper.pdf"), &pdf).expect("write");
+    let vault = builder.open();
+    let index = vault.ops.index();
+    assert_eq!(found(index, "quince trees"), ["Boards/orchard.canvas"]);
+    // The generated PDF's known text (tests/data/pdf/generate.py).
+    let pdf_text =
+        quire::files::pdf::pdf_to_markdown(&pdf, &quire::files::pdf::PdfLimits::STANDARD)
+            .expect("pdf");
+    let word = pdf_text
+        .markdown
+        .split_whitespace()
+        .find(|word| word.len() > 8 && word.chars().all(char::is_alphabetic))
+        .expect("a long word in the PDF");
+    assert_eq!(found(index, word), ["paper.pdf"]);
+}
