@@ -11,7 +11,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Row, params_from_iter};
 
 use super::query_text::MatchQuery;
-use super::writer::subtree_range;
+use super::schema::subtree_range;
 
 /// One note as lists show it.
 #[derive(Debug, Clone, PartialEq)]

@@ -252,3 +252,9 @@ fn remove_database(db_path: &Path) {
         }
     }
 }
+
+/// The exclusive bounds of the paths below `folder`: `folder/` < path < `folder0` (`0` follows
+/// `/` in every collation SQLite's BINARY compare uses), which an index range scan can serve.
+pub(super) fn subtree_range(folder: &str) -> (String, String) {
+    (format!("{folder}/"), format!("{folder}0"))
+}

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 
-use super::writer::subtree_range;
+use super::schema::subtree_range;
 use crate::markdown::tasks::{TaskDate, TaskFormat, TaskSite, parse_line_fields};
 
 /// One checkbox list item of a note.

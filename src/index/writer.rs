@@ -16,6 +16,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::document::{self, ParsedNote};
 use super::file_text;
+use super::schema::subtree_range;
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
 use crate::markdown::links::{self, Link, LinkForm};
@@ -1042,12 +1043,6 @@ fn remove_subtree(transaction: &Transaction<'_>, path: &str) -> Result<(), Index
         remove_exact(transaction, &path)?;
     }
     Ok(())
-}
-
-/// The exclusive bounds of the paths below `folder`: `folder/` < path < `folder0` (`0` follows
-/// `/` in every collation SQLite's BINARY compare uses), which an index range scan can serve.
-pub(super) fn subtree_range(folder: &str) -> (String, String) {
-    (format!("{folder}/"), format!("{folder}0"))
 }
 
 pub(super) fn is_note(path: &VaultPath) -> bool {
