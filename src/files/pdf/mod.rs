@@ -1,5 +1,6 @@
 //! PDF files as an agent reads them: markdown rebuilt from the text layer, in pure Rust with
-//! nothing to install. (Rendering pages to pixels, which needs a native library, is not here yet.)
+//! nothing to install; and, for `raw: true`, pages rendered to pixels (`render`) by pdfium, a
+//! native library loaded at run time from where `pdfium::locate` finds it.
 //!
 //! The text reader walks each page's content stream itself (on `lopdf`'s parser), so it knows
 //! every glyph's position, size and font: sizes above the body size become headings, monospace
@@ -12,6 +13,8 @@
 
 mod fonts;
 mod layout;
+pub mod pdfium;
+pub mod render;
 mod standard_widths;
 
 use std::collections::HashMap;
@@ -22,6 +25,7 @@ use lopdf::{Dictionary, Document, Object, ObjectId};
 use fonts::FontInfo;
 pub use layout::PdfLink;
 use layout::{Header, Line, Run};
+pub use render::{RenderOptions, RenderedPage, render_pages};
 
 /// Bounds on the work one PDF may cause.
 #[derive(Debug, Clone)]
