@@ -302,3 +302,271 @@ fn limits_stop_the_reading_and_say_so() {
     let text = pdf_to_markdown(&bytes, &limits).expect("reads");
     assert!(text.pages_read < 14 && text.truncated.is_some());
 }
+
+/// Rendering pages with the real pdfium library (`quire::files::pdf::render`).
+///
+/// The library comes from `QUIRE_TEST_PDFIUM` (a `libpdfium.so`, from the pypdfium2 wheel that
+/// `tests/run` downloads) and the wheel itself from `QUIRE_TEST_PDFIUM_WHEEL`. Without them these
+/// tests print `SKIP:` and pass, unless `QUIRE_REQUIRE_PDFIUM=1` (set by `tests/run`) makes a
+/// missing library a failure.
+mod rendering {
+    use std::path::{Path, PathBuf};
+
+    use quire::files::pdf::pdfium::{self, Sources};
+    use quire::files::pdf::render::{library_missing, loaded_library, pixel_size};
+    use quire::files::pdf::{RenderOptions, RenderedPage, render_pages};
+
+    use super::data;
+
+    fn required(variable: &str, what: &str) -> Option<PathBuf> {
+        match std::env::var_os(variable).filter(|value| !value.is_empty()) {
+            Some(path) => Some(PathBuf::from(path)),
+            None if std::env::var("QUIRE_REQUIRE_PDFIUM").as_deref() == Ok("1") => {
+                panic!("QUIRE_REQUIRE_PDFIUM=1 but {variable} ({what}) is not set")
+            }
+            None => {
+                eprintln!("SKIP: {variable} is not set ({what})");
+                None
+            }
+        }
+    }
+
+    fn library() -> Option<PathBuf> {
+        required("QUIRE_TEST_PDFIUM", "the path to libpdfium.so")
+    }
+
+    fn render(library: &Path, name: &str, pages: &[usize]) -> Vec<RenderedPage> {
+        render_pages(&data(name), pages, library, &RenderOptions::STANDARD)
+            .unwrap_or_else(|error| panic!("{name}: {} {error}", error.code()))
+    }
+
+    fn dark(page: &RenderedPage, x: u32, y: u32) -> bool {
+        let at = ((y * page.width + x) * 4) as usize;
+        let pixel = &page.rgba[at..at + 4];
+        u32::from(pixel[0]) + u32::from(pixel[1]) + u32::from(pixel[2]) < 3 * 100
+    }
+
+    /// Dark pixels in the rectangle `[x0, x1) x [y0, y1)`.
+    fn dark_in(page: &RenderedPage, (x0, y0): (u32, u32), (x1, y1): (u32, u32)) -> usize {
+        (y0..y1.min(page.height))
+            .flat_map(|y| (x0..x1.min(page.width)).map(move |x| (x, y)))
+            .filter(|&(x, y)| dark(page, x, y))
+            .count()
+    }
+
+    #[test]
+    fn page_one_is_drawn_at_twice_its_size_in_points_with_the_heading_where_it_is_set() {
+        let Some(library) = library() else { return };
+        let pages = render(&library, "generated-known.pdf", &[1]);
+        let page = &pages[0];
+        // A4 is 595.28 x 841.89 points.
+        assert_eq!((page.page, page.width, page.height), (1, 1191, 1684));
+        assert_eq!(page.scale, 2.0);
+        assert_eq!(page.rgba.len(), 1191 * 1684 * 4);
+        assert!(
+            page.rgba.chunks_exact(4).all(|pixel| pixel[3] == 255),
+            "pages are opaque"
+        );
+        // generate.py sets "Getting Started" in 24 pt bold at fpdf's 10 mm margins: about
+        // x 57-420, y 57-140 at 2x. The margins above and left of it stay white.
+        let heading = dark_in(page, (57, 50), (430, 140));
+        assert!(heading > 2_000, "only {heading} dark pixels in the heading");
+        assert_eq!(
+            dark_in(page, (0, 0), (1191, 50)),
+            0,
+            "the top margin has ink"
+        );
+        assert_eq!(
+            dark_in(page, (0, 0), (50, 1684)),
+            0,
+            "the left margin has ink"
+        );
+        // Mostly paper: text covers a small part of a page.
+        let total = dark_in(page, (0, 0), (1191, 1684));
+        assert!(
+            total < 1191 * 1684 / 10,
+            "{total} dark pixels: the page is not mostly white"
+        );
+    }
+
+    #[test]
+    fn pages_come_back_in_the_order_asked_and_differ() {
+        let Some(library) = library() else { return };
+        let pages = render(&library, "generated-known.pdf", &[2, 1]);
+        assert_eq!(pages.iter().map(|p| p.page).collect::<Vec<_>>(), [2, 1]);
+        assert_ne!(pages[0].rgba, pages[1].rgba);
+        assert!(dark_in(&pages[0], (0, 0), (pages[0].width, pages[0].height)) > 500);
+    }
+
+    #[test]
+    fn a_scan_without_text_still_renders() {
+        let Some(library) = library() else { return };
+        // A 16x16 image filling a 3.84-point page: 8x8 pixels at 2x, not plain paper.
+        let page = &render(&library, "image-only.pdf", &[1])[0];
+        assert_eq!((page.width, page.height), (8, 8));
+        let white = page
+            .rgba
+            .chunks_exact(4)
+            .filter(|pixel| *pixel == [255, 255, 255, 255])
+            .count();
+        assert!(
+            white < 64 / 2,
+            "{white} of 64 pixels are white: the image was not drawn"
+        );
+        let distinct: std::collections::HashSet<&[u8]> = page.rgba.chunks_exact(4).collect();
+        assert!(distinct.len() > 1, "one colour: the image was not drawn");
+    }
+
+    #[test]
+    fn the_pixel_cap_scales_a_page_down_keeping_its_shape() {
+        let Some(library) = library() else { return };
+        let options = RenderOptions {
+            scale: 2.0,
+            max_pixels: 100_000,
+        };
+        let pages = render_pages(&data("generated-known.pdf"), &[1], &library, &options)
+            .unwrap_or_else(|error| panic!("{} {error}", error.code()));
+        let page = &pages[0];
+        assert!(u64::from(page.width) * u64::from(page.height) <= 100_000);
+        assert_eq!(
+            (page.width, page.height, page.scale),
+            pixel_size(595.28, 841.89, &options).unwrap()
+        );
+        // 266 x 376 would round past the cap, so both edges are floored.
+        assert_eq!((page.width, page.height), (265, 376));
+        assert!(page.scale < 0.5);
+    }
+
+    #[test]
+    fn bad_pages_and_bad_files_give_their_codes() {
+        let Some(library) = library() else { return };
+        let known = data("generated-known.pdf");
+        for pages in [&[3][..], &[1, 0], &[usize::MAX]] {
+            let error = render_pages(&known, pages, &library, &RenderOptions::STANDARD)
+                .expect_err("out of range");
+            assert_eq!(error.code(), "pdf_page_out_of_range", "{pages:?}: {error}");
+            assert!(error.to_string().contains("2 page(s)"), "{error}");
+        }
+        let code = |name: &str| {
+            render_pages(&data(name), &[1], &library, &RenderOptions::STANDARD)
+                .map(|_| "rendered")
+                .unwrap_or_else(|error| error.code())
+        };
+        assert_eq!(code("encrypted-user-password.pdf"), "pdf_encrypted");
+        assert_eq!(code("encrypted-empty-password.pdf"), "rendered");
+        assert_eq!(code("damaged-pdf-parse.pdf"), "pdf_damaged");
+        let error = render_pages(b"not a pdf", &[1], &library, &RenderOptions::STANDARD)
+            .expect_err("garbage");
+        assert_eq!(error.code(), "pdf_damaged");
+    }
+
+    #[test]
+    fn threads_rendering_at_once_are_serialised_and_all_succeed() {
+        let Some(library) = library() else { return };
+        let bytes = data("tracemonkey.pdf");
+        let results: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..=4)
+                .map(|page| {
+                    let (bytes, library) = (&bytes, &library);
+                    scope.spawn(move || {
+                        render_pages(bytes, &[page], library, &RenderOptions::STANDARD)
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|worker| worker.join().expect("no panic"))
+                .collect()
+        });
+        for (index, result) in results.into_iter().enumerate() {
+            let pages = result.unwrap_or_else(|error| panic!("{} {error}", error.code()));
+            assert_eq!(pages[0].page, index + 1);
+            assert!(dark_in(&pages[0], (0, 0), (pages[0].width, pages[0].height)) > 1_000);
+        }
+    }
+
+    #[test]
+    fn without_the_library_rendering_is_unsupported_and_says_how_to_install_it() {
+        // Needs no library: this is what a machine without pdfium answers.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sources = Sources {
+            configured: None,
+            env: None,
+            data_dir: Some(dir.path().to_path_buf()),
+        };
+        let why = pdfium::locate(&sources).expect_err("nothing installed");
+        let error = library_missing(&why);
+        assert_eq!(error.code(), "unsupported");
+        let message = error.to_string();
+        assert!(message.contains("quire pdfium install"), "{message}");
+        assert!(message.contains("QUIRE_PDFIUM_LIBRARY"), "{message}");
+        assert!(
+            message.contains(&dir.path().display().to_string()),
+            "{message}"
+        );
+
+        let absent = dir.path().join("pdfium/libpdfium.so");
+        let error = render_pages(
+            &data("generated-known.pdf"),
+            &[1],
+            &absent,
+            &RenderOptions::STANDARD,
+        )
+        .expect_err("no library");
+        assert_eq!(error.code(), "unsupported");
+        assert!(
+            error.to_string().contains("quire pdfium install"),
+            "{error}"
+        );
+
+        // A file that is not a library is refused the same way, not a crash. The library is
+        // loaded once per process, so this only means something before another test in the same
+        // process (under `cargo test`; nextest runs each test alone) loaded the real one.
+        if let Some(loaded) = loaded_library() {
+            eprintln!(
+                "SKIP (part): {} is already loaded in this process",
+                loaded.display()
+            );
+            return;
+        }
+        let fake = dir.path().join("libpdfium.so");
+        std::fs::write(&fake, b"not a shared object").expect("write");
+        let error = render_pages(
+            &data("generated-known.pdf"),
+            &[1],
+            &fake,
+            &RenderOptions::STANDARD,
+        )
+        .expect_err("not a library");
+        assert_eq!(error.code(), "unsupported");
+        assert!(
+            error.to_string().contains("quire pdfium install"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_library_installed_from_the_wheel_is_found_and_renders() {
+        let Some(wheel) = required("QUIRE_TEST_PDFIUM_WHEEL", "the pypdfium2 wheel") else {
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let report = pdfium::install(&wheel, dir.path())
+            .unwrap_or_else(|error| panic!("{} {error}", error.code()));
+        assert_eq!(report.library, dir.path().join("pdfium/libpdfium.so"));
+        assert!(
+            report.lines[0].contains("sha256 matches PyPI's"),
+            "{:?}",
+            report.lines
+        );
+        let found = pdfium::locate(&Sources {
+            configured: None,
+            env: None,
+            data_dir: Some(dir.path().to_path_buf()),
+        })
+        .expect("installed");
+        assert_eq!(found.value, report.library);
+        let pages = render(&found.value, "generated-known.pdf", &[1]);
+        assert!(dark_in(&pages[0], (57, 50), (430, 140)) > 2_000);
+    }
+}

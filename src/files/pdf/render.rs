@@ -137,6 +137,15 @@ fn load_error(error: &PdfiumError) -> String {
     }
 }
 
+/// The library this process has loaded, if any (for `quire doctor` and the server's status).
+pub fn loaded_library() -> Option<PathBuf> {
+    PDFIUM
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .map(|loaded| loaded.path.clone())
+}
+
 /// Loads the library at `library` (if none is loaded yet) without rendering anything, for
 /// `quire doctor`; the error is what rendering would answer.
 pub fn check_library(library: &Path) -> Result<(), PdfError> {
