@@ -570,3 +570,50 @@ mod rendering {
         assert!(dark_in(&pages[0], (57, 50), (430, 140)) > 2_000);
     }
 }
+
+/// `quire pdfium install` without a wheel: the pinned wheel for this machine, checked by sha256.
+mod pinned_wheel {
+    use std::path::PathBuf;
+
+    use quire::files::pdf::pdfium;
+
+    #[test]
+    fn a_downloaded_wheel_with_the_pinned_checksum_is_reused_not_fetched_again() {
+        let Some(wheel) = std::env::var_os("QUIRE_TEST_PDFIUM_WHEEL").map(PathBuf::from) else {
+            if std::env::var("QUIRE_REQUIRE_PDFIUM").as_deref() == Ok("1") {
+                panic!("QUIRE_REQUIRE_PDFIUM=1 but QUIRE_TEST_PDFIUM_WHEEL is not set");
+            }
+            eprintln!("SKIP: QUIRE_TEST_PDFIUM_WHEEL is not set (the pypdfium2 wheel)");
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let wheels = dir.path().join("wheels");
+        std::fs::create_dir_all(&wheels).expect("mkdir");
+        let name = wheel.file_name().expect("a file name");
+        std::fs::copy(&wheel, wheels.join(name)).expect("copy");
+        let report = pdfium::download_and_install(&dir.path().join("data"), &wheels)
+            .unwrap_or_else(|error| panic!("{} {error}", error.code()));
+        assert!(report.lines[0].starts_with("reused"), "{:?}", report.lines);
+        assert!(report.library.is_file());
+    }
+
+    /// Fetches about 4 MB from PyPI: `cargo nextest run --run-ignored only pinned_wheel`.
+    #[test]
+    #[ignore = "downloads from PyPI"]
+    fn the_pinned_wheel_downloads_and_installs() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let report = pdfium::download_and_install(&dir.path().join("data"), &dir.path().join("w"))
+            .unwrap_or_else(|error| panic!("{} {error}", error.code()));
+        assert!(
+            report.lines[0].starts_with("downloaded"),
+            "{:?}",
+            report.lines
+        );
+        assert!(
+            report.lines[1].contains("sha256 matches PyPI's"),
+            "{:?}",
+            report.lines
+        );
+        assert!(report.library.is_file());
+    }
+}
