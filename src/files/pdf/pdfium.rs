@@ -132,6 +132,26 @@ pub fn locate(sources: &Sources) -> Result<Located<PathBuf>, String> {
     }
 }
 
+/// What the landlock sandbox must leave readable so the library can be loaded after it applies
+/// (rendering loads pdfium on first use): the folder of the library `locate` finds, and the data
+/// directory's `pdfium` folder when it exists, so a library `install` renames into place later
+/// is readable too. Folders, not files, because a reinstall replaces the file.
+pub fn sandbox_paths(sources: &Sources) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Ok(found) = locate(sources)
+        && let Some(folder) = found.value.parent()
+    {
+        paths.push(folder.to_path_buf());
+    }
+    if let Some(data) = &sources.data_dir {
+        let folder = data.join("pdfium");
+        if folder.is_dir() && !paths.contains(&folder) {
+            paths.push(folder);
+        }
+    }
+    paths
+}
+
 /// Why the library could not be installed. `code()` is stable.
 #[derive(Debug, thiserror::Error)]
 pub enum PdfiumInstallError {
@@ -566,6 +586,30 @@ mod tests {
         assert!(
             why.contains("typo.so") && why.contains(LIBRARY_ENV),
             "{why}"
+        );
+    }
+
+    #[test]
+    fn the_sandbox_keeps_the_library_folders_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let mut sources = Sources {
+            configured: None,
+            env: None,
+            data_dir: Some(data.clone()),
+        };
+        assert!(sandbox_paths(&sources).is_empty());
+        std::fs::create_dir_all(data.join("pdfium")).unwrap();
+        assert_eq!(sandbox_paths(&sources), vec![data.join("pdfium")]);
+        std::fs::write(installed_path(&data), b"x").unwrap();
+        assert_eq!(sandbox_paths(&sources), vec![data.join("pdfium")]);
+        let elsewhere = dir.path().join("opt/libpdfium.so");
+        std::fs::create_dir_all(elsewhere.parent().unwrap()).unwrap();
+        std::fs::write(&elsewhere, b"x").unwrap();
+        sources.configured = Some(elsewhere);
+        assert_eq!(
+            sandbox_paths(&sources),
+            vec![dir.path().join("opt"), data.join("pdfium")]
         );
     }
 
