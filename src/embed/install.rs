@@ -20,11 +20,12 @@ pub const LIBRARY_FILE: &str = "libonnxruntime.so";
 
 /// A pinned wheel: where it is, and the sha256 PyPI publishes for it (from
 /// `https://pypi.org/simple/NAME/` as JSON, queried when the pin was made).
+/// Also how `files::pdf::pdfium` pins pdfium's wheel, so downloads have one home.
 #[derive(Debug, Clone, Copy)]
-struct Wheel {
-    url: &'static str,
-    sha256: &'static str,
-    bytes: u64,
+pub(crate) struct Wheel {
+    pub(crate) url: &'static str,
+    pub(crate) sha256: &'static str,
+    pub(crate) bytes: u64,
 }
 
 const ONNXRUNTIME_X86_64: Wheel = Wheel {
@@ -259,7 +260,7 @@ fn staging_dir(parent: &Path) -> Result<PathBuf, InstallError> {
 }
 
 /// Downloads `wheel` into `dir`, hashing as it streams, and refuses it unless the sha256 matches.
-fn download(wheel: &Wheel, dir: &Path, progress: bool) -> Result<PathBuf, InstallError> {
+pub(crate) fn download(wheel: &Wheel, dir: &Path, progress: bool) -> Result<PathBuf, InstallError> {
     let failed = |message: String| InstallError::Download {
         url: wheel.url.to_string(),
         message,

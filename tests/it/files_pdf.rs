@@ -461,6 +461,69 @@ mod rendering {
     }
 
     #[test]
+    fn every_page_of_every_fixture_and_of_damaged_copies_renders_or_gives_a_typed_error() {
+        let Some(library) = library() else { return };
+        // Small pages keep this quick; what is checked is that nothing crashes or panics.
+        let options = RenderOptions {
+            scale: 0.25,
+            max_pixels: 1_000_000,
+        };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pdf");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("fixtures")
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".pdf"))
+            .collect();
+        names.sort();
+        let typed = [
+            "pdf_encrypted",
+            "pdf_damaged",
+            "pdf_page_out_of_range",
+            "pdf_render_failed",
+        ];
+        let mut whole_pages = 0;
+        for name in names {
+            let bytes = data(&name);
+            // Every page the text reader counts; 1 for files it cannot read either.
+            let count =
+                quire::files::pdf::pdf_to_markdown(&bytes, &quire::files::pdf::PdfLimits::STANDARD)
+                    .map(|text| text.pages)
+                    .unwrap_or(1);
+            let pages: Vec<usize> = (1..=count).collect();
+            match render_pages(&bytes, &pages, &library, &options) {
+                Ok(rendered) => whole_pages += rendered.len(),
+                Err(error) => assert!(
+                    typed.contains(&error.code()),
+                    "{name}: {} {error}",
+                    error.code()
+                ),
+            }
+            // Cut in half, and every 61st byte of the last two thirds overwritten: compressed
+            // streams and the cross-reference table break in ways pdfium must survive.
+            let mut corrupted = bytes.clone();
+            for at in (bytes.len() / 3..bytes.len()).step_by(61) {
+                corrupted[at] ^= 0x5a;
+            }
+            for (what, damaged) in [
+                ("truncated", &bytes[..bytes.len() / 2]),
+                ("corrupted", &corrupted[..]),
+            ] {
+                for page in [1, count] {
+                    if let Err(error) = render_pages(damaged, &[page], &library, &options) {
+                        assert!(
+                            typed.contains(&error.code()),
+                            "{name} ({what}): {} {error}",
+                            error.code()
+                        );
+                    }
+                }
+            }
+        }
+        // All pages of every fixture but the damaged one and the one that needs a password.
+        assert_eq!(whole_pages, 97);
+    }
+
+    #[test]
     fn threads_rendering_at_once_are_serialised_and_all_succeed() {
         let Some(library) = library() else { return };
         let bytes = data("tracemonkey.pdf");
@@ -591,7 +654,7 @@ mod pinned_wheel {
         std::fs::create_dir_all(&wheels).expect("mkdir");
         let name = wheel.file_name().expect("a file name");
         std::fs::copy(&wheel, wheels.join(name)).expect("copy");
-        let report = pdfium::download_and_install(&dir.path().join("data"), &wheels)
+        let report = pdfium::download_and_install(&dir.path().join("data"), &wheels, false)
             .unwrap_or_else(|error| panic!("{} {error}", error.code()));
         assert!(report.lines[0].starts_with("reused"), "{:?}", report.lines);
         assert!(report.library.is_file());
@@ -602,8 +665,9 @@ mod pinned_wheel {
     #[ignore = "downloads from PyPI"]
     fn the_pinned_wheel_downloads_and_installs() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let report = pdfium::download_and_install(&dir.path().join("data"), &dir.path().join("w"))
-            .unwrap_or_else(|error| panic!("{} {error}", error.code()));
+        let report =
+            pdfium::download_and_install(&dir.path().join("data"), &dir.path().join("w"), false)
+                .unwrap_or_else(|error| panic!("{} {error}", error.code()));
         assert!(
             report.lines[0].starts_with("downloaded"),
             "{:?}",

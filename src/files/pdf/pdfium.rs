@@ -292,10 +292,11 @@ pub fn install(source: &Path, data_dir: &Path) -> Result<InstallReport, PdfiumIn
 
 /// Downloads the pinned pypdfium2 wheel for this machine from PyPI, checks its sha256, and
 /// installs its library into `data_dir` (see `install`). `wheel_dir` keeps the download; a wheel
-/// already there with the right checksum is reused.
+/// already there with the right checksum is reused. `progress` draws a progress bar on stderr.
 pub fn download_and_install(
     data_dir: &Path,
     wheel_dir: &Path,
+    progress: bool,
 ) -> Result<InstallReport, PdfiumInstallError> {
     let arch = std::env::consts::ARCH;
     let wheel = WHEELS
@@ -307,7 +308,7 @@ pub fn download_and_install(
     let reused = path.is_file() && sha256_file(&path)? == wheel.sha256;
     if !reused {
         std::fs::create_dir_all(wheel_dir).map_err(files_error(wheel_dir))?;
-        download(wheel, &path)?;
+        download(wheel, wheel_dir, progress)?;
     }
     let mut report = install(&path, data_dir)?;
     report.lines.insert(
@@ -322,56 +323,31 @@ pub fn download_and_install(
     Ok(report)
 }
 
-fn download(wheel: &PinnedWheel, to: &Path) -> Result<(), PdfiumInstallError> {
-    let failed = |message: String| PdfiumInstallError::Download {
-        url: wheel.url.to_string(),
-        message,
+/// The download itself is `quire model install`'s (one home for outbound HTTPS): streamed,
+/// hashed as it arrives, and deleted unless the sha256 matches.
+fn download(wheel: &PinnedWheel, dir: &Path, progress: bool) -> Result<(), PdfiumInstallError> {
+    use crate::embed::install::{InstallError, Wheel};
+    let shared = Wheel {
+        url: wheel.url,
+        sha256: wheel.sha256,
+        bytes: wheel.bytes,
     };
-    let client = reqwest::blocking::Client::builder()
-        .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
-        .timeout(std::time::Duration::from_secs(300))
-        .build()
-        .map_err(|error| failed(error.to_string()))?;
-    let mut response = client
-        .get(wheel.url)
-        .send()
-        .and_then(reqwest::blocking::Response::error_for_status)
-        .map_err(|error| failed(error.to_string()))?;
-    let partial = to.with_extension(format!("part-{}", std::process::id()));
-    let mut out = std::fs::File::create(&partial).map_err(files_error(&partial))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut total = 0u64;
-    loop {
-        let read = response
-            .read(&mut buffer)
-            .map_err(|error| failed(error.to_string()))?;
-        if read == 0 {
-            break;
+    match crate::embed::install::download(&shared, dir, progress) {
+        Ok(_) => Ok(()),
+        Err(InstallError::Checksum { url, got, expected }) => {
+            Err(PdfiumInstallError::Checksum { url, got, expected })
         }
-        total += read as u64;
-        if total > wheel.bytes {
-            let _ = std::fs::remove_file(&partial);
-            return Err(failed(format!(
-                "the server sent more than the {} bytes PyPI lists",
-                wheel.bytes
-            )));
+        Err(InstallError::Files { path, message }) => {
+            Err(PdfiumInstallError::Files { path, message })
         }
-        hasher.update(&buffer[..read]);
-        out.write_all(&buffer[..read])
-            .map_err(files_error(&partial))?;
-    }
-    drop(out);
-    let got = hex::encode(hasher.finalize());
-    if got != wheel.sha256 {
-        let _ = std::fs::remove_file(&partial);
-        return Err(PdfiumInstallError::Checksum {
+        Err(InstallError::Download { url, message }) => {
+            Err(PdfiumInstallError::Download { url, message })
+        }
+        Err(other) => Err(PdfiumInstallError::Download {
             url: wheel.url.to_string(),
-            got,
-            expected: wheel.sha256.to_string(),
-        });
+            message: other.to_string(),
+        }),
     }
-    std::fs::rename(&partial, to).map_err(files_error(to))
 }
 
 fn sha256_file(path: &Path) -> Result<String, PdfiumInstallError> {
