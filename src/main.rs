@@ -84,6 +84,25 @@ enum Command {
         #[command(subcommand)]
         command: ModelCommand,
     },
+    /// Install the pdfium library that renders PDF pages as images.
+    Pdfium {
+        #[command(subcommand)]
+        command: PdfiumCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PdfiumCommand {
+    /// Install libpdfium.so into Quire's data directory ($XDG_DATA_HOME/quire, else
+    /// ~/.local/share/quire): from --wheel, else the pinned pypdfium2 wheel from PyPI (sha256-checked).
+    Install {
+        /// A pypdfium2 wheel, a folder holding libpdfium.so, or the library itself.
+        #[arg(long, value_name = "FILE")]
+        wheel: Option<PathBuf>,
+        /// Install here instead of the data directory.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -167,6 +186,15 @@ fn main() -> ExitCode {
             ModelCommand::List { data_dir } => quire::cli::model::list(data_dir.as_deref()),
         });
     }
+    if let Command::Pdfium {
+        command: PdfiumCommand::Install { wheel, data_dir },
+    } = &cli.command
+    {
+        return finish(quire::cli::pdfium::install(
+            wheel.as_deref(),
+            data_dir.as_deref(),
+        ));
+    }
     let (http_listen, no_auth) = match &cli.command {
         Command::Serve { http, no_auth } => (http.clone(), *no_auth),
         Command::CheckConfig
@@ -176,6 +204,7 @@ fn main() -> ExitCode {
         | Command::Acl { .. }
         | Command::Oauth { .. }
         | Command::Model { .. }
+        | Command::Pdfium { .. }
         | Command::Token { .. } => (None, false),
     };
     let overrides = Overrides {
@@ -212,7 +241,7 @@ fn main() -> ExitCode {
             identity.as_deref(),
             client_id.as_deref(),
         )),
-        Command::Token { .. } | Command::Model { .. } => ExitCode::SUCCESS,
+        Command::Token { .. } | Command::Model { .. } | Command::Pdfium { .. } => ExitCode::SUCCESS,
         Command::CheckConfig => {
             print!("{}", quire::cli::check_config::describe(&config));
             ExitCode::SUCCESS

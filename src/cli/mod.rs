@@ -11,5 +11,6 @@ pub mod doctor;
 pub mod index;
 pub mod model;
 pub mod oauth;
+pub mod pdfium;
 pub mod search;
 pub mod token;

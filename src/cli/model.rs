@@ -22,7 +22,7 @@ pub fn list(data_dir: Option<&Path>) -> anyhow::Result<String> {
 }
 
 /// `--data-dir`, else `$XDG_DATA_HOME/quire` or `~/.local/share/quire`.
-fn chosen_data_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(super) fn chosen_data_dir(given: Option<&Path>) -> anyhow::Result<PathBuf> {
     let non_empty = |name: &str| {
         std::env::var_os(name)
             .filter(|value| !value.is_empty())
