@@ -4,6 +4,7 @@
 //! will retry. `Internal` carries its cause for the log only; its message never reveals file-system
 //! paths, stack traces or secrets.
 
+use crate::index::IndexError;
 use crate::vault::{PathError, Revision, VaultError};
 
 #[derive(Debug, thiserror::Error)]
@@ -179,8 +180,10 @@ impl OpsError {
     }
 }
 
-impl From<crate::index::IndexError> for OpsError {
-    fn from(error: crate::index::IndexError) -> OpsError {
+/// The index is derived state the client cannot repair, so every index failure is internal: logged
+/// with its cause, shown as a reference only.
+impl From<IndexError> for OpsError {
+    fn from(error: IndexError) -> OpsError {
         OpsError::Internal(Box::new(error))
     }
 }

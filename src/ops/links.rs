@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::access::Visibility;
 use super::notes::{check_limit, parse_path};
-use super::search::{decode_offset_cursor, encode_offset_cursor, internal, summary};
+use super::search::{decode_offset_cursor, encode_offset_cursor, summary};
 use super::{Context, NoteList, Ops, OpsError};
 use crate::index::{LinkGraph, NoteFilter, NoteRow, StoredLink};
 use crate::markdown::links::{LinkForm, lookup_name};
@@ -163,7 +163,7 @@ impl Ops {
         ctx: &Context,
         visibility: &Visibility,
     ) -> Result<LinkGraph, OpsError> {
-        let graph = self.index.link_graph().map_err(internal)?;
+        let graph = self.index.link_graph()?;
         if !self.policy().has_rules_for(&ctx.principal) {
             return Ok(graph);
         }
@@ -205,10 +205,7 @@ impl Ops {
         path: &str,
         visibility: Option<&Visibility>,
     ) -> Result<Vec<StoredLink>, OpsError> {
-        let candidates = self
-            .index
-            .links_named(&[lookup_name(path)])
-            .map_err(internal)?;
+        let candidates = self.index.links_named(&[lookup_name(path)])?;
         Ok(candidates
             .into_iter()
             .filter(|link| link.source != path)
@@ -273,7 +270,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let path = self.graph_file(ctx, &request.path, &graph)?;
-        let links = self.index.links_from(path.as_str()).map_err(internal)?;
+        let links = self.index.links_from(path.as_str())?;
         let (links, next_cursor) = page_of(links, offset, limit);
         let links = links
             .into_iter()
@@ -342,8 +339,7 @@ impl Ops {
         let excluded_files = self.vault.excluded_files();
         let broken: Vec<BrokenLink> = self
             .index
-            .all_links()
-            .map_err(internal)?
+            .all_links()?
             .into_iter()
             .filter(|link| {
                 folder
@@ -398,7 +394,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let mut linked: HashSet<String> = HashSet::new();
-        for link in self.index.all_links().map_err(internal)? {
+        for link in self.index.all_links()? {
             if !visibility.shows(&link.source) {
                 continue;
             }
@@ -417,10 +413,9 @@ impl Ops {
                     .any(|folder| row.path.starts_with(folder.as_str()))
                 && visibility.shows(&row.path)
         };
-        let page = self
-            .index
-            .list_by_path(&NoteFilter::default(), after.as_deref(), limit, &keep)
-            .map_err(internal)?;
+        let page =
+            self.index
+                .list_by_path(&NoteFilter::default(), after.as_deref(), limit, &keep)?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(|path| super::notes::encode_cursor(&path)),

@@ -265,17 +265,13 @@ impl Ops {
                 .map(|count| (count.value, count.notes))
                 .collect()
         };
-        let tags = self
-            .index
-            .tag_counts(&all, 0, VOCABULARY_ENTRIES)
-            .map_err(search::internal)?;
+        let tags = self.index.tag_counts(&all, 0, VOCABULARY_ENTRIES)?;
         let property_keys = self
             .index
-            .property_key_counts(&all, 0, VOCABULARY_ENTRIES)
-            .map_err(search::internal)?;
+            .property_key_counts(&all, 0, VOCABULARY_ENTRIES)?;
         let note_count = match &all.only_paths {
             Some(visible) => visible.len() as u64,
-            None => self.index.note_count().map_err(search::internal)?,
+            None => self.index.note_count()?,
         };
         Ok(VaultVocabulary {
             note_count,

@@ -13,7 +13,6 @@ use std::collections::BTreeSet;
 
 use super::audit::Event;
 use super::notes::parse_path;
-use super::search::internal;
 use super::{Context, Ops, OpsError};
 use crate::acl::Action;
 use crate::markdown::links::{
@@ -117,10 +116,8 @@ impl Ops {
         }
         // The index must know the file as it is now, or links to a file created a moment ago
         // would look unresolved.
-        self.index
-            .refresh(vec![old.to_string(), new.to_string()])
-            .map_err(internal)?;
-        let graph = self.index.link_graph().map_err(internal)?;
+        self.index.refresh(vec![old.to_string(), new.to_string()])?;
+        let graph = self.index.link_graph()?;
         // A caller some rule restricts plans in its own world: links resolve among the files it
         // may read, so neither which links change nor how they are rewritten depends on a file
         // it cannot see (a link to a hidden file is broken for it, as in the graph tools).
@@ -145,8 +142,7 @@ impl Ops {
         let after = Resolver::new(after_paths);
         let mut sources: BTreeSet<String> = self
             .index
-            .links_named(&[lookup_name(old.as_str()), lookup_name(new.as_str())])
-            .map_err(internal)?
+            .links_named(&[lookup_name(old.as_str()), lookup_name(new.as_str())])?
             .into_iter()
             .map(|link| link.source)
             .filter(|source| source != old.as_str())

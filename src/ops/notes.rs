@@ -7,7 +7,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
-use super::search::{internal, summary};
+use super::search::summary;
 use super::{Context, Ops, OpsError, rfc3339};
 use crate::index::{NoteFilter, NoteRow};
 use crate::markdown::{frontmatter, headings};
@@ -313,19 +313,17 @@ impl Ops {
         let limit = check_limit(request.limit)?;
         let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
         let folder_path = folder.as_deref().map(parse_path).transpose()?;
-        self.index
-            .sync_folder(folder_path.as_ref())
-            .map_err(internal)?;
+        self.index.sync_folder(folder_path.as_ref())?;
         let filter = NoteFilter {
             folder,
             ..NoteFilter::default()
         };
-        let page = self
-            .index
-            .list_by_path(&filter, after.as_deref(), limit, &|row: &NoteRow| {
-                matcher.as_ref().is_none_or(|m| m.matches(&row.path)) && visibility.shows(&row.path)
-            })
-            .map_err(internal)?;
+        let page =
+            self.index
+                .list_by_path(&filter, after.as_deref(), limit, &|row: &NoteRow| {
+                    matcher.as_ref().is_none_or(|m| m.matches(&row.path))
+                        && visibility.shows(&row.path)
+                })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.as_deref().map(encode_cursor),

@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use super::notes::{NoteList, NoteSummary, check_limit, decode_cursor, encode_cursor};
 use super::{Context, Ops, OpsError, rfc3339, semantic};
 use crate::index::{
-    self, Count, IndexError, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder,
-    SearchPosition, TagFilter, TimeRange,
+    self, Count, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder, SearchPosition,
+    TagFilter, TimeRange,
 };
 use crate::vault::{VaultError, VaultPath};
 
@@ -203,9 +203,7 @@ impl Ops {
             Err(notice) => notice,
         };
         let query = index::parse_query(&request.query);
-        let page = self
-            .keyword_search(ctx, &query, &filter, start, limit, &keep)
-            .map_err(internal)?;
+        let page = self.keyword_search(ctx, &query, &filter, start, limit, &keep)?;
         let results = page
             .hits
             .into_iter()
@@ -275,7 +273,7 @@ impl Ops {
         };
         let excluded = self.vault.excluded_files();
         let visibility = self.visibility(ctx);
-        let paths = self.index.note_paths(&filter).map_err(internal)?;
+        let paths = self.index.note_paths(&filter)?;
         let mut hits = Vec::new();
         let mut truncated = false;
         let mut timed_out = false;
@@ -378,8 +376,7 @@ impl Ops {
             .index
             .list_recent(&filter, order, offset, limit, &|row: &NoteRow| {
                 !excluded.excludes(&row.path) && visibility.shows(&row.path)
-            })
-            .map_err(internal)?;
+            })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(encode_offset_cursor),
@@ -388,10 +385,7 @@ impl Ops {
 
     pub fn list_tags(&self, ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
         let (filter, offset, limit) = self.count_request(ctx, &request)?;
-        let page = self
-            .index
-            .tag_counts(&filter, offset, limit)
-            .map_err(internal)?;
+        let page = self.index.tag_counts(&filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -401,10 +395,7 @@ impl Ops {
         request: CountList,
     ) -> Result<CountedList, OpsError> {
         let (filter, offset, limit) = self.count_request(ctx, &request)?;
-        let page = self
-            .index
-            .property_key_counts(&filter, offset, limit)
-            .map_err(internal)?;
+        let page = self.index.property_key_counts(&filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -424,8 +415,7 @@ impl Ops {
         )?;
         let page = self
             .index
-            .property_value_counts(&key, &filter, offset, limit)
-            .map_err(internal)?;
+            .property_value_counts(&key, &filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -465,8 +455,7 @@ impl Ops {
                     .as_ref()
                     .is_none_or(|excluded| !excluded.excludes(&row.path))
                     && visibility.shows(&row.path)
-            })
-            .map_err(internal)?;
+            })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.as_deref().map(encode_cursor),
@@ -487,7 +476,7 @@ impl Ops {
         };
         if self.policy().has_rules_for(&ctx.principal) {
             let visibility = self.visibility(ctx);
-            let mut paths = self.index.note_paths(&filter).map_err(internal)?;
+            let mut paths = self.index.note_paths(&filter)?;
             paths.retain(|path| visibility.shows(path));
             filter.only_paths = Some(paths);
         }
@@ -583,10 +572,6 @@ pub(super) fn summary(row: NoteRow) -> NoteSummary {
         bytes: row.size,
         tags: row.tags,
     }
-}
-
-pub(super) fn internal(error: IndexError) -> OpsError {
-    OpsError::Internal(Box::new(error))
 }
 
 pub(super) fn rfc3339_nanos(nanos: i64) -> String {
@@ -930,10 +915,7 @@ impl Ops {
                 reason: "only the vault owner may rebuild the index".into(),
             });
         }
-        let stats = self
-            .index
-            .reconcile_with(force, progress)
-            .map_err(internal)?;
+        let stats = self.index.reconcile_with(force, progress)?;
         Ok(RebuiltIndex {
             notes: stats.notes,
             parsed: stats.parsed,

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults, internal};
+use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults};
 use super::{Context, Ops, OpsError};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
@@ -99,8 +99,7 @@ impl Ops {
         let info = semantic.service().info();
         let reset = self
             .index
-            .prepare_vectors(&info.identity, info.dimensions)
-            .map_err(internal)?;
+            .prepare_vectors(&info.identity, info.dimensions)?;
         if reset {
             tracing::info!(model = %info.name, "vector store (re)created for this model");
         }
@@ -169,15 +168,14 @@ impl Ops {
         let mut pass = EmbedPass::default();
         // With many chunks to embed, the model trades memory for speed until the pass ends (see
         // `Embedder::set_bulk`); for a few edited chunks, switching would cost more than it saves.
-        let pending = self.index.vector_counts().map_err(internal)?.pending();
+        let pending = self.index.vector_counts()?.pending();
         let _bulk = (pending >= BULK_MIN_CHUNKS).then(|| engine.service().bulk_pass());
         // Notes that cannot be read now (vanished, too large) are skipped for this pass.
         let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let paths: Vec<String> = self
                 .index
-                .pending_vector_paths(skipped.len() + NOTES_PER_STEP)
-                .map_err(internal)?
+                .pending_vector_paths(skipped.len() + NOTES_PER_STEP)?
                 .into_iter()
                 .filter(|path| !skipped.contains(path))
                 .collect();
@@ -191,7 +189,7 @@ impl Ops {
                     None => Vec::new(),
                 };
                 let hashes: Vec<String> = chunks.iter().map(|(hash, _)| hash.clone()).collect();
-                let missing = self.index.missing_vectors(&hashes).map_err(internal)?;
+                let missing = self.index.missing_vectors(&hashes)?;
                 if missing.is_empty() {
                     // The disk moved on since the index saw it; the watcher will catch up.
                     skipped.insert(raw);
@@ -216,12 +214,12 @@ impl Ops {
                     .map(|(hash, _)| hash.clone())
                     .zip(vectors)
                     .collect();
-                pass.embedded += self.index.store_vectors(items).map_err(internal)?;
-                progress(self.index.vector_counts().map_err(internal)?);
+                pass.embedded += self.index.store_vectors(items)?;
+                progress(self.index.vector_counts()?);
             }
         }
-        pass.pruned = self.index.prune_vectors().map_err(internal)?;
-        pass.counts = self.index.vector_counts().map_err(internal)?;
+        pass.pruned = self.index.prune_vectors()?;
+        pass.counts = self.index.vector_counts()?;
         progress(pass.counts);
         engine.first_pass_done.store(true, Ordering::Release);
         Ok(pass)
@@ -309,10 +307,7 @@ impl Ops {
                 ))));
             }
         };
-        let vector_hits = self
-            .index
-            .nearest(&query_vector, filter, depth, keep)
-            .map_err(internal)?;
+        let vector_hits = self.index.nearest(&query_vector, filter, depth, keep)?;
         let mut rows: HashMap<String, NoteRow> = HashMap::new();
         let mut best_chunk: HashMap<String, usize> = HashMap::new();
         let mut similarity: HashMap<String, f64> = HashMap::new();
@@ -337,9 +332,7 @@ impl Ops {
                     .collect(),
             ),
             _ => {
-                let page = self
-                    .keyword_search(ctx, &query, filter, None, depth, keep)
-                    .map_err(internal)?;
+                let page = self.keyword_search(ctx, &query, filter, None, depth, keep)?;
                 matched_any_word = page.any_word;
                 let keyword_leg: Vec<String> = page
                     .hits

@@ -579,8 +579,7 @@ impl Ops {
         let mut shows = |path: &str| !excluded.excludes(path) && visibility.shows(path);
         let page = self
             .index
-            .task_page(&query, plan.offset, plan.limit, &mut shows)
-            .map_err(super::search::internal)?;
+            .task_page(&query, plan.offset, plan.limit, &mut shows)?;
         let mut built: HashMap<&str, NoteTasks> = HashMap::new();
         let mut tasks = Vec::with_capacity(page.tasks.len());
         for (path, line) in &page.tasks {
@@ -635,10 +634,7 @@ impl Ops {
         } = plan;
         let visibility = self.visibility(ctx);
         let excluded = self.vault.excluded_files();
-        let rows = self
-            .index
-            .task_rows(&TaskScope { folder, path })
-            .map_err(super::search::internal)?;
+        let rows = self.index.task_rows(&TaskScope { folder, path })?;
         let mut by_note: Vec<(&str, Vec<&TaskRow>)> = Vec::new();
         // Rows come grouped by note: the access check runs once per note, not once per line.
         let mut shown: Option<(&str, bool)> = None;
