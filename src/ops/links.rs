@@ -15,8 +15,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::access::Visibility;
-use super::notes::{check_limit, parse_path};
-use super::search::{decode_offset_cursor, encode_offset_cursor, summary};
+use super::notes::parse_path;
+use super::paging::{Cursor, check_limit, page_of};
+use super::search::summary;
 use super::{Context, NoteList, Ops, OpsError};
 use crate::index::{LinkGraph, NoteFilter, NoteRow, StoredLink};
 use crate::markdown::links::{LinkForm, lookup_name};
@@ -139,21 +140,6 @@ fn visible_target<'g>(
         .filter(|target| visibility.shows(target))
 }
 
-fn page_of<T>(mut rows: Vec<T>, offset: usize, limit: usize) -> (Vec<T>, Option<String>) {
-    let total = rows.len();
-    let rows: Vec<T> = if offset >= total {
-        Vec::new()
-    } else {
-        rows.drain(offset..total.min(offset + limit)).collect()
-    };
-    let next = (offset + limit < total).then(|| encode_offset_cursor(offset + limit));
-    (rows, next)
-}
-
-fn start_of(cursor: Option<&str>) -> Result<usize, OpsError> {
-    cursor.map_or(Ok(0), decode_offset_cursor)
-}
-
 impl Ops {
     /// The link graph as the caller may see it: for a caller some rule restricts, only the files
     /// it may read exist, so every resolution (including Obsidian's tie-breaks between same-named
@@ -216,7 +202,7 @@ impl Ops {
 
     pub fn get_backlinks(&self, ctx: &Context, request: GetLinks) -> Result<Backlinks, OpsError> {
         let limit = check_limit(request.limit)?;
-        let offset = start_of(request.cursor.as_deref())?;
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let path = self.graph_file(ctx, &request.path, &graph)?;
@@ -266,7 +252,7 @@ impl Ops {
         request: GetLinks,
     ) -> Result<OutgoingLinks, OpsError> {
         let limit = check_limit(request.limit)?;
-        let offset = start_of(request.cursor.as_deref())?;
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let path = self.graph_file(ctx, &request.path, &graph)?;
@@ -314,7 +300,7 @@ impl Ops {
         request: FindBrokenLinks,
     ) -> Result<BrokenLinks, OpsError> {
         let limit = check_limit(request.limit)?;
-        let offset = start_of(request.cursor.as_deref())?;
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         let folder = match request
             .folder
             .as_deref()
@@ -370,11 +356,7 @@ impl Ops {
     /// order.
     pub fn find_orphans(&self, ctx: &Context, request: FindOrphans) -> Result<NoteList, OpsError> {
         let limit = check_limit(request.limit)?;
-        let after = request
-            .cursor
-            .as_deref()
-            .map(super::notes::decode_cursor)
-            .transpose()?;
+        let after = Cursor::after(request.cursor.as_deref())?;
         let mut excluded: Vec<String> = Vec::new();
         for raw in &request.exclude_folders {
             let trimmed = raw.trim_matches('/');
@@ -418,7 +400,7 @@ impl Ops {
                 .list_by_path(&NoteFilter::default(), after.as_deref(), limit, &keep)?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
-            next_cursor: page.next.map(|path| super::notes::encode_cursor(&path)),
+            next_cursor: page.next.map(|path| Cursor::After(path).encode()),
         })
     }
 }

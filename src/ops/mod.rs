@@ -17,6 +17,7 @@ mod links;
 mod memory;
 mod move_note;
 mod notes;
+mod paging;
 mod search;
 mod semantic;
 mod tasks;

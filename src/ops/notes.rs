@@ -7,6 +7,7 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
+use super::paging::{Cursor, check_limit};
 use super::search::summary;
 use super::{Context, Ops, OpsError, rfc3339};
 use crate::index::{NoteFilter, NoteRow};
@@ -16,8 +17,6 @@ use crate::vault::{Revision, VaultPath, WriteMode};
 /// File types a client may write or delete; everything else in a vault is left alone.
 const WRITABLE_EXTENSIONS: &[&str] = &["md", "canvas", "base", "txt", "json"];
 const WRITABLE_DESCRIPTION: &str = "Quire writes only .md, .canvas, .base, .txt and .json files";
-pub const DEFAULT_LIMIT: u32 = 50;
-pub const MAX_LIMIT: u32 = 1000;
 
 pub fn is_note(path: &VaultPath) -> bool {
     path.extension().as_deref() == Some("md")
@@ -311,7 +310,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let matcher = request.glob.as_deref().map(compile_glob).transpose()?;
         let limit = check_limit(request.limit)?;
-        let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
+        let after = Cursor::after(request.cursor.as_deref())?;
         let folder_path = folder.as_deref().map(parse_path).transpose()?;
         self.index.sync_folder(folder_path.as_ref())?;
         let filter = NoteFilter {
@@ -326,7 +325,7 @@ impl Ops {
                 })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
-            next_cursor: page.next.as_deref().map(encode_cursor),
+            next_cursor: page.next.map(|path| Cursor::After(path).encode()),
         })
     }
 
@@ -398,18 +397,6 @@ fn check_writable(path: &VaultPath) -> Result<(), OpsError> {
             path: path.to_string(),
             allowed: WRITABLE_DESCRIPTION,
         }),
-    }
-}
-
-pub(super) fn check_limit(limit: Option<u32>) -> Result<usize, OpsError> {
-    match limit.unwrap_or(DEFAULT_LIMIT) {
-        0 => Err(OpsError::invalid_argument(
-            "limit must be at least 1; omit it for the default of 50",
-        )),
-        n if n > MAX_LIMIT => Err(OpsError::invalid_argument(format!(
-            "limit {n} is over the maximum of {MAX_LIMIT}; page with next_cursor instead"
-        ))),
-        n => Ok(n as usize),
     }
 }
 
@@ -509,24 +496,4 @@ impl NoteGlob {
             self.matcher.is_match(path)
         }
     }
-}
-
-// Cursors are keyset positions (the last path returned), so notes created or deleted between
-// pages never make a listing skip or repeat a note.
-const CURSOR_PREFIX: &str = "after:";
-
-pub(super) fn encode_cursor(path: &str) -> String {
-    hex::encode(format!("{CURSOR_PREFIX}{path}"))
-}
-
-pub(super) fn decode_cursor(raw: &str) -> Result<String, OpsError> {
-    hex::decode(raw)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.strip_prefix(CURSOR_PREFIX).map(str::to_string))
-        .ok_or_else(|| {
-            OpsError::invalid_argument(format!(
-                "cursor {raw:?} is not one Quire issued; pass next_cursor from the previous page unchanged, or omit cursor to start from the beginning"
-            ))
-        })
 }

@@ -12,11 +12,12 @@ use jiff::tz::TimeZone;
 use regex::{Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
-use super::notes::{NoteList, NoteSummary, check_limit, decode_cursor, encode_cursor};
-use super::{Context, Ops, OpsError, rfc3339, semantic};
+use super::notes::{NoteList, NoteSummary};
+use super::paging::{self, Cursor, VectorList, check_limit};
+use super::{Context, Ops, OpsError, rfc3339};
 use crate::index::{
-    self, Count, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder, SearchPosition,
-    TagFilter, TimeRange,
+    self, Count, NoteFilter, NoteRow, PropertyFilter, PropertyValue, RecentOrder, TagFilter,
+    TimeRange,
 };
 use crate::vault::{VaultError, VaultPath};
 
@@ -188,19 +189,32 @@ impl Ops {
     pub fn search(&self, ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
         let limit = check_limit(request.limit)?;
         let filter = self.search_filter(ctx, &request.filters)?;
-        // A semantic or hybrid cursor is not a keyword position; `vector_search` takes it.
-        let start = request
-            .cursor
-            .as_deref()
-            .filter(|raw| !semantic::is_vector_cursor(raw))
-            .map(decode_search_cursor)
-            .transpose()?;
+        // The cursor says which kind of list the first page was; a keyword cursor continues a
+        // keyword search whatever the mode.
+        let (start, vector_start) = match request.cursor.as_deref() {
+            None => (None, None),
+            Some(raw) => match Cursor::decode(raw)? {
+                Cursor::Keyword(position) => (Some(position), None),
+                Cursor::Vector { list, offset } => {
+                    let mode = match list {
+                        VectorList::Semantic => SearchMode::Semantic,
+                        VectorList::Hybrid => SearchMode::Hybrid,
+                    };
+                    (None, Some((mode, offset)))
+                }
+                _ => return Err(paging::invalid(raw)),
+            },
+        };
         let excluded = self.vault.excluded_files();
         let visibility = self.visibility(ctx);
         let keep = |row: &NoteRow| !excluded.excludes(&row.path) && visibility.shows(&row.path);
-        let notice = match self.vector_search(ctx, &request, &filter, limit, &keep)? {
-            Ok(found) => return Ok(found),
-            Err(notice) => notice,
+        let notice = if start.is_some() {
+            None
+        } else {
+            match self.vector_search(ctx, &request, vector_start, &filter, limit, &keep)? {
+                Ok(found) => return Ok(found),
+                Err(notice) => notice,
+            }
         };
         let query = index::parse_query(&request.query);
         let page = self.keyword_search(ctx, &query, &filter, start, limit, &keep)?;
@@ -222,7 +236,7 @@ impl Ops {
             search_mode: "keyword",
             reranked: false,
             matched_any_word: page.any_word,
-            next_cursor: page.next.map(encode_search_cursor),
+            next_cursor: page.next.map(|position| Cursor::Keyword(position).encode()),
             notice,
         })
     }
@@ -379,7 +393,7 @@ impl Ops {
             })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
-            next_cursor: page.next.map(encode_offset_cursor),
+            next_cursor: page.next.map(|offset| Cursor::Offset(offset).encode()),
         })
     }
 
@@ -445,7 +459,7 @@ impl Ops {
         hide_excluded: bool,
     ) -> Result<NoteList, OpsError> {
         let limit = check_limit(limit)?;
-        let after = cursor.map(decode_cursor).transpose()?;
+        let after = Cursor::after(cursor)?;
         let excluded = hide_excluded.then(|| self.vault.excluded_files());
         let visibility = self.visibility(ctx);
         let page = self
@@ -458,7 +472,7 @@ impl Ops {
             })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
-            next_cursor: page.next.as_deref().map(encode_cursor),
+            next_cursor: page.next.map(|path| Cursor::After(path).encode()),
         })
     }
 
@@ -480,12 +494,7 @@ impl Ops {
             paths.retain(|path| visibility.shows(path));
             filter.only_paths = Some(paths);
         }
-        let offset = request
-            .cursor
-            .as_deref()
-            .map(decode_offset_cursor)
-            .transpose()?
-            .unwrap_or(0);
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         Ok((filter, offset, limit))
     }
 
@@ -587,7 +596,7 @@ fn counted(rows: Vec<Count>, next: Option<usize>) -> CountedList {
                 count: count.notes,
             })
             .collect(),
-        next_cursor: next.map(encode_offset_cursor),
+        next_cursor: next.map(|offset| Cursor::Offset(offset).encode()),
     }
 }
 
@@ -764,54 +773,6 @@ fn clip_line(line: &str, start: usize, end: usize) -> String {
     out
 }
 
-// Cursors: ranked and counted lists resume at a row offset; search cursors also remember whether
-// the first page fell back to matching any word, so later pages run the same query.
-const OFFSET_PREFIX: &str = "offset:";
-const SEARCH_PREFIX: &str = "search:";
-
-pub(super) fn encode_offset_cursor(offset: usize) -> String {
-    hex::encode(format!("{OFFSET_PREFIX}{offset}"))
-}
-
-pub(super) fn decode_offset_cursor(raw: &str) -> Result<usize, OpsError> {
-    decode_text(raw)
-        .and_then(|text| text.strip_prefix(OFFSET_PREFIX)?.parse().ok())
-        .ok_or_else(|| bad_cursor(raw))
-}
-
-fn encode_search_cursor(position: SearchPosition) -> String {
-    hex::encode(format!(
-        "{SEARCH_PREFIX}{}:{}",
-        position.offset,
-        u8::from(position.any_word)
-    ))
-}
-
-fn decode_search_cursor(raw: &str) -> Result<SearchPosition, OpsError> {
-    decode_text(raw)
-        .and_then(|text| {
-            let rest = text.strip_prefix(SEARCH_PREFIX)?;
-            let (offset, any) = rest.split_once(':')?;
-            Some(SearchPosition {
-                offset: offset.parse().ok()?,
-                any_word: any == "1",
-            })
-        })
-        .ok_or_else(|| bad_cursor(raw))
-}
-
-fn decode_text(raw: &str) -> Option<String> {
-    hex::decode(raw)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-}
-
-fn bad_cursor(raw: &str) -> OpsError {
-    OpsError::invalid_argument(format!(
-        "cursor {raw:?} is not one this tool issued; pass next_cursor from the previous page unchanged (with the same other arguments), or omit cursor to start from the beginning"
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -869,24 +830,6 @@ mod tests {
         assert!(clipped.contains("needle"));
         assert!(clipped.starts_with('…') && clipped.ends_with('…'));
         assert!(clipped.chars().count() <= GREP_LINE_CHARS + 2);
-    }
-
-    #[test]
-    fn cursors_round_trip_and_foreign_ones_are_refused() {
-        let position = SearchPosition {
-            offset: 40,
-            any_word: true,
-        };
-        assert_eq!(
-            decode_search_cursor(&encode_search_cursor(position)).expect("ours"),
-            position
-        );
-        assert_eq!(
-            decode_offset_cursor(&encode_offset_cursor(7)).expect("ours"),
-            7
-        );
-        assert!(decode_offset_cursor("zz").is_err());
-        assert!(decode_search_cursor(&encode_offset_cursor(7)).is_err());
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::paging::{Cursor, VectorList};
 use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults};
 use super::{Context, Ops, OpsError};
 use crate::embed::EmbedService;
@@ -89,9 +90,6 @@ pub struct EmbedPass {
     pub pruned: usize,
     pub counts: VectorCounts,
 }
-
-/// A position in a semantic or hybrid result list.
-const HYBRID_PREFIX: &str = "vec:";
 
 impl Ops {
     /// Semantic search from now on, with this model; vectors of another model are dropped.
@@ -241,18 +239,11 @@ impl Ops {
         &self,
         ctx: &Context,
         request: &SearchNotes,
+        cursor: Option<(SearchMode, usize)>,
         filter: &index::NoteFilter,
         limit: usize,
         keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<Result<SearchResults, Option<String>>, OpsError> {
-        let cursor = match request.cursor.as_deref() {
-            Some(raw) => match decode_vector_cursor(raw) {
-                Some(position) => Some(position),
-                // A keyword cursor continues a keyword search.
-                None => return Ok(Err(None)),
-            },
-            None => None,
-        };
         let slot = self.semantic_slot();
         let wanted = match (cursor, request.mode) {
             (Some((mode, _)), _) => mode,
@@ -366,8 +357,18 @@ impl Ops {
                 }
             }
         }
-        let next_cursor = (ranked.len() > offset + limit && offset + limit < MAX_DEPTH)
-            .then(|| encode_vector_cursor(wanted, offset + limit));
+        let next_cursor =
+            (ranked.len() > offset + limit && offset + limit < MAX_DEPTH).then(|| {
+                let list = match wanted {
+                    SearchMode::Semantic => VectorList::Semantic,
+                    _ => VectorList::Hybrid,
+                };
+                Cursor::Vector {
+                    list,
+                    offset: offset + limit,
+                }
+                .encode()
+            });
         let results = ranked
             .into_iter()
             .skip(offset)
@@ -418,45 +419,5 @@ impl Ops {
                 .map(|(_, chunk)| chunk.text)
                 .unwrap_or_default()
         }
-    }
-}
-
-fn encode_vector_cursor(mode: SearchMode, offset: usize) -> String {
-    let letter = match mode {
-        SearchMode::Semantic => "s",
-        _ => "h",
-    };
-    hex::encode(format!("{HYBRID_PREFIX}{letter}:{offset}"))
-}
-
-pub(super) fn is_vector_cursor(raw: &str) -> bool {
-    decode_vector_cursor(raw).is_some()
-}
-
-fn decode_vector_cursor(raw: &str) -> Option<(SearchMode, usize)> {
-    let bytes = hex::decode(raw).ok()?;
-    let text = String::from_utf8(bytes).ok()?;
-    let rest = text.strip_prefix(HYBRID_PREFIX)?;
-    let (letter, offset) = rest.split_once(':')?;
-    let mode = match letter {
-        "s" => SearchMode::Semantic,
-        "h" => SearchMode::Hybrid,
-        _ => return None,
-    };
-    Some((mode, offset.parse().ok()?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vector_cursors_round_trip_and_differ_from_keyword_ones() {
-        for (mode, offset) in [(SearchMode::Semantic, 0), (SearchMode::Hybrid, 950)] {
-            let raw = encode_vector_cursor(mode, offset);
-            assert_eq!(decode_vector_cursor(&raw), Some((mode, offset)));
-        }
-        assert_eq!(decode_vector_cursor("zz"), None);
-        assert_eq!(decode_vector_cursor(&hex::encode("vec:x:1")), None);
     }
 }

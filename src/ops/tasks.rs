@@ -16,7 +16,8 @@ use jiff::ToSpan;
 use jiff::civil::Date;
 
 use super::edit::Outcome;
-use super::notes::{check_limit, find_heading, parse_path};
+use super::notes::{find_heading, parse_path};
+use super::paging::{Cursor, check_limit};
 use super::{Context, EditedNote, Ops, OpsError};
 use crate::index::{TaskDateRange, TaskOrder, TaskQuery, TaskRow, TaskScope};
 use crate::markdown::tasks::edit::{self as task_edit, LanePosition, Placement, TaskEditError};
@@ -177,24 +178,6 @@ pub struct TaskWrite {
     /// deleted (`onCompletion: delete`).
     pub next_occurrence: bool,
     pub deleted: bool,
-}
-
-const TASKS_CURSOR: &str = "tasks:";
-
-fn encode_cursor(offset: usize) -> String {
-    hex::encode(format!("{TASKS_CURSOR}{offset}"))
-}
-
-fn decode_cursor(raw: &str) -> Result<usize, OpsError> {
-    hex::decode(raw)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.strip_prefix(TASKS_CURSOR)?.parse().ok())
-        .ok_or_else(|| {
-            OpsError::invalid_argument(format!(
-                "cursor {raw:?} is not a vault_list_tasks cursor; pass next_cursor from the previous page unchanged, with the same filters"
-            ))
-        })
 }
 
 /// A date given by a client: `YYYY-MM-DD` or a word relative to today.
@@ -505,12 +488,7 @@ impl Ops {
     /// A listing request read and checked once, for either way of answering it.
     fn list_plan(&self, ctx: &Context, request: &ListTasks) -> Result<ListPlan, OpsError> {
         let limit = check_limit(request.limit)?;
-        let offset = request
-            .cursor
-            .as_deref()
-            .map(decode_cursor)
-            .transpose()?
-            .unwrap_or(0);
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         let today = self.today();
         let statuses = status_type_filter(&request.status)?;
         let priorities = priority_filter(&request.priority)?;
@@ -595,7 +573,7 @@ impl Ops {
             }
         }
         let next_cursor = (page.more || tasks.len() < page.tasks.len())
-            .then(|| encode_cursor(plan.offset + tasks.len()));
+            .then(|| Cursor::Offset(plan.offset + tasks.len()).encode());
         Ok(TaskList { tasks, next_cursor })
     }
 
@@ -769,7 +747,7 @@ impl Ops {
             }
         }
         let next_cursor =
-            (offset + tasks.len() < total).then(|| encode_cursor(offset + tasks.len()));
+            (offset + tasks.len() < total).then(|| Cursor::Offset(offset + tasks.len()).encode());
         Ok(TaskList { tasks, next_cursor })
     }
 
