@@ -15,10 +15,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::access::Visibility;
-use super::notes::parse_path;
+use super::notes::{NoteList, parse_path, summary};
 use super::paging::{Cursor, check_limit, page_of};
-use super::search::summary;
-use super::{Context, NoteList, Ops, OpsError};
+use super::{Context, Ops, OpsError};
 use crate::index::{LinkGraph, NoteFilter, NoteRow, StoredLink};
 use crate::markdown::links::{LinkForm, lookup_name};
 use crate::vault::{VaultError, VaultPath};

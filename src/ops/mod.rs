@@ -19,10 +19,9 @@ mod move_note;
 mod notes;
 mod paging;
 mod search;
-mod semantic;
 mod tasks;
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -55,7 +54,7 @@ pub use search::{
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,
     SearchByTag, SearchFilters, SearchMode, SearchNotes, SearchResult, SearchResults,
 };
-pub use semantic::{EmbedPass, SemanticSearch};
+pub use search::{EmbedPass, SemanticSearch};
 pub use tasks::{
     CreateTask, ListTasks, SubtaskProgress, TaskDateFilter, TaskFields, TaskItem, TaskList,
     TaskWrite, UpdateTask,
@@ -102,7 +101,7 @@ pub struct Ops {
     clock: clock::Clock,
     daily_notes: crate::vault::DailyNotesOverrides,
     /// Semantic search, once its model has loaded (or why it is unavailable).
-    semantic: RwLock<semantic::SemanticSlot>,
+    semantic: RwLock<search::SemanticSlot>,
     files: FileSettings,
 }
 
@@ -156,7 +155,7 @@ impl Ops {
             audit: AuditLog::default(),
             clock: clock::Clock::default(),
             daily_notes: crate::vault::DailyNotesOverrides::default(),
-            semantic: RwLock::new(semantic::SemanticSlot::default()),
+            semantic: RwLock::new(search::SemanticSlot::default()),
             files: FileSettings::default(),
         }
     }
@@ -287,4 +286,8 @@ pub fn rfc3339(time: SystemTime) -> String {
     OffsetDateTime::from(time)
         .format(&Rfc3339)
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
+pub(crate) fn rfc3339_nanos(nanos: i64) -> String {
+    rfc3339(SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos.max(0) as u64))
 }

@@ -8,11 +8,10 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 use super::paging::{Cursor, check_limit};
-use super::search::summary;
-use super::{Context, Ops, OpsError, rfc3339};
+use super::{Context, Ops, OpsError, rfc3339, rfc3339_nanos};
 use crate::index::{NoteFilter, NoteRow};
 use crate::markdown::{frontmatter, headings};
-use crate::vault::{Revision, VaultPath, WriteMode};
+use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
 
 /// File types a client may write or delete; everything else in a vault is left alone.
 const WRITABLE_EXTENSIONS: &[&str] = &["md", "canvas", "base", "txt", "json"];
@@ -372,6 +371,56 @@ impl Ops {
             revision: expected.to_string(),
             pruned_folders,
         })
+    }
+}
+
+impl Ops {
+    /// Parses an optional folder and checks it exists, so a misspelt folder is `not_found` rather
+    /// than an empty result. Returns its vault-relative form (`None` for the whole vault).
+    pub(super) fn check_folder(
+        &self,
+        ctx: &Context,
+        raw: Option<&str>,
+    ) -> Result<Option<String>, OpsError> {
+        let Some(raw) = raw else { return Ok(None) };
+        let Some(folder) = VaultPath::parse_folder(raw).map_err(|e| OpsError::path(raw, e))? else {
+            return Ok(None);
+        };
+        let not_found = || OpsError::NotFound {
+            what: format!("the folder '{folder}' does not exist"),
+            hint: "Omit folder to cover the whole vault, or check the spelling with vault_list_notes.",
+        };
+        // Before the disk is asked, so a folder the caller may not see answers as a missing one.
+        if !self.may_list(ctx, Some(&folder)) {
+            return Err(not_found());
+        }
+        let resolved = self
+            .vault
+            .resolve(&folder)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        if !resolved.exists {
+            return Err(not_found());
+        }
+        match std::fs::metadata(&resolved.fs_path) {
+            Ok(metadata) if metadata.is_dir() => Ok(Some(folder.to_string())),
+            Ok(_) => Err(OpsError::from_vault(
+                VaultError::NotAFolder {
+                    path: folder.to_string(),
+                },
+                None,
+            )),
+            Err(_) => Err(not_found()),
+        }
+    }
+}
+
+pub(super) fn summary(row: NoteRow) -> NoteSummary {
+    NoteSummary {
+        modified: rfc3339_nanos(row.mtime_ns),
+        path: row.path,
+        title: row.name,
+        bytes: row.size,
+        tags: row.tags,
     }
 }
 

@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::paging::{Cursor, VectorList};
-use super::search::{SearchMode, SearchNotes, SearchResult, SearchResults};
-use super::{Context, Ops, OpsError};
+use super::{SearchMode, SearchNotes, SearchResults};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
+use crate::ops::paging::{Cursor, VectorList};
+use crate::ops::{Context, Ops, OpsError};
 use crate::vault::VaultPath;
 
 /// Notes read per step of the embedding pass.
@@ -75,7 +75,7 @@ impl SemanticSearch {
 
 /// Whether semantic search is available, for responses and `quire doctor`.
 #[derive(Debug, Clone, Default)]
-pub(super) enum SemanticSlot {
+pub(in crate::ops) enum SemanticSlot {
     /// Not decided yet (the model is still loading after the keyword index).
     #[default]
     Loading,
@@ -375,15 +375,7 @@ impl Ops {
             .take(limit)
             .filter_map(|(path, score)| {
                 let note = rows.remove(&path)?;
-                Some(SearchResult {
-                    snippet: self.index.snippet(&note.path, &query),
-                    score,
-                    path: note.path,
-                    title: note.name,
-                    bytes: note.size,
-                    modified: super::search::rfc3339_nanos(note.mtime_ns),
-                    tags: note.tags,
-                })
+                Some(self.search_result(note, score, &query))
             })
             .collect();
         let counts = self.index.vector_counts().unwrap_or_default();

@@ -1,0 +1,110 @@
+//! The counted vocabularies: tags, property keys and property values with the number of notes
+//! carrying each, over the notes the caller may see.
+
+use crate::index::{Count, NoteFilter};
+use crate::ops::paging::{Cursor, check_limit};
+use crate::ops::{Context, Ops, OpsError};
+
+use super::filters::parse_key;
+
+/// A listing of counted values (tags, property keys or values).
+#[derive(Debug, Clone, Default)]
+pub struct CountList {
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Counted {
+    pub value: String,
+    /// Notes that have it.
+    pub count: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct CountedList {
+    pub items: Vec<Counted>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListPropertyValues {
+    pub key: String,
+    pub folder: Option<String>,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+}
+
+impl Ops {
+    pub fn list_tags(&self, ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
+        let (filter, offset, limit) = self.count_request(ctx, &request)?;
+        let page = self.index.tag_counts(&filter, offset, limit)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    pub fn list_property_keys(
+        &self,
+        ctx: &Context,
+        request: CountList,
+    ) -> Result<CountedList, OpsError> {
+        let (filter, offset, limit) = self.count_request(ctx, &request)?;
+        let page = self.index.property_key_counts(&filter, offset, limit)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    pub fn list_property_values(
+        &self,
+        ctx: &Context,
+        request: ListPropertyValues,
+    ) -> Result<CountedList, OpsError> {
+        let key = parse_key(&request.key)?;
+        let (filter, offset, limit) = self.count_request(
+            ctx,
+            &CountList {
+                folder: request.folder,
+                limit: request.limit,
+                cursor: request.cursor,
+            },
+        )?;
+        let page = self
+            .index
+            .property_value_counts(&key, &filter, offset, limit)?;
+        Ok(counted(page.rows, page.next))
+    }
+
+    /// The filter, offset and page size of a paged request, restricted to the notes the caller
+    /// may see: counts, recent notes and the orientation vocabulary all page through this.
+    pub(in crate::ops) fn count_request(
+        &self,
+        ctx: &Context,
+        request: &CountList,
+    ) -> Result<(NoteFilter, usize, usize), OpsError> {
+        let limit = check_limit(request.limit)?;
+        let mut filter = NoteFilter {
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
+            ..NoteFilter::default()
+        };
+        if self.policy().has_rules_for(&ctx.principal) {
+            let visibility = self.visibility(ctx);
+            let mut paths = self.index.note_paths(&filter)?;
+            paths.retain(|path| visibility.shows(path));
+            filter.only_paths = Some(paths);
+        }
+        let offset = Cursor::offset(request.cursor.as_deref())?;
+        Ok((filter, offset, limit))
+    }
+}
+
+fn counted(rows: Vec<Count>, next: Option<usize>) -> CountedList {
+    CountedList {
+        items: rows
+            .into_iter()
+            .map(|count| Counted {
+                value: count.value,
+                count: count.notes,
+            })
+            .collect(),
+        next_cursor: next.map(|offset| Cursor::Offset(offset).encode()),
+    }
+}

@@ -1,0 +1,154 @@
+//! Searching the vault: ranked search over the index (keyword, semantic, hybrid), grep, the tag,
+//! folder, property and recency listings, and the counted vocabularies.
+//!
+//! This file holds `vault_search_notes`' request and result types and its mode dispatch: the
+//! cursor and the mode decide whether the semantic leg (`semantic`) answers or keyword search
+//! (`keyword`) does. Inputs are validated in `filters` (dates, tags, properties) and turned into the
+//! index's filters; client text never reaches SQL or FTS syntax. Obsidian's excluded files are left
+//! out of search results (keyword search, grep, tag and property searches) but stay listable by
+//! folder and in `vault_list_notes`. Every function blocks: call it off the async executor.
+
+mod counts;
+mod filters;
+mod grep;
+mod keyword;
+mod listings;
+mod semantic;
+
+pub use counts::{CountList, Counted, CountedList, ListPropertyValues};
+pub use filters::{DateFilter, SearchFilters};
+pub use grep::{DEFAULT_GREP_BUDGET, Grep, GrepHit, GrepResult};
+pub use listings::{RecentNotes, RecentSort, SearchByFolder, SearchByProperty, SearchByTag};
+pub(in crate::ops) use semantic::SemanticSlot;
+pub use semantic::{EmbedPass, SemanticSearch};
+
+use super::paging::{self, Cursor, VectorList, check_limit};
+use super::{Context, Ops, OpsError, rfc3339_nanos};
+use crate::index::{self, NoteRow};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    #[default]
+    Auto,
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchNotes {
+    pub query: String,
+    pub filters: SearchFilters,
+    pub limit: Option<u32>,
+    pub cursor: Option<String>,
+    pub mode: SearchMode,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    pub path: String,
+    pub title: String,
+    pub score: f64,
+    pub snippet: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchResults {
+    pub results: Vec<SearchResult>,
+    /// `keyword`, `semantic` or `hybrid`: what actually answered.
+    pub search_mode: &'static str,
+    pub reranked: bool,
+    /// True when no note had every word and the results match any of them instead.
+    pub matched_any_word: bool,
+    pub next_cursor: Option<String>,
+    /// Said when the requested mode could not be honoured.
+    pub notice: Option<String>,
+}
+
+impl Ops {
+    pub fn search(&self, ctx: &Context, request: SearchNotes) -> Result<SearchResults, OpsError> {
+        let limit = check_limit(request.limit)?;
+        let filter = self.search_filter(ctx, &request.filters)?;
+        // The cursor says which kind of list the first page was; a keyword cursor continues a
+        // keyword search whatever the mode.
+        let (start, vector_start) = match request.cursor.as_deref() {
+            None => (None, None),
+            Some(raw) => match Cursor::decode(raw)? {
+                Cursor::Keyword(position) => (Some(position), None),
+                Cursor::Vector { list, offset } => {
+                    let mode = match list {
+                        VectorList::Semantic => SearchMode::Semantic,
+                        VectorList::Hybrid => SearchMode::Hybrid,
+                    };
+                    (None, Some((mode, offset)))
+                }
+                _ => return Err(paging::invalid(raw)),
+            },
+        };
+        let excluded = self.vault.excluded_files();
+        let visibility = self.visibility(ctx);
+        let keep = |row: &NoteRow| !excluded.excludes(&row.path) && visibility.shows(&row.path);
+        let notice = if start.is_some() {
+            None
+        } else {
+            match self.vector_search(ctx, &request, vector_start, &filter, limit, &keep)? {
+                Ok(found) => return Ok(found),
+                Err(notice) => notice,
+            }
+        };
+        let found = self.keyword_results(ctx, &request.query, &filter, start, limit, &keep)?;
+        Ok(SearchResults { notice, ..found })
+    }
+
+    /// One ranked note as a result, with its snippet for `query`.
+    fn search_result(&self, note: NoteRow, score: f64, query: &index::MatchQuery) -> SearchResult {
+        SearchResult {
+            snippet: self.index.snippet(&note.path, query),
+            score,
+            path: note.path,
+            title: note.name,
+            bytes: note.size,
+            modified: rfc3339_nanos(note.mtime_ns),
+            tags: note.tags,
+        }
+    }
+}
+
+/// What a client-triggered index rebuild did.
+#[derive(Debug, Clone)]
+pub struct RebuiltIndex {
+    pub notes: usize,
+    pub parsed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub elapsed_ms: u64,
+}
+
+impl Ops {
+    /// Brings the index in line with the vault now; `force` parses every note again. The owner
+    /// only: a full rebuild costs minutes on a large vault, so no agent identity may start one.
+    pub fn rebuild_index(
+        &self,
+        ctx: &Context,
+        force: bool,
+        progress: Option<crate::index::ProgressFn>,
+    ) -> Result<RebuiltIndex, OpsError> {
+        if ctx.principal != crate::acl::Principal::Owner {
+            return Err(OpsError::PathForbidden {
+                input: "/".into(),
+                reason: "only the vault owner may rebuild the index".into(),
+            });
+        }
+        let stats = self.index.reconcile_with(force, progress)?;
+        Ok(RebuiltIndex {
+            notes: stats.notes,
+            parsed: stats.parsed,
+            removed: stats.removed,
+            unchanged: stats.unchanged,
+            elapsed_ms: u64::try_from(stats.elapsed.as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+}
