@@ -375,6 +375,20 @@ impl Ops {
 }
 
 impl Ops {
+    /// A vault file's text (invalid UTF-8 replaced), through the vault's reader, which refuses
+    /// folders, non-regular files and files over the size cap.
+    pub(super) fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {
+        let resolved = self
+            .vault
+            .resolve(path)
+            .map_err(|error| OpsError::from_vault(error, None))?;
+        let read = self
+            .vault
+            .read_resolved(&resolved)
+            .map_err(|error| OpsError::from_vault(error, None))?;
+        Ok(String::from_utf8_lossy(&read.bytes).into_owned())
+    }
+
     /// Parses an optional folder and checks it exists, so a misspelt folder is `not_found` rather
     /// than an empty result. Returns its vault-relative form (`None` for the whole vault).
     pub(super) fn check_folder(

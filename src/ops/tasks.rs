@@ -1015,20 +1015,6 @@ impl Ops {
             .map(|task| all.item(&note.path, task, settings))
             .collect())
     }
-
-    /// A vault file's text (invalid UTF-8 replaced), through the vault's reader, which refuses
-    /// folders, non-regular files and files over the size cap.
-    pub(super) fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {
-        let resolved = self
-            .vault
-            .resolve(path)
-            .map_err(|error| OpsError::from_vault(error, None))?;
-        let read = self
-            .vault
-            .read_resolved(&resolved)
-            .map_err(|error| OpsError::from_vault(error, None))?;
-        Ok(String::from_utf8_lossy(&read.bytes).into_owned())
-    }
 }
 
 /// A listing request, read and checked.
