@@ -14,13 +14,14 @@ use std::collections::BTreeSet;
 use super::audit::Event;
 use super::notes::parse_path;
 use super::{Context, Ops, OpsError};
-use crate::acl::Action;
+use crate::acl::{Action, Policy};
+use crate::index::LinkGraph;
 use crate::markdown::links::{
     self, Link, LinkForm, PathStyle, Resolver, lookup_name, path_style, path_text, spells_md,
     with_new_path,
 };
 use crate::vault::{
-    FileLock, LinkSettings, NewLinkFormat, Revision, VaultError, VaultPath, WriteMode,
+    FileLock, LinkSettings, NewLinkFormat, Resolved, Revision, VaultError, VaultPath, WriteMode,
 };
 
 /// A rewritten file: its path, the revision written, and the bytes it held before.
@@ -77,9 +78,203 @@ struct PlannedFile {
     changes: Vec<LinkChange>,
 }
 
+/// The link world of one move as the caller sees it: the resolvers before and after the move, and
+/// the files whose links may name the moved file.
+struct MoveWorld {
+    graph: LinkGraph,
+    /// For a caller some rule restricts: resolution among the files it may read.
+    before_visible: Option<Resolver>,
+    after: Resolver,
+    restricted: bool,
+    /// Readable files holding a link whose name matches the old or the new path.
+    sources: BTreeSet<String>,
+}
+
+/// A move planned under its locks, before anything is written.
+struct MovePlan {
+    old: VaultPath,
+    new: VaultPath,
+    resolved_old: Resolved,
+    resolved_new: Resolved,
+    /// The moved file, planned at its new path.
+    moved: PlannedFile,
+    /// Every other file whose links change.
+    planned: Vec<PlannedFile>,
+}
+
+impl MovePlan {
+    /// What the move would do, for `dry_run`: every file keeps its current revision.
+    fn dry_run_report(&self) -> MovedNote {
+        let mut rewritten: Vec<RewrittenFile> = Vec::new();
+        if !self.moved.changes.is_empty() {
+            rewritten.push(report(&self.moved, &self.moved.revision));
+        }
+        rewritten.extend(self.planned.iter().map(|file| report(file, &file.revision)));
+        MovedNote {
+            from: self.old.to_string(),
+            to: self.new.to_string(),
+            revision: self.moved.revision.to_string(),
+            rewritten,
+            dry_run: true,
+            pruned_folders: Vec::new(),
+        }
+    }
+}
+
+impl MoveWorld {
+    fn before(&self) -> &Resolver {
+        self.before_visible.as_ref().unwrap_or(&self.graph.resolver)
+    }
+}
+
 impl Ops {
     pub fn move_note(&self, ctx: &Context, request: MoveNote) -> Result<MovedNote, OpsError> {
         let started = std::time::Instant::now();
+        let (old, new, resolved_old) = self.check_move(ctx, &request)?;
+        let world = self.move_world(ctx, &old, &new)?;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            candidates = world.sources.len(),
+            "move: candidate linking files found"
+        );
+        let _locks = self.lock_move(&world.sources, &old, &new);
+        // One policy snapshot decides what the move may rewrite and which folders it may prune.
+        let policy = self.policy();
+        let plan = self.plan_move(ctx, &policy, &world, old, new, resolved_old)?;
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            files = plan.planned.len(),
+            "move: planned"
+        );
+        if request.dry_run {
+            return Ok(plan.dry_run_report());
+        }
+        self.execute_move(ctx, &policy, &plan, request.prune_empty_folders, started)
+    }
+
+    /// Plans the whole move under its locks, writing nothing: the destination must be free, the
+    /// moved file and every linking file are read and their rewrites planned, and a linking file
+    /// the caller may not change refuses the move.
+    fn plan_move(
+        &self,
+        ctx: &Context,
+        policy: &Policy,
+        world: &MoveWorld,
+        old: VaultPath,
+        new: VaultPath,
+        resolved_old: Resolved,
+    ) -> Result<MovePlan, OpsError> {
+        let resolved_new = self
+            .vault
+            .resolve(&new)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        if resolved_new.exists {
+            return Err(OpsError::AlreadyExists {
+                what: format!("'{new}' already exists"),
+                hint: "A move never replaces a file: choose another new_path, or delete or move the existing file first.",
+            });
+        }
+        let planner = Planner {
+            old: old.as_str(),
+            new: new.as_str(),
+            before: world.before(),
+            after: &world.after,
+            settings: self.vault.link_settings(),
+            restricted: world.restricted,
+        };
+        // The moved file first, then every other linking file.
+        let current = self
+            .vault
+            .read_resolved(&resolved_old)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
+        let planned = self.plan_sources(&planner, &world.sources, &old);
+        let planned = self.refuse_unwritable(ctx, policy, &old, planned)?;
+        Ok(MovePlan {
+            old,
+            new,
+            resolved_old,
+            resolved_new,
+            moved,
+            planned,
+        })
+    }
+
+    /// Carries out a plan: creates the destination exclusively, rewrites the linking files,
+    /// removes the source, and undoes what it wrote when a step fails.
+    fn execute_move(
+        &self,
+        ctx: &Context,
+        policy: &Policy,
+        plan: &MovePlan,
+        prune_empty_folders: bool,
+        started: std::time::Instant,
+    ) -> Result<MovedNote, OpsError> {
+        let MovePlan {
+            old,
+            new,
+            resolved_old,
+            resolved_new,
+            moved,
+            planned,
+        } = plan;
+        let created = self.create_destination(resolved_old, resolved_new, moved)?;
+        let mut rewritten: Vec<RewrittenFile> = Vec::new();
+        if !moved.changes.is_empty() {
+            rewritten.push(report(moved, &created));
+        }
+        let (done, failure) = self.write_planned(planned);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: linking files written"
+        );
+        if let Some(error) = failure {
+            self.undo(&done, new, &created);
+            return Err(error);
+        }
+        for (file, (_, revision, _)) in planned.iter().zip(&done) {
+            rewritten.push(report(file, revision));
+        }
+        if let Err(error) = self.remove_source(resolved_old, moved) {
+            self.undo(&done, new, &created);
+            return Err(error);
+        }
+        let pruned_folders = if prune_empty_folders {
+            // Only folders the caller may change, as vault_delete_note does.
+            self.vault
+                .prune_empty_folders(resolved_old, &|folder: &str| {
+                    policy.allows(&ctx.principal, Action::Write, folder)
+                })
+        } else {
+            Vec::new()
+        };
+        let mut refreshed = vec![old.to_string(), new.to_string()];
+        refreshed.extend(planned.iter().map(|file| file.path.to_string()));
+        if let Err(error) = self.index.refresh(refreshed) {
+            tracing::error!(%error, "the index could not take in a move");
+        }
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: source removed and index refreshed"
+        );
+        self.audit_move(ctx, old, moved, &created, planned, &rewritten);
+        Ok(MovedNote {
+            from: old.to_string(),
+            to: new.to_string(),
+            revision: created.to_string(),
+            rewritten,
+            dry_run: false,
+            pruned_folders,
+        })
+    }
+
+    /// The request's two paths, checked: distinct, both writable by the caller, the same
+    /// extension, and the source an existing regular file (not a folder, not a symbolic link).
+    fn check_move(
+        &self,
+        ctx: &Context,
+        request: &MoveNote,
+    ) -> Result<(VaultPath, VaultPath, Resolved), OpsError> {
         let old = parse_path(&request.old_path)?;
         let new = parse_path(&request.new_path)?;
         if old == new {
@@ -114,6 +309,17 @@ impl Ops {
                 "'{old}' is a folder or a symbolic link; vault_move_note moves one file, so move the files inside it one by one"
             )));
         }
+        Ok((old, new, resolved_old))
+    }
+
+    /// The resolvers before and after the move and the candidate linking files, as the caller
+    /// may see them.
+    fn move_world(
+        &self,
+        ctx: &Context,
+        old: &VaultPath,
+        new: &VaultPath,
+    ) -> Result<MoveWorld, OpsError> {
         // The index must know the file as it is now, or links to a file created a moment ago
         // would look unresolved.
         self.index.refresh(vec![old.to_string(), new.to_string()])?;
@@ -152,13 +358,23 @@ impl Ops {
         // are never read, locked, planned or reported, so no plan, refusal or error depends on
         // what a hidden file holds, and none names one.
         sources.retain(|source| visibility.shows(source));
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            candidates = sources.len(),
-            "move: candidate linking files found"
-        );
+        Ok(MoveWorld {
+            graph,
+            before_visible,
+            after,
+            restricted,
+            sources,
+        })
+    }
 
-        // Lock every file the move may touch, in one global order.
+    /// Locks every file the move may touch, in one global (path) order, so two moves cannot
+    /// deadlock.
+    fn lock_move(
+        &self,
+        sources: &BTreeSet<String>,
+        old: &VaultPath,
+        new: &VaultPath,
+    ) -> Vec<FileLock<'_>> {
         let mut keys: Vec<VaultPath> = sources
             .iter()
             .filter_map(|source| VaultPath::parse(source).ok())
@@ -167,44 +383,24 @@ impl Ops {
         keys.push(new.clone());
         keys.sort();
         keys.dedup();
-        let _locks: Vec<FileLock<'_>> = keys.iter().map(|key| self.vault.lock(key)).collect();
+        keys.iter().map(|key| self.vault.lock(key)).collect()
+    }
 
-        let resolved_new = self
-            .vault
-            .resolve(&new)
-            .map_err(|e| OpsError::from_vault(e, None))?;
-        if resolved_new.exists {
-            return Err(OpsError::AlreadyExists {
-                what: format!("'{new}' already exists"),
-                hint: "A move never replaces a file: choose another new_path, or delete or move the existing file first.",
-            });
-        }
-        let settings = self.vault.link_settings();
-        let planner = Planner {
-            old: old.as_str(),
-            new: new.as_str(),
-            before: before_visible.as_ref().unwrap_or(&graph.resolver),
-            after: &after,
-            settings,
-            restricted,
-        };
-
-        // Plan: the moved file first, then every other linking file.
-        let current = self
-            .vault
-            .read_resolved(&resolved_old)
-            .map_err(|e| OpsError::from_vault(e, None))?;
-        let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
-        let policy = self.policy();
-        // Reading and parsing the linking files is independent per file: spread it over threads.
+    /// Reads and plans every linking file; reading and parsing is independent per file, so it is
+    /// spread over threads.
+    fn plan_sources(
+        &self,
+        planner: &Planner<'_>,
+        sources: &BTreeSet<String>,
+        old: &VaultPath,
+    ) -> Vec<Result<Option<PlannedFile>, OpsError>> {
         let sources: Vec<&String> = sources.iter().collect();
         let workers = WRITE_THREADS.min(sources.len()).max(1);
         let chunk = sources.len().div_ceil(workers).max(1);
-        let plans: Vec<Result<Option<PlannedFile>, OpsError>> = std::thread::scope(|scope| {
+        std::thread::scope(|scope| {
             let handles: Vec<_> = sources
                 .chunks(chunk)
                 .map(|chunk| {
-                    let (planner, old) = (&planner, &old);
                     scope.spawn(move || {
                         chunk
                             .iter()
@@ -223,7 +419,19 @@ impl Ops {
                     })
                 })
                 .collect()
-        });
+        })
+    }
+
+    /// The files to rewrite, or the first planning error, or a refusal naming the files the
+    /// caller can read but not change: it may learn which they are (it can read their links
+    /// itself), and a move must not break what it can see.
+    fn refuse_unwritable(
+        &self,
+        ctx: &Context,
+        policy: &Policy,
+        old: &VaultPath,
+        plans: Vec<Result<Option<PlannedFile>, OpsError>>,
+    ) -> Result<Vec<PlannedFile>, OpsError> {
         let mut planned: Vec<PlannedFile> = Vec::new();
         let mut unwritable: Vec<String> = Vec::new();
         for plan in plans {
@@ -234,125 +442,88 @@ impl Ops {
             }
             planned.push(file);
         }
-        // Files the caller can read but not change: it may learn which they are (it can read
-        // their links itself), and a move must not break what it can see.
-        if !unwritable.is_empty() {
-            self.audit.record(ctx, Event::denied(old.as_str()));
-            unwritable.sort();
-            const NAMED: usize = 5;
-            let more = unwritable.len().saturating_sub(NAMED);
-            let mut named = unwritable
-                .iter()
-                .take(NAMED)
-                .map(|path| format!("'{path}'"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if more > 0 {
-                named.push_str(&format!(" and {more} more"));
-            }
-            return Err(OpsError::PathForbidden {
-                input: old.to_string(),
-                reason: format!(
-                    "files outside your write rules link to it ({named}), and a move must update their links; ask the vault's owner to move it"
-                ),
-            });
+        if unwritable.is_empty() {
+            return Ok(planned);
         }
-
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            files = planned.len(),
-            "move: planned"
-        );
-        if request.dry_run {
-            let mut rewritten: Vec<RewrittenFile> = Vec::new();
-            if !moved.changes.is_empty() {
-                rewritten.push(report(&moved, &moved.revision));
-            }
-            rewritten.extend(planned.iter().map(|file| report(file, &file.revision)));
-            return Ok(MovedNote {
-                from: old.to_string(),
-                to: new.to_string(),
-                revision: moved.revision.to_string(),
-                rewritten,
-                dry_run: true,
-                pruned_folders: Vec::new(),
-            });
+        self.audit.record(ctx, Event::denied(old.as_str()));
+        unwritable.sort();
+        const NAMED: usize = 5;
+        let more = unwritable.len().saturating_sub(NAMED);
+        let mut named = unwritable
+            .iter()
+            .take(NAMED)
+            .map(|path| format!("'{path}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if more > 0 {
+            named.push_str(&format!(" and {more} more"));
         }
+        Err(OpsError::PathForbidden {
+            input: old.to_string(),
+            reason: format!(
+                "files outside your write rules link to it ({named}), and a move must update their links; ask the vault's owner to move it"
+            ),
+        })
+    }
 
-        // Execute: create the destination exclusively, rewrite the linking files, remove the source.
+    /// Creates the moved file at its new path, exclusively, with the source's permissions (a
+    /// private note stays private); returns its revision.
+    fn create_destination(
+        &self,
+        resolved_old: &Resolved,
+        resolved_new: &Resolved,
+        moved: &PlannedFile,
+    ) -> Result<Revision, OpsError> {
         let created = self
             .vault
-            .write(&resolved_new, &moved.new_bytes, WriteMode::CreateNew)
+            .write(resolved_new, &moved.new_bytes, WriteMode::CreateNew)
             .map_err(|e| OpsError::from_vault(e, None))?;
-        // The moved file keeps its permissions (a private note stays private).
         if let Err(error) = std::fs::metadata(&resolved_old.fs_path).and_then(|metadata| {
             std::fs::set_permissions(&resolved_new.fs_path, metadata.permissions())
         }) {
-            tracing::warn!(%error, path = %new, "a moved file could not keep its permissions");
+            tracing::warn!(%error, path = %resolved_new.rel, "a moved file could not keep its permissions");
         }
-        let mut rewritten: Vec<RewrittenFile> = Vec::new();
-        if !moved.changes.is_empty() {
-            rewritten.push(report(&moved, &created.revision));
-        }
-        let (done, failure) = self.write_planned(&planned);
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "move: linking files written"
-        );
-        if let Some(error) = failure {
-            self.undo(&done, &new, &created.revision);
-            return Err(error);
-        }
-        for (file, (_, revision, _)) in planned.iter().zip(&done) {
-            rewritten.push(report(file, revision));
-        }
-        // The source goes last, and only if nobody changed it while the move ran.
+        Ok(created.revision)
+    }
+
+    /// Removes the source, last, and only if nobody changed it while the move ran.
+    fn remove_source(&self, resolved_old: &Resolved, moved: &PlannedFile) -> Result<(), OpsError> {
+        let old = &resolved_old.rel;
         let still = self
             .vault
-            .read_resolved(&resolved_old)
-            .map_err(|e| OpsError::from_vault(e, None));
-        let removal = match still {
-            Ok(still) if still.revision == moved.revision => {
-                std::fs::remove_file(&resolved_old.fs_path).map_err(|source| {
-                    OpsError::from_vault(
-                        VaultError::Io {
-                            path: old.to_string(),
-                            source,
-                        },
-                        None,
-                    )
-                })
-            }
-            Ok(still) => Err(OpsError::Conflict {
+            .read_resolved(resolved_old)
+            .map_err(|e| OpsError::from_vault(e, None))?;
+        if still.revision != moved.revision {
+            return Err(OpsError::Conflict {
                 path: old.to_string(),
                 expected: moved.revision.to_string(),
                 current: still.revision.to_string(),
-            }),
-            Err(error) => Err(error),
-        };
-        if let Err(error) = removal {
-            self.undo(&done, &new, &created.revision);
-            return Err(error);
+            });
         }
-        let pruned_folders = if request.prune_empty_folders {
-            // Only folders the caller may change, as vault_delete_note does.
-            self.vault
-                .prune_empty_folders(&resolved_old, &|folder: &str| {
-                    policy.allows(&ctx.principal, Action::Write, folder)
-                })
-        } else {
-            Vec::new()
-        };
-        let mut refreshed = vec![old.to_string(), new.to_string()];
-        refreshed.extend(planned.iter().map(|file| file.path.to_string()));
-        if let Err(error) = self.index.refresh(refreshed) {
-            tracing::error!(%error, "the index could not take in a move");
-        }
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "move: source removed and index refreshed"
-        );
-        let moved_revision = created.revision.to_string();
+        std::fs::remove_file(&resolved_old.fs_path).map_err(|source| {
+            OpsError::from_vault(
+                VaultError::Io {
+                    path: old.to_string(),
+                    source,
+                },
+                None,
+            )
+        })
+    }
+
+    /// One audit line for the moved file (`moved.path` is its new path) and one per rewritten
+    /// linking file.
+    fn audit_move(
+        &self,
+        ctx: &Context,
+        old: &VaultPath,
+        moved: &PlannedFile,
+        created: &Revision,
+        planned: &[PlannedFile],
+        rewritten: &[RewrittenFile],
+    ) {
+        let new = &moved.path;
+        let moved_revision = created.to_string();
         let before = moved.revision.to_string();
         self.audit.record(
             ctx,
@@ -361,7 +532,7 @@ impl Ops {
                 ..Event::changed(old.as_str(), Some(&before), Some(&moved_revision))
             },
         );
-        for file in &rewritten {
+        for file in rewritten {
             if file.path != new.as_str() {
                 let before = planned
                     .iter()
@@ -373,14 +544,6 @@ impl Ops {
                 );
             }
         }
-        Ok(MovedNote {
-            from: old.to_string(),
-            to: new.to_string(),
-            revision: moved_revision,
-            rewritten,
-            dry_run: false,
-            pruned_folders,
-        })
     }
 
     /// Reads one linking file and plans its rewrites; `None` when it needs none (or is gone).
