@@ -233,8 +233,8 @@ impl Ops {
     }
 
     /// Runs a semantic or hybrid search when `request` asks for one (or `auto` and vectors are
-    /// ready); `Ok(None)` means keyword search should answer, with the notice returned in `Err`
-    /// position of the pair.
+    /// ready, or `cursor` continues one); `Ok(Err(notice))` means keyword search answers instead,
+    /// saying `notice` when there is something to say.
     pub(super) fn vector_search(
         &self,
         ctx: &Context,
@@ -244,49 +244,10 @@ impl Ops {
         limit: usize,
         keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<Result<SearchResults, Option<String>>, OpsError> {
-        let slot = self.semantic_slot();
-        let wanted = match (cursor, request.mode) {
-            (Some((mode, _)), _) => mode,
-            (None, SearchMode::Keyword) => return Ok(Err(None)),
-            (None, SearchMode::Auto) => {
-                let ready =
-                    matches!(&slot, SemanticSlot::Ready(engine) if engine.first_pass_done());
-                if !ready || request.query.trim().is_empty() {
-                    // Transient states get a notice (the agent may ask again later); a vault
-                    // without a model is keyword-only for good, which `search_mode` already says.
-                    return Ok(Err(match &slot {
-                        _ if request.query.trim().is_empty() => None,
-                        SemanticSlot::Ready(_) => Some(
-                            "semantic vectors are still being computed; these are keyword results until they are ready".into(),
-                        ),
-                        SemanticSlot::Loading => Some(
-                            "the embedding model is still loading; these are keyword (BM25) results until it is ready".into(),
-                        ),
-                        SemanticSlot::Unavailable(_) => None,
-                    }));
-                }
-                SearchMode::Hybrid
-            }
-            (None, mode) => mode,
+        let (wanted, engine) = match self.vector_mode(request, cursor) {
+            Ok(chosen) => chosen,
+            Err(notice) => return Ok(Err(notice)),
         };
-        let engine = match slot {
-            SemanticSlot::Ready(engine) => engine,
-            SemanticSlot::Loading => {
-                return Ok(Err(Some(
-                    "the embedding model is still loading; these are keyword (BM25) results".into(),
-                )));
-            }
-            SemanticSlot::Unavailable(why) => {
-                return Ok(Err(Some(format!(
-                    "semantic search is not available ({why}); these are keyword (BM25) results"
-                ))));
-            }
-        };
-        if request.query.trim().is_empty() {
-            return Ok(Err(Some(
-                "an empty query has no meaning to search for; these are the notes matching the filters".into(),
-            )));
-        }
         let offset = cursor.map_or(0, |(_, offset)| offset);
         let depth = (offset + limit + 1).clamp(MIN_LEG_DEPTH, MAX_DEPTH);
         let query_vector = match engine.service().embed_query(&request.query) {
@@ -298,6 +259,8 @@ impl Ops {
                 ))));
             }
         };
+        // The legs: nearest notes by their closest chunk, and for hybrid the keyword ranking,
+        // fused by reciprocal rank.
         let vector_hits = self.index.nearest(&query_vector, filter, depth, keep)?;
         let mut rows: HashMap<String, NoteRow> = HashMap::new();
         let mut best_chunk: HashMap<String, usize> = HashMap::new();
@@ -314,7 +277,7 @@ impl Ops {
             .collect();
         let query = index::parse_query(&request.query);
         let mut matched_any_word = false;
-        let (mode_used, mut ranked): (&'static str, Vec<(String, f64)>) = match wanted {
+        let (mode_used, ranked): (&'static str, Vec<(String, f64)>) = match wanted {
             SearchMode::Semantic => (
                 "semantic",
                 vector_leg
@@ -340,23 +303,7 @@ impl Ops {
                 )
             }
         };
-        let mut reranked = false;
-        if engine.reranks() && !ranked.is_empty() {
-            let depth = ranked.len().min(crate::search::RERANK_DEPTH);
-            let passages: Vec<String> = ranked[..depth]
-                .iter()
-                .map(|(path, _)| self.passage(path, best_chunk.get(path).copied().unwrap_or(0)))
-                .collect();
-            match engine.service().rerank(&request.query, passages) {
-                Ok(scores) => {
-                    ranked = crate::search::blend(&ranked, &scores);
-                    reranked = true;
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "reranking failed; keeping the fused order");
-                }
-            }
-        }
+        let (ranked, reranked) = self.rerank(&engine, &request.query, ranked, &best_chunk);
         let next_cursor =
             (ranked.len() > offset + limit && offset + limit < MAX_DEPTH).then(|| {
                 let list = match wanted {
@@ -378,21 +325,104 @@ impl Ops {
                 Some(self.search_result(note, score, &query))
             })
             .collect();
-        let counts = self.index.vector_counts().unwrap_or_default();
-        let notice = (counts.pending() > 0).then(|| {
-            format!(
-                "semantic vectors are catching up ({} of {} chunks embedded); recent edits may rank by keywords only",
-                counts.embedded, counts.chunks
-            )
-        });
         Ok(Ok(SearchResults {
             results,
             search_mode: mode_used,
             reranked,
             matched_any_word,
             next_cursor,
-            notice,
+            notice: self.catching_up_notice(),
         }))
+    }
+
+    /// The mode that answers and its engine, or (in `Err`) why keyword search answers instead,
+    /// with the notice to give, if any.
+    fn vector_mode(
+        &self,
+        request: &SearchNotes,
+        cursor: Option<(SearchMode, usize)>,
+    ) -> Result<(SearchMode, Arc<SemanticSearch>), Option<String>> {
+        let slot = self.semantic_slot();
+        let wanted = match (cursor, request.mode) {
+            (Some((mode, _)), _) => mode,
+            (None, SearchMode::Keyword) => return Err(None),
+            (None, SearchMode::Auto) => {
+                let ready =
+                    matches!(&slot, SemanticSlot::Ready(engine) if engine.first_pass_done());
+                if !ready || request.query.trim().is_empty() {
+                    // Transient states get a notice (the agent may ask again later); a vault
+                    // without a model is keyword-only for good, which `search_mode` already says.
+                    return Err(match &slot {
+                        _ if request.query.trim().is_empty() => None,
+                        SemanticSlot::Ready(_) => Some(
+                            "semantic vectors are still being computed; these are keyword results until they are ready".into(),
+                        ),
+                        SemanticSlot::Loading => Some(
+                            "the embedding model is still loading; these are keyword (BM25) results until it is ready".into(),
+                        ),
+                        SemanticSlot::Unavailable(_) => None,
+                    });
+                }
+                SearchMode::Hybrid
+            }
+            (None, mode) => mode,
+        };
+        let engine = match slot {
+            SemanticSlot::Ready(engine) => engine,
+            SemanticSlot::Loading => {
+                return Err(Some(
+                    "the embedding model is still loading; these are keyword (BM25) results".into(),
+                ));
+            }
+            SemanticSlot::Unavailable(why) => {
+                return Err(Some(format!(
+                    "semantic search is not available ({why}); these are keyword (BM25) results"
+                )));
+            }
+        };
+        if request.query.trim().is_empty() {
+            return Err(Some(
+                "an empty query has no meaning to search for; these are the notes matching the filters".into(),
+            ));
+        }
+        Ok((wanted, engine))
+    }
+
+    /// The head of `ranked` reordered by the cross-encoder, blended with the fused order, when
+    /// the engine reranks; the order as it was when it does not or the reranker fails.
+    fn rerank(
+        &self,
+        engine: &SemanticSearch,
+        query: &str,
+        ranked: Vec<(String, f64)>,
+        best_chunk: &HashMap<String, usize>,
+    ) -> (Vec<(String, f64)>, bool) {
+        if !engine.reranks() || ranked.is_empty() {
+            return (ranked, false);
+        }
+        let depth = ranked.len().min(crate::search::RERANK_DEPTH);
+        let passages: Vec<String> = ranked[..depth]
+            .iter()
+            .map(|(path, _)| self.passage(path, best_chunk.get(path).copied().unwrap_or(0)))
+            .collect();
+        match engine.service().rerank(query, passages) {
+            Ok(scores) => (crate::search::blend(&ranked, &scores), true),
+            Err(error) => {
+                tracing::warn!(%error, "reranking failed; keeping the fused order");
+                (ranked, false)
+            }
+        }
+    }
+
+    /// Said while vectors lag behind the notes, so recent edits may rank by keywords only.
+    fn catching_up_notice(&self) -> Option<String> {
+        let counts = self.index.vector_counts().unwrap_or_default();
+        (counts.pending() > 0).then(|| {
+            format!(
+                "semantic vectors are catching up ({} of {} chunks embedded); recent edits may rank by keywords only",
+                counts.embedded, counts.chunks
+            )
+        })
     }
 
     /// The text a reranker reads for a note: its chunk `seq` (the one nearest the query, or the
