@@ -13,7 +13,7 @@ use crate::markdown::edit::{self, EditError, Edited, Position};
 use crate::markdown::frontmatter;
 use crate::markdown::properties_edit::{self, PropertiesEditError};
 use crate::markdown::sections::{self, PatchOperation};
-use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
+use crate::vault::{Resolved, Revision, VaultError, VaultPath, WriteMode};
 
 #[derive(Debug, Clone)]
 pub struct PatchNote {
@@ -298,64 +298,87 @@ impl Ops {
             .vault
             .resolve(path)
             .map_err(|e| OpsError::from_vault(e, expected))?;
-        if !resolved.exists
-            && let Some(create) = create
-        {
-            if let Some(expected) = expected {
-                return Err(OpsError::NotFound {
-                    what: format!(
-                        "'{path}' does not exist, but expected_revision {expected} was given: it may have been moved or deleted"
-                    ),
-                    hint: "Omit expected_revision to create it.",
-                });
+        match create {
+            Some(create) if !resolved.exists => {
+                self.create_edited(ctx, &resolved, expected, create, compute)
             }
-            let initial = create()?;
-            let outcome = compute(path, &initial)?;
-            #[cfg(feature = "test-faults")]
-            pause_if_asked();
-            let written =
-                match self
-                    .vault
-                    .write(&resolved, outcome.text.as_bytes(), WriteMode::CreateNew)
-                {
-                    Ok(written) => written,
-                    // Someone else created it after the lookup: their note stays, ours is refused.
-                    Err(VaultError::AlreadyExists { .. }) => {
-                        let current = self
-                            .vault
-                            .read(path)
-                            .map(|file| file.revision.to_string())
-                            .unwrap_or_else(|_| "unknown".into());
-                        return Err(OpsError::Conflict {
-                            path: path.to_string(),
-                            expected: "(none: the note did not exist yet)".into(),
-                            current,
-                        });
-                    }
-                    Err(error) => return Err(OpsError::from_vault(error, None)),
-                };
-            self.reindex(path);
-            let after = written.revision.to_string();
-            self.audit.record(
-                ctx,
-                super::audit::Event::changed(path.as_str(), None, Some(&after)),
-            );
-            return Ok(EditedNote {
-                path: path.to_string(),
-                revision: after,
-                bytes: written.bytes,
-                modified: rfc3339(written.modified),
-                changed: true,
-                created: true,
-                lines: outcome.lines,
-                replacements: outcome.replacements,
-                changed_keys: outcome.changed_keys,
-                properties: outcome.properties,
+            _ => self.rewrite_edited(ctx, &resolved, expected, compute),
+        }
+    }
+
+    /// The missing note made from `create` and then edited, created exclusively: a note someone
+    /// else created meanwhile stays, and this edit is a conflict.
+    fn create_edited(
+        &self,
+        ctx: &Context,
+        resolved: &Resolved,
+        expected: Option<&Revision>,
+        create: &dyn Fn() -> Result<String, OpsError>,
+        compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
+    ) -> Result<EditedNote, OpsError> {
+        let path = &resolved.rel;
+        if let Some(expected) = expected {
+            return Err(OpsError::NotFound {
+                what: format!(
+                    "'{path}' does not exist, but expected_revision {expected} was given: it may have been moved or deleted"
+                ),
+                hint: "Omit expected_revision to create it.",
             });
         }
+        let initial = create()?;
+        let outcome = compute(path, &initial)?;
+        #[cfg(feature = "test-faults")]
+        pause_if_asked();
+        let written =
+            match self
+                .vault
+                .write(resolved, outcome.text.as_bytes(), WriteMode::CreateNew)
+            {
+                Ok(written) => written,
+                // Someone else created it after the lookup: their note stays, ours is refused.
+                Err(VaultError::AlreadyExists { .. }) => {
+                    let current = self
+                        .vault
+                        .read(path)
+                        .map(|file| file.revision.to_string())
+                        .unwrap_or_else(|_| "unknown".into());
+                    return Err(OpsError::Conflict {
+                        path: path.to_string(),
+                        expected: "(none: the note did not exist yet)".into(),
+                        current,
+                    });
+                }
+                Err(error) => return Err(OpsError::from_vault(error, None)),
+            };
+        self.reindex(path);
+        let after = written.revision.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event::changed(path.as_str(), None, Some(&after)),
+        );
+        Ok(edited_note(
+            path,
+            outcome,
+            after,
+            written.bytes,
+            written.modified,
+            Change::Created,
+        ))
+    }
+
+    /// The existing note edited against `expected` (when given) and against the revision read;
+    /// an edit that changes nothing writes nothing.
+    fn rewrite_edited(
+        &self,
+        ctx: &Context,
+        resolved: &Resolved,
+        expected: Option<&Revision>,
+        compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
+    ) -> Result<EditedNote, OpsError> {
+        let path = &resolved.rel;
         let current = self
             .vault
-            .read_resolved(&resolved)
+            .read_resolved(resolved)
             .map_err(|e| OpsError::from_vault(e, expected))?;
         if let Some(expected) = expected
             && *expected != current.revision
@@ -373,48 +396,74 @@ impl Ops {
             ))
         })?;
         let outcome = compute(path, text)?;
-        let (revision, bytes, modified, changed) = if outcome.text == text {
-            (
-                current.revision.to_string(),
-                current.bytes.len() as u64,
+        if outcome.text == text {
+            let (revision, bytes) = (current.revision.to_string(), current.bytes.len() as u64);
+            return Ok(edited_note(
+                path,
+                outcome,
+                revision,
+                bytes,
                 current.modified,
-                false,
+                Change::None,
+            ));
+        }
+        #[cfg(feature = "test-faults")]
+        pause_if_asked();
+        let written = self
+            .vault
+            .write(
+                resolved,
+                outcome.text.as_bytes(),
+                WriteMode::Replace {
+                    expected: &current.revision,
+                },
             )
-        } else {
-            #[cfg(feature = "test-faults")]
-            pause_if_asked();
-            let written = self
-                .vault
-                .write(
-                    &resolved,
-                    outcome.text.as_bytes(),
-                    WriteMode::Replace {
-                        expected: &current.revision,
-                    },
-                )
-                .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
-            // Read your writes: searches and task lists see the edit as soon as the call returns.
-            self.reindex(path);
-            let before = current.revision.to_string();
-            let after = written.revision.to_string();
-            self.audit.record(
-                ctx,
-                super::audit::Event::changed(path.as_str(), Some(&before), Some(&after)),
-            );
-            (after, written.bytes, written.modified, true)
-        };
-        Ok(EditedNote {
-            path: path.to_string(),
-            revision,
-            bytes,
-            modified: rfc3339(modified),
-            changed,
-            created: false,
-            lines: outcome.lines,
-            replacements: outcome.replacements,
-            changed_keys: outcome.changed_keys,
-            properties: outcome.properties,
-        })
+            .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
+        // Read your writes: searches and task lists see the edit as soon as the call returns.
+        self.reindex(path);
+        let before = current.revision.to_string();
+        let after = written.revision.to_string();
+        self.audit.record(
+            ctx,
+            super::audit::Event::changed(path.as_str(), Some(&before), Some(&after)),
+        );
+        Ok(edited_note(
+            path,
+            outcome,
+            after,
+            written.bytes,
+            written.modified,
+            Change::Rewritten,
+        ))
+    }
+}
+
+/// What an edit did to the file.
+enum Change {
+    None,
+    Created,
+    Rewritten,
+}
+
+fn edited_note(
+    path: &VaultPath,
+    outcome: Outcome,
+    revision: String,
+    bytes: u64,
+    modified: std::time::SystemTime,
+    change: Change,
+) -> EditedNote {
+    EditedNote {
+        path: path.to_string(),
+        revision,
+        bytes,
+        modified: rfc3339(modified),
+        changed: !matches!(change, Change::None),
+        created: matches!(change, Change::Created),
+        lines: outcome.lines,
+        replacements: outcome.replacements,
+        changed_keys: outcome.changed_keys,
+        properties: outcome.properties,
     }
 }
 
