@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::audit::Event;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy, Principal};
-use crate::vault::{VaultError, VaultPath};
+use crate::vault::{ExcludedFiles, VaultError, VaultPath};
 
 /// A snapshot of the policy for one caller, used to filter many rows cheaply.
 pub(crate) struct Visibility {
@@ -56,6 +56,20 @@ impl Visibility {
     }
 }
 
+/// What search-like results may show a caller: the notes it may read that Obsidian's excluded
+/// files (`userIgnoreFilters`, read when this is made) leave in. Browsing listings use
+/// `Visibility` alone, so excluded notes stay listable by folder.
+pub(crate) struct SearchVisibility {
+    excluded: ExcludedFiles,
+    visibility: Visibility,
+}
+
+impl SearchVisibility {
+    pub(crate) fn shows(&self, path: &str) -> bool {
+        !self.excluded.excludes(path) && self.visibility.shows(path)
+    }
+}
+
 /// For a path that does not exist yet, the folder it would be created in is what links could
 /// redirect; check where that folder really is.
 fn real_parent_allowed(
@@ -93,6 +107,14 @@ impl Ops {
             policy: self.policy(),
             principal: ctx.principal.clone(),
             root: self.vault.root().to_path_buf(),
+        }
+    }
+
+    /// The caller's visibility with Obsidian's excluded files left out, as of now.
+    pub(crate) fn search_visibility(&self, ctx: &Context) -> SearchVisibility {
+        SearchVisibility {
+            excluded: self.vault.excluded_files(),
+            visibility: self.visibility(ctx),
         }
     }
 

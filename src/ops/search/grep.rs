@@ -70,8 +70,7 @@ impl Ops {
             folder: self.check_folder(ctx, request.folder.as_deref())?,
             ..NoteFilter::default()
         };
-        let excluded = self.vault.excluded_files();
-        let visibility = self.visibility(ctx);
+        let shown = self.search_visibility(ctx);
         let paths = self.index.note_paths(&filter)?;
         let mut hits = Vec::new();
         let mut truncated = false;
@@ -81,7 +80,7 @@ impl Ops {
                 timed_out = true;
                 break;
             }
-            if excluded.excludes(&raw) || !visibility.shows(&raw) {
+            if !shown.shows(&raw) {
                 continue;
             }
             let Ok(path) = VaultPath::parse(&raw) else {

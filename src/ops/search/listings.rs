@@ -1,4 +1,7 @@
 //! Note listings from the index: by tag, by folder, by property and by recency.
+//!
+//! Tag, property and recency listings are searches and leave Obsidian's excluded files out;
+//! listing by folder is browsing and keeps them, as `vault_list_notes` does.
 
 use serde_json::Value;
 
@@ -98,12 +101,11 @@ impl Ops {
             RecentSort::Modified => RecentOrder::Modified,
             RecentSort::Created => RecentOrder::Created,
         };
-        let excluded = self.vault.excluded_files();
-        let visibility = self.visibility(ctx);
+        let shown = self.search_visibility(ctx);
         let page = self
             .index
             .list_recent(&filter, order, offset, limit, &|row: &NoteRow| {
-                !excluded.excludes(&row.path) && visibility.shows(&row.path)
+                shown.shows(&row.path)
             })?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),

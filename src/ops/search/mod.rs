@@ -88,9 +88,8 @@ impl Ops {
                 _ => return Err(paging::invalid(raw)),
             },
         };
-        let excluded = self.vault.excluded_files();
-        let visibility = self.visibility(ctx);
-        let keep = |row: &NoteRow| !excluded.excludes(&row.path) && visibility.shows(&row.path);
+        let shown = self.search_visibility(ctx);
+        let keep = |row: &NoteRow| shown.shows(&row.path);
         let notice = if start.is_some() {
             None
         } else {
