@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::notes::{check_limit, decode_cursor, encode_cursor, parse_path};
+use super::notes::parse_path;
+use super::paging::{Cursor, check_limit};
 use super::{Context, Ops, OpsError, rfc3339};
 use crate::acl::Action;
 use crate::vault::{ScannedFile, VaultError, VaultPath};
@@ -68,7 +69,7 @@ pub struct PathStat {
 impl Ops {
     pub fn list_files(&self, ctx: &Context, request: ListFiles) -> Result<FileList, OpsError> {
         let limit = check_limit(request.limit)?;
-        let after = request.cursor.as_deref().map(decode_cursor).transpose()?;
+        let after = Cursor::after(request.cursor.as_deref())?;
         let folder = match request
             .folder
             .as_deref()
@@ -136,7 +137,10 @@ impl Ops {
             })
             .collect();
         let next_cursor = (start + page.len() < total)
-            .then(|| page.last().map(|entry| encode_cursor(&entry.path)))
+            .then(|| {
+                page.last()
+                    .map(|entry| Cursor::After(entry.path.clone()).encode())
+            })
             .flatten();
         Ok(FileList {
             files: page,
