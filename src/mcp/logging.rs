@@ -38,8 +38,8 @@ impl ClientLogLevel {
     }
 
     /// Tells the client about a failed tool call: internal errors at `error`, others at `warning`.
-    pub async fn tool_failed(&self, peer: &Peer<RoleServer>, tool: &str, text: &str) {
-        let level = if text.starts_with("internal:") {
+    pub async fn tool_failed(&self, peer: &Peer<RoleServer>, tool: &str, code: &str, text: &str) {
+        let level = if code == "internal" {
             LoggingLevel::Error
         } else {
             LoggingLevel::Warning

@@ -1,11 +1,16 @@
-//! Parameter and result types of the task tools; their JSON schemas are the tools' input and output
-//! schemas. Conventions as in `wire.rs`: optional fields are skipped when absent and typed by
-//! `schemars(with)` so strict schema checkers see plain types.
+//! The task tools: list, create and update tasks the way the Obsidian Tasks plugin reads and writes
+//! them, with their wire types. Each converts its parameters into one `ops` request (see
+//! `ops::tasks`).
 
+use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::schemars::{self, JsonSchema};
+use rmcp::{tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-use crate::ops;
+use super::Page;
+use crate::mcp::error::ToolError;
+use crate::mcp::{Caller, QuireServer};
+use crate::ops::{self, Ops};
 
 /// One value or a list of values.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -109,15 +114,8 @@ pub struct ListTasksParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub sort_by: Option<String>,
-    /// Page size, 1-1000 (default 50).
-    #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
-    pub limit: Option<u32>,
-    /// `next_cursor` from the previous page (same filters).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cursor: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 impl From<ListTasksParams> for ops::ListTasks {
@@ -138,8 +136,8 @@ impl From<ListTasksParams> for ops::ListTasks {
             path: params.path,
             top_level_only: params.top_level_only,
             sort_by: params.sort_by,
-            limit: params.limit,
-            cursor: params.cursor,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
         }
     }
 }
@@ -491,38 +489,109 @@ macro_rules! task_fields {
     };
 }
 
-impl CreateTaskParams {
-    pub fn into_request(self) -> ops::CreateTask {
+impl From<CreateTaskParams> for ops::CreateTask {
+    fn from(params: CreateTaskParams) -> Self {
         ops::CreateTask {
-            fields: task_fields!(self),
-            path: self.path,
-            description: self.description,
-            status: self.status,
-            block_id: self.block_id,
-            heading: self.heading,
-            heading_level: self.heading_level,
-            parent_line: self.parent_line,
-            position: self.position,
-            format: self.format,
-            expected_revision: self.expected_revision,
+            fields: task_fields!(params),
+            path: params.path,
+            description: params.description,
+            status: params.status,
+            block_id: params.block_id,
+            heading: params.heading,
+            heading_level: params.heading_level,
+            parent_line: params.parent_line,
+            position: params.position,
+            format: params.format,
+            expected_revision: params.expected_revision,
         }
     }
 }
 
-impl UpdateTaskParams {
-    pub fn into_request(self) -> ops::UpdateTask {
+impl From<UpdateTaskParams> for ops::UpdateTask {
+    fn from(params: UpdateTaskParams) -> Self {
         ops::UpdateTask {
-            fields: task_fields!(self),
-            path: self.path,
-            line: self.line,
-            block_id: self.block_id,
-            status: self.status,
-            description: self.description,
-            heading: self.heading,
-            heading_level: self.heading_level,
-            position: self.position,
-            add_subtasks: self.add_subtasks,
-            expected_revision: self.expected_revision,
+            fields: task_fields!(params),
+            path: params.path,
+            line: params.line,
+            block_id: params.block_id,
+            status: params.status,
+            description: params.description,
+            heading: params.heading,
+            heading_level: params.heading_level,
+            position: params.position,
+            add_subtasks: params.add_subtasks,
+            expected_revision: params.expected_revision,
         }
+    }
+}
+
+#[tool_router(router = tasks_tools, vis = "pub(super)")]
+impl QuireServer {
+    #[tool(
+        description = "List tasks (checkbox items) as the Obsidian Tasks plugin reads them, honouring its global filter and custom statuses. \
+Use to find open, overdue or upcoming to-dos, a project's tasks, or a task's line before updating it. \
+Filters (all optional, combined with AND): status (type or list: TODO, IN_PROGRESS, DONE, CANCELLED, NON_TASK; omitted = every task), \
+due/scheduled/start/created/done/cancelled ({before, on, after} with YYYY-MM-DD, today, tomorrow, yesterday), priority, folder, tag (one or a list), heading (one or a list), path, top_level_only. \
+sort_by: position (default), due, scheduled, start, created, done, cancelled (a missing date falls back to the next: due, scheduled, start), priority, modified. \
+Returns tasks with path, 1-based line, status, description, tags, priority, the dates it has (due, scheduled, start, created, done, cancelled; absent ones are left out), recurrence and heading when present, depth, parent_line, subtask_progress for parents, and next_cursor when there is more. \
+Errors: invalid_argument (bad status, priority, date or cursor), not_found (path), invalid_path.",
+        annotations(
+            title = "List tasks",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_tasks(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<ListTasksParams>,
+    ) -> Result<Json<ListTasksResult>, ToolError> {
+        self.run(caller, params.into(), Ops::list_tasks).await
+    }
+
+    #[tool(
+        description = "Add a task line to an existing note, written in the Tasks plugin's field order (emoji or Dataview format, as the plugin is set). \
+Use to record a to-do with its dates, priority and recurrence so Obsidian shows it. \
+Placement: under `heading` (top, bottom or an index `position` within the section; a Kanban lane is a heading), under `parent_line` as a sub-task, or at the end of the note. \
+The plugin's global filter is put in front of the description when missing. Returns the note's new revision and the task as read back. \
+Errors: invalid_argument (unknown status or priority, bad date or recurrence, a description the plugin would read differently), heading_not_found, ambiguous_heading, no_match (parent_line is not a list item), conflict, not_found, invalid_path, path_forbidden.",
+        annotations(
+            title = "Create task",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_create_task(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<CreateTaskParams>,
+    ) -> Result<Json<TaskWriteResult>, ToolError> {
+        self.run(caller, params.into(), Ops::create_task).await
+    }
+
+    #[tool(
+        description = "Change one task (named by 1-based `line` or `block_id`) in a single atomic write: status (symbol, type or toggle; completing stamps the done date, \
+a recurring task gets its next occurrence exactly as the Tasks plugin's toggle makes it, onCompletion: delete removes the completed line), description, priority, dates (empty string removes), recurrence, \
+a move under another heading or Kanban lane (`heading`, `position`), and new sub-tasks (`add_subtasks`). \
+Pass the note's `expected_revision` so a concurrent change yields conflict instead of a lost edit. Returns the new revision and the tasks now on the touched lines. \
+Errors: no_match (no task on that line or with that block id), conflict, invalid_argument, heading_not_found, ambiguous_heading, not_found, invalid_path, path_forbidden.",
+        annotations(
+            title = "Update task",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_update_task(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<UpdateTaskParams>,
+    ) -> Result<Json<TaskWriteResult>, ToolError> {
+        self.run(caller, params.into(), Ops::update_task).await
     }
 }

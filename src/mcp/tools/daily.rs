@@ -7,8 +7,9 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::QuireServer;
-use crate::ops;
+use crate::mcp::error::ToolError;
+use crate::mcp::{Caller, QuireServer};
+use crate::ops::{self, Ops};
 
 /// Which periodic note: Obsidian's daily note, or a Periodic Notes plugin note.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
@@ -200,10 +201,33 @@ impl From<ops::AppendedDailyNote> for AppendDailyNoteResult {
     }
 }
 
+// Parameters into `ops` requests.
+
+impl From<GetDailyNoteParams> for ops::GetDailyNote {
+    fn from(params: GetDailyNoteParams) -> Self {
+        ops::GetDailyNote {
+            date: params.date,
+            period: params.period.unwrap_or_default().into(),
+            create: params.create,
+        }
+    }
+}
+
+impl From<AppendDailyNoteParams> for ops::AppendDailyNote {
+    fn from(params: AppendDailyNoteParams) -> Self {
+        ops::AppendDailyNote {
+            text: params.text,
+            heading: params.heading,
+            date: params.date,
+            period: params.period.unwrap_or_default().into(),
+            expected_revision: params.expected_revision,
+        }
+    }
+}
+
 #[tool_router(router = daily_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        name = "vault_get_daily_note",
         description = "Get the daily note for a day (today by default), or with `period` the weekly, monthly, quarterly or yearly note. \
 Use to see what the user planned or logged for a day, or to open today's note before adding to it. \
 The note's folder, name format and template come from the vault's Obsidian settings (daily notes; the Periodic Notes plugin for other periods), read on every call; \
@@ -221,21 +245,13 @@ Errors: not_found (no such note and create is false), invalid_argument (bad date
     )]
     async fn vault_get_daily_note(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<GetDailyNoteParams>,
-    ) -> Result<Json<DailyNoteResult>, String> {
-        let request = ops::GetDailyNote {
-            date: params.date,
-            period: params.period.unwrap_or_default().into(),
-            create: params.create,
-        };
-        self.run("vault_get_daily_note", move |ops, ctx| {
-            ops.get_daily_note(ctx, request)
-        })
-        .await
+    ) -> Result<Json<DailyNoteResult>, ToolError> {
+        self.run(caller, params.into(), Ops::get_daily_note).await
     }
 
     #[tool(
-        name = "vault_append_daily_note",
         description = "Log a line in the daily note (today by default): appends \"- HH:MM text\" with the current time, at the end of the note or under `heading` (created when missing). \
 Use to record what happened, a thought or a to-do in the user's journal. Creates the note from its template if it does not exist yet. \
 One atomic write under the note's lock; pass `expected_revision` to refuse the append if the note changed since you read it. \
@@ -252,18 +268,10 @@ ambiguous_heading (pass the heading with its #s), path_forbidden, invalid_path, 
     )]
     async fn vault_append_daily_note(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<AppendDailyNoteParams>,
-    ) -> Result<Json<AppendDailyNoteResult>, String> {
-        let request = ops::AppendDailyNote {
-            text: params.text,
-            heading: params.heading,
-            date: params.date,
-            period: params.period.unwrap_or_default().into(),
-            expected_revision: params.expected_revision,
-        };
-        self.run("vault_append_daily_note", move |ops, ctx| {
-            ops.append_daily_note(ctx, request)
-        })
-        .await
+    ) -> Result<Json<AppendDailyNoteResult>, ToolError> {
+        self.run(caller, params.into(), Ops::append_daily_note)
+            .await
     }
 }

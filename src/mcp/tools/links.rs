@@ -1,29 +1,23 @@
-//! The link-graph tools (backlinks, outgoing links, orphans, broken links) and `vault_move_note`,
-//! with their wire types. Each tool runs one `ops` call; see `ops::links` and `ops::move_note`.
+//! The link-graph tools: backlinks, outgoing links, orphans and broken links, with their wire
+//! types. Each converts its parameters into one `ops` request (see `ops::links`).
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::QuireServer;
-use super::wire::ListNotesResult;
-use crate::ops;
+use super::{ListNotesResult, Page};
+use crate::mcp::error::ToolError;
+use crate::mcp::{Caller, QuireServer};
+use crate::ops::{self, Ops};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetLinksParams {
     /// Vault-relative path of the note or attachment (e.g. "Projects/Plan.md", "img/chart.png").
     pub path: String,
-    /// Page size, 1-1000 (default 50).
-    #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
-    pub limit: Option<u32>,
-    /// `next_cursor` from the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cursor: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -151,15 +145,8 @@ pub struct FindOrphansParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub exclude_folders: Option<Vec<String>>,
-    /// Page size, 1-1000 (default 50).
-    #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
-    pub limit: Option<u32>,
-    /// `next_cursor` from the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cursor: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -169,15 +156,8 @@ pub struct FindBrokenLinksParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// Page size, 1-1000 (default 50).
-    #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
-    pub limit: Option<u32>,
-    /// `next_cursor` from the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cursor: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -221,81 +201,34 @@ impl From<ops::BrokenLinks> for BrokenLinksResult {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MoveNoteParams {
-    /// Vault-relative path of the note or attachment to move (e.g. "Inbox/Idea.md").
-    pub old_path: String,
-    /// Its new vault-relative path, with the same extension (e.g. "Projects/Idea.md"); must not exist.
-    pub new_path: String,
-    /// true: return the plan (every link that would be rewritten) and change nothing.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Remove the folders the move leaves empty (only folders you may write).
-    #[serde(default)]
-    pub prune_empty_folders: bool,
+// Parameters into `ops` requests.
+
+impl From<GetLinksParams> for ops::GetLinks {
+    fn from(params: GetLinksParams) -> Self {
+        ops::GetLinks {
+            path: params.path,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct MovedWire {
-    pub from: String,
-    pub to: String,
-    /// The moved file's revision at its new path.
-    pub revision: String,
+impl From<FindOrphansParams> for ops::FindOrphans {
+    fn from(params: FindOrphansParams) -> Self {
+        ops::FindOrphans {
+            exclude_folders: params.exclude_folders.unwrap_or_default(),
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct LinkChangeWire {
-    /// 1-based line of the link before the rewrite.
-    pub line: u64,
-    pub before: String,
-    pub after: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RewrittenWire {
-    pub path: String,
-    /// The file's new revision (with dry_run: its current one).
-    pub revision: String,
-    pub changes: Vec<LinkChangeWire>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct MoveNoteResult {
-    pub moved: MovedWire,
-    pub rewritten: Vec<RewrittenWire>,
-    pub dry_run: bool,
-    /// Folders removed because the move left them empty.
-    pub pruned_folders: Vec<String>,
-}
-
-impl From<ops::MovedNote> for MoveNoteResult {
-    fn from(moved: ops::MovedNote) -> Self {
-        MoveNoteResult {
-            moved: MovedWire {
-                from: moved.from,
-                to: moved.to,
-                revision: moved.revision,
-            },
-            rewritten: moved
-                .rewritten
-                .into_iter()
-                .map(|file| RewrittenWire {
-                    path: file.path,
-                    revision: file.revision,
-                    changes: file
-                        .changes
-                        .into_iter()
-                        .map(|change| LinkChangeWire {
-                            line: change.line,
-                            before: change.before,
-                            after: change.after,
-                        })
-                        .collect(),
-                })
-                .collect(),
-            dry_run: moved.dry_run,
-            pruned_folders: moved.pruned_folders,
+impl From<FindBrokenLinksParams> for ops::FindBrokenLinks {
+    fn from(params: FindBrokenLinksParams) -> Self {
+        ops::FindBrokenLinks {
+            folder: params.folder,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
         }
     }
 }
@@ -303,7 +236,6 @@ impl From<ops::MovedNote> for MoveNoteResult {
 #[tool_router(router = links_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        name = "vault_get_backlinks",
         description = "List the links pointing at a note or attachment, as Obsidian's backlinks pane shows them (wikilinks, embeds, markdown links, property links, canvas cards). Use to see what references a note before changing or moving it. \
 Returns `backlinks` [{source, line, column, context, link, embed}] and `next_cursor` when more follow. Errors: not_found (no such file), invalid_path, invalid_argument (bad limit or cursor).",
         annotations(
@@ -316,21 +248,13 @@ Returns `backlinks` [{source, line, column, context, link, embed}] and `next_cur
     )]
     async fn vault_get_backlinks(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<GetLinksParams>,
-    ) -> Result<Json<BacklinksResult>, String> {
-        let request = ops::GetLinks {
-            path: params.path,
-            limit: params.limit,
-            cursor: params.cursor,
-        };
-        self.run("vault_get_backlinks", move |ops, ctx| {
-            ops.get_backlinks(ctx, request)
-        })
-        .await
+    ) -> Result<Json<BacklinksResult>, ToolError> {
+        self.run(caller, params.into(), Ops::get_backlinks).await
     }
 
     #[tool(
-        name = "vault_get_outgoing_links",
         description = "List the links a note (or canvas) holds, in document order, each resolved as Obsidian resolves it. Use to follow a note's references or check them before editing. \
 Returns `links` [{target, kind (note|file), resolved_path?, broken, line, column, embed, display, form, bytes?}] and `next_cursor` when more follow. Errors: not_found, invalid_path, invalid_argument (bad limit or cursor).",
         annotations(
@@ -343,21 +267,14 @@ Returns `links` [{target, kind (note|file), resolved_path?, broken, line, column
     )]
     async fn vault_get_outgoing_links(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<GetLinksParams>,
-    ) -> Result<Json<OutgoingLinksResult>, String> {
-        let request = ops::GetLinks {
-            path: params.path,
-            limit: params.limit,
-            cursor: params.cursor,
-        };
-        self.run("vault_get_outgoing_links", move |ops, ctx| {
-            ops.get_outgoing_links(ctx, request)
-        })
-        .await
+    ) -> Result<Json<OutgoingLinksResult>, ToolError> {
+        self.run(caller, params.into(), Ops::get_outgoing_links)
+            .await
     }
 
     #[tool(
-        name = "vault_find_orphans",
         description = "List notes no other note, canvas or embed links to, in path order. Use to find forgotten notes worth linking or archiving. \
 Notes in the daily-notes and templates folders (from Obsidian's settings) and in `exclude_folders` are never listed. \
 Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_path (exclude_folders), invalid_argument (bad limit or cursor).",
@@ -371,51 +288,13 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     )]
     async fn vault_find_orphans(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<FindOrphansParams>,
-    ) -> Result<Json<ListNotesResult>, String> {
-        let request = ops::FindOrphans {
-            exclude_folders: params.exclude_folders.unwrap_or_default(),
-            limit: params.limit,
-            cursor: params.cursor,
-        };
-        self.run("vault_find_orphans", move |ops, ctx| {
-            ops.find_orphans(ctx, request)
-        })
-        .await
+    ) -> Result<Json<ListNotesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::find_orphans).await
     }
 
     #[tool(
-        name = "vault_move_note",
-        description = "Move or rename a note or attachment and rewrite every link that would otherwise break (wikilinks, embeds, markdown links, property links, canvas cards), keeping each link's alias, heading or block part and style, as Obsidian does. \
-Use instead of writing a copy and deleting the original. Run with `dry_run: true` first to see every change. A path that must be written follows the vault's new-link format. Nothing is replaced: the destination must not exist. \
-Returns `moved` {from, to, revision}, `rewritten` [{path, revision, changes: [{line, before, after}]}], `dry_run`, `pruned_folders`. \
-Errors: not_found, already_exists (destination), path_forbidden (outside your write rules, or linked from files you can read but may not change, which it names), conflict (a file changed during the move; nothing was lost), invalid_path, invalid_argument (other extension, a folder, a link that cannot be rewritten), too_large.",
-        annotations(
-            title = "Move or rename a note",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn vault_move_note(
-        &self,
-        Parameters(params): Parameters<MoveNoteParams>,
-    ) -> Result<Json<MoveNoteResult>, String> {
-        let request = ops::MoveNote {
-            old_path: params.old_path,
-            new_path: params.new_path,
-            dry_run: params.dry_run,
-            prune_empty_folders: params.prune_empty_folders,
-        };
-        self.run("vault_move_note", move |ops, ctx| {
-            ops.move_note(ctx, request)
-        })
-        .await
-    }
-
-    #[tool(
-        name = "vault_find_broken_links",
         description = "List links that resolve to no file (Obsidian's unresolved links), in path and document order. Use to find typos and notes still to be written. \
 Returns `broken` [{source, line, column, link, target, embed}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_path, invalid_argument (bad limit or cursor).",
         annotations(
@@ -428,16 +307,10 @@ Returns `broken` [{source, line, column, link, target, embed}] and `next_cursor`
     )]
     async fn vault_find_broken_links(
         &self,
+        caller: Caller,
         Parameters(params): Parameters<FindBrokenLinksParams>,
-    ) -> Result<Json<BrokenLinksResult>, String> {
-        let request = ops::FindBrokenLinks {
-            folder: params.folder,
-            limit: params.limit,
-            cursor: params.cursor,
-        };
-        self.run("vault_find_broken_links", move |ops, ctx| {
-            ops.find_broken_links(ctx, request)
-        })
-        .await
+    ) -> Result<Json<BrokenLinksResult>, ToolError> {
+        self.run(caller, params.into(), Ops::find_broken_links)
+            .await
     }
 }

@@ -1,0 +1,856 @@
+//! The search tools: ranked search (keyword, semantic, hybrid), grep, tags, folders, recent notes,
+//! properties, and bringing the index up to date; with their wire types. Each converts its
+//! parameters into one `ops` request (see `ops::search`).
+
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{ListNotesResult, Page, default_true};
+use crate::mcp::error::ToolError;
+use crate::mcp::{Caller, QuireServer};
+use crate::ops::{self, Ops};
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchModeParam {
+    /// The best mode available: hybrid once semantic vectors are ready, else keyword.
+    #[default]
+    Auto,
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DateFilterParams {
+    /// Strictly before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM), UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub before: Option<String>,
+    /// On this day (YYYY-MM-DD), UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub on: Option<String>,
+    /// Strictly after this date (the whole day excluded) or date-time, UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub after: Option<String>,
+}
+
+impl From<DateFilterParams> for ops::DateFilter {
+    fn from(params: DateFilterParams) -> Self {
+        ops::DateFilter {
+            before: params.before,
+            on: params.on,
+            after: params.after,
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchFiltersParams {
+    /// Only notes in this folder and below, e.g. "Projects".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Notes must have every one of these tags (any case, '#' optional; nested tags match too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
+    pub tags: Option<Vec<String>>,
+    /// Property key -> value the note must have (text ignores case; a number also matches equal numbers; a list needs every value; null needs only the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Map<String, Value>")]
+    pub properties: Option<Map<String, Value>>,
+    /// The note's `type` property, ignoring case.
+    #[serde(rename = "type")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub note_type: Option<String>,
+    /// Bounds on the `created` property (else the file's creation time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateFilterParams")]
+    pub created: Option<DateFilterParams>,
+    /// Bounds on the file's modification time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "DateFilterParams")]
+    pub modified: Option<DateFilterParams>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchParams {
+    /// What to look for: words (all must occur; if no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b. Any text is accepted. Empty text lists the notes matching the filters, newest first.
+    #[serde(default)]
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "SearchFiltersParams")]
+    pub filters: Option<SearchFiltersParams>,
+    #[serde(flatten)]
+    pub page: Page,
+    /// Search mode; without an embedding model every mode runs keyword search, as `search_mode` reports.
+    #[serde(default)]
+    pub mode: SearchModeParam,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchHit {
+    pub path: String,
+    /// The note's name (file name without .md).
+    pub title: String,
+    /// Relevance (BM25; higher is better; 0 when there was no query text).
+    pub score: f64,
+    /// A short excerpt of the body with the matched words in **bold**.
+    pub snippet: String,
+    pub bytes: u64,
+    pub modified: String,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub results: Vec<SearchHit>,
+    /// How the results were found: "keyword" (BM25), "semantic" (vectors) or "hybrid" (both, fused).
+    pub search_mode: String,
+    /// Whether a reranker reordered the results.
+    pub reranked: bool,
+    /// True when no note contained every word, so the results contain any of them.
+    pub matched_any_word: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+    /// Present when the requested mode could not be honoured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub notice: Option<String>,
+}
+
+impl From<ops::SearchResults> for SearchResult {
+    fn from(found: ops::SearchResults) -> Self {
+        SearchResult {
+            results: found
+                .results
+                .into_iter()
+                .map(|hit| SearchHit {
+                    path: hit.path,
+                    title: hit.title,
+                    score: significant(hit.score),
+                    snippet: hit.snippet,
+                    bytes: hit.bytes,
+                    modified: hit.modified,
+                    tags: hit.tags,
+                })
+                .collect(),
+            search_mode: found.search_mode.to_string(),
+            reranked: found.reranked,
+            matched_any_word: found.matched_any_word,
+            next_cursor: found.next_cursor,
+            notice: found.notice,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepParams {
+    /// The text to find in note lines (or a regular expression with `regex: true`).
+    pub pattern: String,
+    /// Treat `pattern` as a regular expression (Rust regex syntax, linear time).
+    #[serde(default)]
+    pub regex: bool,
+    /// Match case exactly (default: ignore case).
+    #[serde(default)]
+    pub case_sensitive: bool,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// Most hits to return, 1-1000 (default 50).
+    #[schemars(range(min = 1, max = 1000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub limit: Option<u32>,
+    /// Time budget in milliseconds (default 3000, at most 30000); when it runs out the hits so far are returned with `timed_out: true`.
+    #[schemars(range(min = 1, max = 30000))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepHit {
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// 0-based character offset of the match within the line.
+    pub column: usize,
+    /// The line's text (long lines are cut around the match, marked with …).
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepResult {
+    pub hits: Vec<GrepHit>,
+    /// More lines matched than `limit`.
+    pub truncated: bool,
+    /// The time budget ran out before every note was searched.
+    pub timed_out: bool,
+}
+
+impl From<ops::GrepResult> for GrepResult {
+    fn from(result: ops::GrepResult) -> Self {
+        GrepResult {
+            hits: result
+                .hits
+                .into_iter()
+                .map(|hit| GrepHit {
+                    path: hit.path,
+                    line: hit.line,
+                    column: hit.column,
+                    text: hit.text,
+                })
+                .collect(),
+            truncated: result.truncated,
+            timed_out: result.timed_out,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByTagParams {
+    /// The tag, any case, '#' optional, e.g. "project" or "#project/active".
+    pub tag: String,
+    /// Only this exact tag; by default nested tags match too ("project" finds "project/active").
+    #[serde(default)]
+    pub exact: bool,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+/// The parameters of a count listing (tags, property keys).
+pub struct CountListParams {
+    /// Only count notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TagCount {
+    /// The tag without '#', in its most common spelling (case variants are merged).
+    pub tag: String,
+    /// Number of notes with the tag.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListTagsResult {
+    pub tags: Vec<TagCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListTagsResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListTagsResult {
+            tags: list
+                .items
+                .into_iter()
+                .map(|item| TagCount {
+                    tag: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByFolderParams {
+    /// The folder, e.g. "Projects/Quire Launch".
+    pub folder: String,
+    /// Include notes in subfolders (default true).
+    #[serde(default = "default_true")]
+    pub recursive: bool,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RecentSortParam {
+    /// By the file's modification time.
+    #[default]
+    Modified,
+    /// By the `created` property (else the file's creation time).
+    Created,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecentNotesParams {
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    /// "modified" (default) or "created"; newest first.
+    #[serde(default)]
+    pub sort_by: RecentSortParam,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PropertyKeyCount {
+    /// The key in its most common spelling (case variants are merged).
+    pub key: String,
+    /// Number of notes with the key.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListPropertyKeysResult {
+    pub keys: Vec<PropertyKeyCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListPropertyKeysResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListPropertyKeysResult {
+            keys: list
+                .items
+                .into_iter()
+                .map(|item| PropertyKeyCount {
+                    key: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPropertyValuesParams {
+    /// The property key, ignoring case, e.g. "status".
+    pub key: String,
+    /// Only count notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PropertyValueCount {
+    /// The value as text (list values are counted one by one; case variants are merged).
+    pub value: String,
+    /// Number of notes with the value.
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListPropertyValuesResult {
+    pub values: Vec<PropertyValueCount>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub next_cursor: Option<String>,
+}
+
+impl From<ops::CountedList> for ListPropertyValuesResult {
+    fn from(list: ops::CountedList) -> Self {
+        ListPropertyValuesResult {
+            values: list
+                .items
+                .into_iter()
+                .map(|item| PropertyValueCount {
+                    value: item.value,
+                    count: item.count,
+                })
+                .collect(),
+            next_cursor: list.next_cursor,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchByPropertyParams {
+    /// The property key, ignoring case, e.g. "status".
+    pub key: String,
+    /// The value to find: text (ignoring case), a number (also matches equal numbers written as text), true/false, a list (every value must be present), or null/omitted for any value.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[schemars(with = "PropertyValueSchema")]
+    pub value: Value,
+    /// Only notes in this folder and below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub folder: Option<String>,
+    #[serde(flatten)]
+    pub page: Page,
+}
+
+/// The schema of a property value a client may search for (the field itself stays a JSON value).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used.
+enum PropertyValueSchema {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+    List(Vec<PropertyScalarSchema>),
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // Only its schema is used.
+enum PropertyScalarSchema {
+    Text(String),
+    Number(f64),
+    Flag(bool),
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebuildIndexParams {
+    /// Parse every note again instead of only those whose size, time or content changed.
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RebuildIndexResult {
+    /// Notes in the vault.
+    pub notes: usize,
+    /// Notes read and parsed again.
+    pub parsed: usize,
+    /// Notes dropped from the index because they left the vault.
+    pub removed: usize,
+    /// Notes skipped because they had not changed.
+    pub unchanged: usize,
+    pub elapsed_ms: u64,
+}
+
+impl From<ops::RebuiltIndex> for RebuildIndexResult {
+    fn from(rebuilt: ops::RebuiltIndex) -> Self {
+        RebuildIndexResult {
+            notes: rebuilt.notes,
+            parsed: rebuilt.parsed,
+            removed: rebuilt.removed,
+            unchanged: rebuilt.unchanged,
+            elapsed_ms: rebuilt.elapsed_ms,
+        }
+    }
+}
+
+// Parameters into `ops` requests.
+
+impl From<SearchModeParam> for ops::SearchMode {
+    fn from(mode: SearchModeParam) -> Self {
+        match mode {
+            SearchModeParam::Auto => ops::SearchMode::Auto,
+            SearchModeParam::Keyword => ops::SearchMode::Keyword,
+            SearchModeParam::Semantic => ops::SearchMode::Semantic,
+            SearchModeParam::Hybrid => ops::SearchMode::Hybrid,
+        }
+    }
+}
+
+impl From<SearchFiltersParams> for ops::SearchFilters {
+    fn from(filters: SearchFiltersParams) -> Self {
+        ops::SearchFilters {
+            folder: filters.folder,
+            tags: filters.tags.unwrap_or_default(),
+            properties: filters.properties.unwrap_or_default(),
+            note_type: filters.note_type,
+            created: filters.created.map(Into::into),
+            modified: filters.modified.map(Into::into),
+        }
+    }
+}
+
+impl From<SearchParams> for ops::SearchNotes {
+    fn from(params: SearchParams) -> Self {
+        ops::SearchNotes {
+            query: params.query,
+            filters: params.filters.unwrap_or_default().into(),
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+            mode: params.mode.into(),
+        }
+    }
+}
+
+impl From<GrepParams> for ops::Grep {
+    fn from(params: GrepParams) -> Self {
+        ops::Grep {
+            pattern: params.pattern,
+            regex: params.regex,
+            case_sensitive: params.case_sensitive,
+            folder: params.folder,
+            limit: params.limit,
+            timeout_ms: params.timeout_ms,
+        }
+    }
+}
+
+impl From<SearchByTagParams> for ops::SearchByTag {
+    fn from(params: SearchByTagParams) -> Self {
+        ops::SearchByTag {
+            tag: params.tag,
+            exact: params.exact,
+            folder: params.folder,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+/// One request shape for every count listing (tags, property keys).
+impl From<CountListParams> for ops::CountList {
+    fn from(params: CountListParams) -> Self {
+        ops::CountList {
+            folder: params.folder,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+impl From<SearchByFolderParams> for ops::SearchByFolder {
+    fn from(params: SearchByFolderParams) -> Self {
+        ops::SearchByFolder {
+            folder: params.folder,
+            recursive: params.recursive,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+impl From<RecentSortParam> for ops::RecentSort {
+    fn from(sort: RecentSortParam) -> Self {
+        match sort {
+            RecentSortParam::Modified => ops::RecentSort::Modified,
+            RecentSortParam::Created => ops::RecentSort::Created,
+        }
+    }
+}
+
+impl From<RecentNotesParams> for ops::RecentNotes {
+    fn from(params: RecentNotesParams) -> Self {
+        ops::RecentNotes {
+            folder: params.folder,
+            sort_by: params.sort_by.into(),
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+impl From<ListPropertyValuesParams> for ops::ListPropertyValues {
+    fn from(params: ListPropertyValuesParams) -> Self {
+        ops::ListPropertyValues {
+            key: params.key,
+            folder: params.folder,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+impl From<SearchByPropertyParams> for ops::SearchByProperty {
+    fn from(params: SearchByPropertyParams) -> Self {
+        ops::SearchByProperty {
+            key: params.key,
+            value: params.value,
+            folder: params.folder,
+            limit: params.page.limit,
+            cursor: params.page.cursor,
+        }
+    }
+}
+
+#[tool_router(router = search_tools, vis = "pub(super)")]
+impl QuireServer {
+    #[tool(
+        description = "Search the vault's notes by words and by meaning. Use to find notes about a topic when you do not know their paths, even when they use other words than the query. \
+Keyword ranking is BM25 over title, aliases, headings, properties and body; `query` takes words (every word must occur; when no note has them all, notes with any of them are returned and `matched_any_word` is true), \"exact phrases\", prefix*, -excluded words and `a OR b`; any text is safe. \
+With an embedding model installed, `mode` \"auto\" (default) fuses keyword and semantic (vector) results (\"hybrid\"), optionally reranked; \"keyword\", \"semantic\" and \"hybrid\" force one. While the model loads or vectors are computed, `auto` answers keyword-only with a `notice` saying so; without a model search is keyword-only (`search_mode` says so), and a forced `semantic` or `hybrid` gets a `notice` naming why. \
+Narrow with `filters` {folder, tags, properties, type, created, modified (each date filter: before/on/after, YYYY-MM-DD)}; they apply to every mode. An empty query lists the notes matching the filters, newest first. Obsidian's excluded files are left out. \
+Returns `results` [{path, title, score, snippet, bytes, modified, tags}], `search_mode` (\"keyword\", \"semantic\" or \"hybrid\": what actually answered), `reranked`, `notice`, and `next_cursor` when more follow. \
+Errors: invalid_argument (bad date, limit or cursor), not_found (folder), invalid_path.",
+        annotations(
+            title = "Search notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<SearchParams>,
+    ) -> Result<Json<SearchResult>, ToolError> {
+        self.run(caller, params.into(), Ops::search).await
+    }
+
+    #[tool(
+        description = "Find the lines of notes that contain a text or match a regular expression. Use for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. \
+Case is ignored unless `case_sensitive`; `regex: true` reads `pattern` as a Rust regular expression; `folder` limits the scope. Obsidian's excluded files are skipped. \
+Returns `hits` [{path, line (1-based), column, text}] in path order, `truncated` when more than `limit` lines matched, and `timed_out` with the hits found so far when the time budget (`timeout_ms`, default 3000) ran out. \
+Errors: invalid_argument (empty or invalid pattern), not_found (folder), invalid_path.",
+        annotations(
+            title = "Grep notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_grep(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<GrepParams>,
+    ) -> Result<Json<GrepResult>, ToolError> {
+        self.run(caller, params.into(), Ops::grep).await
+    }
+
+    #[tool(
+        description = "List the notes that carry a tag (in properties or inline), sorted by path. Use when the user names a tag. \
+The tag ignores case and a leading '#'; nested tags match too (\"project\" finds \"project/active\") unless `exact`. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty tag, bad cursor), not_found (folder).",
+        annotations(
+            title = "Search by tag",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_tag(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<SearchByTagParams>,
+    ) -> Result<Json<ListNotesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::search_by_tag).await
+    }
+
+    #[tool(
+        description = "List the tags used in the vault with the number of notes carrying each, most used first. Use to learn the vault's vocabulary before searching by tag. \
+Spellings differing only in case are merged (shown in their most common spelling); nested tags are listed as written (\"project/active\"). \
+Returns `tags` [{tag, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "List tags",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_tags(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<CountListParams>,
+    ) -> Result<Json<ListTagsResult>, ToolError> {
+        self.run(caller, params.into(), Ops::list_tags).await
+    }
+
+    #[tool(
+        description = "List the notes in a folder (and its subfolders unless `recursive: false`), sorted by path. Use to browse one area of the vault. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_path, invalid_argument (bad cursor).",
+        annotations(
+            title = "Search by folder",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_folder(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<SearchByFolderParams>,
+    ) -> Result<Json<ListNotesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::search_by_folder).await
+    }
+
+    #[tool(
+        description = "List the most recently modified (or, with `sort_by: \"created\"`, created) notes, newest first. Use to see what the user worked on lately. \
+Creation time is the `created` property when it holds a date, else the file's creation time. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "Recent notes",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_recent_notes(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<RecentNotesParams>,
+    ) -> Result<Json<ListNotesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::recent_notes).await
+    }
+
+    #[tool(
+        description = "List the property (frontmatter) keys used in the vault with the number of notes having each, most used first. Use to discover how notes are structured before filtering by property. \
+Keys differing only in case are merged. Returns `keys` [{key, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        annotations(
+            title = "List property keys",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_property_keys(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<CountListParams>,
+    ) -> Result<Json<ListPropertyKeysResult>, ToolError> {
+        self.run(caller, params.into(), Ops::list_property_keys)
+            .await
+    }
+
+    #[tool(
+        description = "List the values one property takes across the vault with the number of notes having each, most used first. Use before vault_search_by_property to see which values exist. \
+List values are counted one by one; values differing only in case are merged. Returns `values` [{value, count}] and `next_cursor` when more follow. \
+Errors: invalid_argument (empty key, bad cursor), not_found (folder).",
+        annotations(
+            title = "List property values",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_list_property_values(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<ListPropertyValuesParams>,
+    ) -> Result<Json<ListPropertyValuesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::list_property_values)
+            .await
+    }
+
+    #[tool(
+        description = "List the notes whose property `key` has `value`, sorted by path. Use for structured questions (status: done, type: meeting, rating: 5). \
+The key ignores case; text values ignore case; a number also matches the same number written as text; a list property matches when any item equals the value; \
+a list `value` requires every item; a null or omitted `value` finds notes that have the key at all. Obsidian's excluded files are left out. \
+Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty key, object value, bad cursor), not_found (folder).",
+        annotations(
+            title = "Search by property",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_search_by_property(
+        &self,
+        caller: Caller,
+        Parameters(params): Parameters<SearchByPropertyParams>,
+    ) -> Result<Json<ListNotesResult>, ToolError> {
+        self.run(caller, params.into(), Ops::search_by_property)
+            .await
+    }
+
+    #[tool(
+        description = "Bring the search index in line with the vault now (the owner only). Rarely needed: the index follows every change by itself; use it after restoring a backup or when search results look stale. \
+`force: true` parses every note again. Send a progress token to receive progress notifications while it runs. \
+Returns counts of notes parsed, removed and unchanged. Errors: path_forbidden (not the owner), internal.",
+        annotations(
+            title = "Rebuild search index",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn vault_rebuild_index(
+        &self,
+        caller: Caller,
+        context: RequestContext<RoleServer>,
+        Parameters(params): Parameters<RebuildIndexParams>,
+    ) -> Result<Json<RebuildIndexResult>, ToolError> {
+        // Progress goes to a client that sent a token; a cancelled request stops the rebuild at
+        // its next report either way.
+        let reports = context.meta.get_progress_token().map(|token| {
+            // The writer thread reports synchronously; a task forwards to the client in order.
+            let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<(usize, usize)>();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((done, total)) = receiver.recv().await {
+                    let mut param =
+                        rmcp::model::ProgressNotificationParam::new(token.clone(), done as f64);
+                    param.total = Some(total as f64);
+                    param.message = Some(format!("indexed {done} of {total} notes"));
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            sender
+        });
+        let cancelled = context.ct.clone();
+        let progress = Some(Box::new(move |done: usize, total: usize| {
+            if let Some(reports) = &reports {
+                let _ = reports.send((done, total));
+            }
+            !cancelled.is_cancelled()
+        }) as crate::index::ProgressFn);
+        self.run(caller, params.force, move |ops, ctx, force| {
+            ops.rebuild_index(ctx, force, progress)
+        })
+        .await
+    }
+}
+
+/// A score to four significant digits: enough to tell neighbouring hits apart (BM25 and fused
+/// scores differ in the second to fourth digit), without the sixteen of an `f64`.
+fn significant(score: f64) -> f64 {
+    if score == 0.0 || !score.is_finite() {
+        return score;
+    }
+    let scale = 10f64.powi(3 - score.abs().log10().floor() as i32);
+    (score * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn scores_keep_four_significant_digits() {
+        assert_eq!(significant(0.8651987214700891), 0.8652);
+        assert_eq!(significant(0.032786885245901), 0.03279);
+        assert_eq!(significant(12.345678), 12.35);
+        assert_eq!(significant(0.0), 0.0);
+        assert!(significant(0.03279) > significant(0.03226));
+    }
+}
