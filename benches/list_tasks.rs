@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use quire::index::{Index, IndexOptions};
-use quire::ops::{Context, ListTasks, Ops, TaskDateFilter, TaskList};
+use quire::ops::{Context, ListTasks, Ops, TaskDateFilter, TaskList, TaskSort};
 use quire::vault::Vault;
 
 #[path = "support/synthetic_vault.rs"]
@@ -80,7 +80,7 @@ fn main() {
                 "status TODO, sort by due",
                 ListTasks {
                     status: vec!["TODO".to_owned()],
-                    sort_by: Some("due".to_owned()),
+                    sort_by: TaskSort::Due,
                     ..ListTasks::default()
                 },
             ),

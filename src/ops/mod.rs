@@ -28,6 +28,7 @@ use time::format_description::well_known::Rfc3339;
 
 pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
+pub use crate::markdown::tasks::edit::LanePosition as TaskPosition;
 pub use crate::vault::Period;
 pub use audit::AuditLog;
 pub use daily::{
@@ -56,8 +57,8 @@ pub use search::{
 };
 pub use search::{EmbedPass, SemanticSearch};
 pub use tasks::{
-    CreateTask, ListTasks, SubtaskProgress, TaskDateFilter, TaskFields, TaskItem, TaskList,
-    TaskWrite, UpdateTask,
+    CreateTask, ListTasks, SortBy as TaskSort, SubtaskProgress, TaskDateFilter, TaskFields,
+    TaskItem, TaskList, TaskWrite, TaskWriteFormat, UpdateTask,
 };
 
 use std::sync::{Arc, RwLock};

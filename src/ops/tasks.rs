@@ -59,9 +59,7 @@ pub struct ListTasks {
     pub path: Option<String>,
     /// Only tasks not nested under another task.
     pub top_level_only: bool,
-    /// `position` (default), `due`, `scheduled`, `start`, `created`, `done`, `cancelled`,
-    /// `priority` or `modified`.
-    pub sort_by: Option<String>,
+    pub sort_by: SortBy,
     pub limit: Option<u32>,
     pub cursor: Option<String>,
 }
@@ -144,10 +142,10 @@ pub struct CreateTask {
     pub heading_level: Option<u8>,
     /// 1-based line of the list item the task goes under, as its last child.
     pub parent_line: Option<usize>,
-    /// `top`, `bottom` (default) or a 0-based index among the heading's (lane's) items.
-    pub position: Option<String>,
-    /// `emoji` or `dataview`; default the plugin's `taskFormat`.
-    pub format: Option<String>,
+    /// Where under `heading` (default: at the bottom).
+    pub position: Option<LanePosition>,
+    /// Default: the plugin's `taskFormat`.
+    pub format: Option<TaskWriteFormat>,
     pub expected_revision: Option<String>,
 }
 
@@ -163,7 +161,8 @@ pub struct UpdateTask {
     /// Move the task (with its sub-items) under this heading.
     pub heading: Option<String>,
     pub heading_level: Option<u8>,
-    pub position: Option<String>,
+    /// Where under `heading` (default: at the bottom).
+    pub position: Option<LanePosition>,
     /// Descriptions of new sub-tasks added as the task's last children.
     pub add_subtasks: Vec<String>,
     pub expected_revision: Option<String>,
@@ -245,8 +244,12 @@ impl DateBounds {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SortBy {
+/// The order of a task listing. A task without the sort date is placed by the next date of its
+/// cascade (due, scheduled, start).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortBy {
+    /// By path, then line.
+    #[default]
     Position,
     Due,
     Scheduled,
@@ -255,31 +258,20 @@ enum SortBy {
     Done,
     Cancelled,
     Priority,
+    /// Newest note first.
     Modified,
 }
 
-impl SortBy {
-    fn parse(raw: Option<&str>) -> Result<SortBy, OpsError> {
-        Ok(
-            match raw.map(|raw| raw.trim().to_ascii_lowercase()).as_deref() {
-                None | Some("position") => SortBy::Position,
-                Some("due") => SortBy::Due,
-                Some("scheduled") => SortBy::Scheduled,
-                Some("start") => SortBy::Start,
-                Some("created") => SortBy::Created,
-                Some("done") => SortBy::Done,
-                Some("cancelled") => SortBy::Cancelled,
-                Some("priority") => SortBy::Priority,
-                Some("modified") => SortBy::Modified,
-                Some(other) => {
-                    return Err(OpsError::invalid_argument(format!(
-                        "sort_by {other:?} is not known; use position, due, scheduled, start, created, done, cancelled, priority or modified"
-                    )));
-                }
-            },
-        )
-    }
+/// The task format a created task is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskWriteFormat {
+    /// Emoji signifiers (`📅 2025-01-31`).
+    Emoji,
+    /// Dataview inline fields (`[due:: 2025-01-31]`).
+    Dataview,
+}
 
+impl SortBy {
     /// `cascade`'s dates as indexes into (due, scheduled, start, created, done, cancelled).
     fn cascade_columns(self) -> &'static [usize] {
         match self {
@@ -492,7 +484,7 @@ impl Ops {
         let today = self.today();
         let statuses = status_type_filter(&request.status)?;
         let priorities = priority_filter(&request.priority)?;
-        let sort = SortBy::parse(request.sort_by.as_deref())?;
+        let sort = request.sort_by;
         let date_filters = [
             (DateBounds::parse("due", &request.due, today)?, 0),
             (
@@ -758,17 +750,12 @@ impl Ops {
             Some(raw) => resolve_status(&settings, raw, None)?,
             None => settings.statuses.by_symbol(" "),
         };
-        let dataview = match request.format.as_deref().map(str::trim) {
+        let dataview = match request.format {
             None => settings.write_dataview,
-            Some("emoji") => false,
-            Some("dataview") => true,
-            Some(other) => {
-                return Err(OpsError::invalid_argument(format!(
-                    "format {other:?} is not known; use emoji or dataview"
-                )));
-            }
+            Some(TaskWriteFormat::Emoji) => false,
+            Some(TaskWriteFormat::Dataview) => true,
         };
-        let position = parse_position(request.position.as_deref())?;
+        let position = request.position.unwrap_or(LanePosition::Bottom);
         if request.parent_line.is_some() && request.heading.is_some() {
             return Err(OpsError::invalid_argument(
                 "give either heading or parent_line, not both: a sub-task goes under its parent wherever that is",
@@ -837,7 +824,7 @@ impl Ops {
                 "give exactly one of line (1-based) or block_id to name the task",
             ));
         }
-        let position = parse_position(request.position.as_deref())?;
+        let position = request.position.unwrap_or(LanePosition::Bottom);
         if request.position.is_some() && request.heading.is_none() {
             return Err(OpsError::invalid_argument(
                 "position applies together with heading (the heading or Kanban lane to move the task to)",
@@ -1144,18 +1131,6 @@ fn placement_error(path: &VaultPath, error: TaskEditError) -> OpsError {
         TaskEditError::IntoItself => {
             OpsError::invalid_argument("a task cannot be moved into its own sub-items")
         }
-    }
-}
-
-fn parse_position(raw: Option<&str>) -> Result<LanePosition, OpsError> {
-    match raw.map(str::trim) {
-        None | Some("bottom") => Ok(LanePosition::Bottom),
-        Some("top") => Ok(LanePosition::Top),
-        Some(other) => other.parse().map(LanePosition::Index).map_err(|_| {
-            OpsError::invalid_argument(format!(
-                "position {other:?} is not known; use top, bottom or a 0-based index among the heading's (lane's) items"
-            ))
-        }),
     }
 }
 

@@ -6,7 +6,7 @@
 //! sort, every page, for the owner and for an identity that may read only part of the vault.
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::ops::{Context, ListTasks, TaskDateFilter};
+use quire::ops::{Context, ListTasks, TaskDateFilter, TaskSort};
 
 use crate::support::TestVault;
 
@@ -237,22 +237,22 @@ fn requests() -> Vec<ListTasks> {
         ..ListTasks::default()
     });
     for sort in [
-        "position",
-        "due",
-        "scheduled",
-        "start",
-        "created",
-        "done",
-        "cancelled",
-        "priority",
-        "modified",
+        TaskSort::Position,
+        TaskSort::Due,
+        TaskSort::Scheduled,
+        TaskSort::Start,
+        TaskSort::Created,
+        TaskSort::Done,
+        TaskSort::Cancelled,
+        TaskSort::Priority,
+        TaskSort::Modified,
     ] {
         requests.push(ListTasks {
-            sort_by: Some(sort.to_owned()),
+            sort_by: sort,
             ..ListTasks::default()
         });
         requests.push(ListTasks {
-            sort_by: Some(sort.to_owned()),
+            sort_by: sort,
             status: strings(&["TODO"]),
             due: Some(date_filter(Some("2027-01-01"), None, None)),
             top_level_only: true,
@@ -262,14 +262,14 @@ fn requests() -> Vec<ListTasks> {
     // The due order with only status, date and priority conditions walks the due index.
     for status in [&["TODO"][..], &["DONE", "NON_TASK"], &[]] {
         requests.push(ListTasks {
-            sort_by: Some("due".to_owned()),
+            sort_by: TaskSort::Due,
             status: strings(status),
             priority: strings(&["high", "normal", "low"]),
             scheduled: Some(date_filter(None, None, Some("2026-11-28"))),
             ..ListTasks::default()
         });
         requests.push(ListTasks {
-            sort_by: Some("due".to_owned()),
+            sort_by: TaskSort::Due,
             status: strings(status),
             ..ListTasks::default()
         });
@@ -280,7 +280,7 @@ fn requests() -> Vec<ListTasks> {
         tags: strings(&["work"]),
         headings: strings(&["inbox", "projects"]),
         folder: Some("a".to_owned()),
-        sort_by: Some("due".to_owned()),
+        sort_by: TaskSort::Due,
         ..ListTasks::default()
     });
     requests

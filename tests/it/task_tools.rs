@@ -2,7 +2,7 @@
 //! (custom statuses, global filter, Dataview format) apply on the next call without a re-index,
 //! Kanban lanes, invalid dates that survive an edit, `onCompletion: delete`, and sub-task progress.
 
-use quire::ops::{Context, CreateTask, ListTasks, TaskFields, TaskItem, UpdateTask};
+use quire::ops::{Context, CreateTask, ListTasks, TaskFields, TaskItem, TaskPosition, UpdateTask};
 use std::path::Path;
 
 use crate::support::TestVault;
@@ -107,20 +107,26 @@ fn plugin_settings_apply_on_the_next_call() {
 fn kanban_lanes_and_positions() {
     let board = "---\nkanban-plugin: basic\n---\n\n## Backlog\n\n- [ ] one\n- [ ] two\n\n## Done\n\n**Complete**\n- [x] old\n";
     let fixture = fixture(&[("Board.md", board)], None);
-    let create = |description: &str, heading: &str, position: &str| CreateTask {
+    let create = |description: &str, heading: &str, position: TaskPosition| CreateTask {
         path: "Board.md".into(),
         description: description.into(),
         heading: Some(heading.into()),
-        position: Some(position.into()),
+        position: Some(position),
         ..CreateTask::default()
     };
     fixture
         .ops
-        .create_task(&Context::owner(), create("between", "Backlog", "1"))
+        .create_task(
+            &Context::owner(),
+            create("between", "Backlog", TaskPosition::Index(1)),
+        )
         .expect("create in lane");
     fixture
         .ops
-        .create_task(&Context::owner(), create("first done", "Done", "top"))
+        .create_task(
+            &Context::owner(),
+            create("first done", "Done", TaskPosition::Top),
+        )
         .expect("create at top of the complete lane");
     assert_eq!(
         fixture.read("Board.md"),
@@ -156,7 +162,7 @@ fn kanban_lanes_and_positions() {
                 path: "Board.md".into(),
                 line: Some(7),
                 heading: Some("Done".into()),
-                position: Some("bottom".into()),
+                position: Some(TaskPosition::Bottom),
                 status: Some("x".into()),
                 ..UpdateTask::default()
             },

@@ -5,7 +5,9 @@
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{tool, tool_router};
-use serde::{Deserialize, Serialize};
+use serde::de::value::StringDeserializer;
+use serde::de::{Error as _, IntoDeserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::Page;
 use crate::mcp::error::ToolError;
@@ -55,6 +57,125 @@ impl From<DateConditionParams> for ops::TaskDateFilter {
             before: params.before,
             on: params.on,
             after: params.after,
+        }
+    }
+}
+
+/// The order of `vault_list_tasks`.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSortParam {
+    Position,
+    Due,
+    Scheduled,
+    Start,
+    Created,
+    Done,
+    Cancelled,
+    Priority,
+    Modified,
+}
+
+impl From<TaskSortParam> for ops::TaskSort {
+    fn from(sort: TaskSortParam) -> Self {
+        match sort {
+            TaskSortParam::Position => ops::TaskSort::Position,
+            TaskSortParam::Due => ops::TaskSort::Due,
+            TaskSortParam::Scheduled => ops::TaskSort::Scheduled,
+            TaskSortParam::Start => ops::TaskSort::Start,
+            TaskSortParam::Created => ops::TaskSort::Created,
+            TaskSortParam::Done => ops::TaskSort::Done,
+            TaskSortParam::Cancelled => ops::TaskSort::Cancelled,
+            TaskSortParam::Priority => ops::TaskSort::Priority,
+            TaskSortParam::Modified => ops::TaskSort::Modified,
+        }
+    }
+}
+
+/// The format a created task is written in.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskFormatParam {
+    Emoji,
+    Dataview,
+}
+
+impl From<TaskFormatParam> for ops::TaskWriteFormat {
+    fn from(format: TaskFormatParam) -> Self {
+        match format {
+            TaskFormatParam::Emoji => ops::TaskWriteFormat::Emoji,
+            TaskFormatParam::Dataview => ops::TaskWriteFormat::Dataview,
+        }
+    }
+}
+
+/// A fixed value read as the tool read it before its schema listed the values: surrounding
+/// spaces and case do not matter.
+fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    match Option::<String>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(raw) => {
+            let value: StringDeserializer<D::Error> =
+                raw.trim().to_ascii_lowercase().into_deserializer();
+            T::deserialize(value).map(Some)
+        }
+    }
+}
+
+/// Where under a heading (or Kanban lane) a task goes: its top, its bottom, or before the item
+/// with a 0-based index among the section's items. An index written as text ("2") is read too.
+#[derive(Debug, Clone, Copy, JsonSchema)]
+#[serde(untagged)]
+pub enum TaskPositionParam {
+    Edge(TaskEdge),
+    Index(u32),
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskEdge {
+    Top,
+    Bottom,
+}
+
+impl<'de> Deserialize<'de> for TaskPositionParam {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Index(u32),
+            Text(String),
+        }
+        const USE: &str = "use top, bottom or a 0-based index among the heading's (lane's) items";
+        let unknown =
+            |text: &str| D::Error::custom(format!("position {text:?} is not known; {USE}"));
+        let written = Written::deserialize(deserializer).map_err(|_| {
+            D::Error::custom(format!("position is neither text nor a number; {USE}"))
+        })?;
+        match written {
+            Written::Index(index) => Ok(TaskPositionParam::Index(index)),
+            Written::Text(text) => match text.trim().to_ascii_lowercase().as_str() {
+                "top" => Ok(TaskPositionParam::Edge(TaskEdge::Top)),
+                "bottom" => Ok(TaskPositionParam::Edge(TaskEdge::Bottom)),
+                other => other
+                    .parse()
+                    .map(TaskPositionParam::Index)
+                    .map_err(|_| unknown(&text)),
+            },
+        }
+    }
+}
+
+impl From<TaskPositionParam> for ops::TaskPosition {
+    fn from(position: TaskPositionParam) -> Self {
+        match position {
+            TaskPositionParam::Edge(TaskEdge::Top) => ops::TaskPosition::Top,
+            TaskPositionParam::Edge(TaskEdge::Bottom) => ops::TaskPosition::Bottom,
+            TaskPositionParam::Index(index) => ops::TaskPosition::Index(index as usize),
         }
     }
 }
@@ -111,9 +232,9 @@ pub struct ListTasksParams {
     #[serde(default)]
     pub top_level_only: bool,
     /// position (default: by path, then line), due, scheduled, start, created, done, cancelled, priority, modified (newest note first).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub sort_by: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(with = "TaskSortParam")]
+    pub sort_by: Option<TaskSortParam>,
     #[serde(flatten)]
     pub page: Page,
 }
@@ -135,7 +256,7 @@ impl From<ListTasksParams> for ops::ListTasks {
             headings: OneOrMany::into_vec(params.heading),
             path: params.path,
             top_level_only: params.top_level_only,
-            sort_by: params.sort_by,
+            sort_by: params.sort_by.map(Into::into).unwrap_or_default(),
             limit: params.page.limit,
             cursor: params.page.cursor,
         }
@@ -346,12 +467,12 @@ pub struct CreateTaskParams {
     pub parent_line: Option<usize>,
     /// With `heading`: top, bottom (default) or a 0-based index among the section's (lane's) items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub position: Option<String>,
+    #[schemars(with = "TaskPositionParam")]
+    pub position: Option<TaskPositionParam>,
     /// emoji or dataview; default: the plugin's task format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub format: Option<String>,
+    #[serde(default, deserialize_with = "lenient")]
+    #[schemars(with = "TaskFormatParam")]
+    pub format: Option<TaskFormatParam>,
     /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
@@ -427,8 +548,8 @@ pub struct UpdateTaskParams {
     pub heading_level: Option<u8>,
     /// With `heading`: top, bottom (default) or a 0-based index among the section's items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub position: Option<String>,
+    #[schemars(with = "TaskPositionParam")]
+    pub position: Option<TaskPositionParam>,
     /// Descriptions of sub-tasks to add under the task.
     #[serde(default)]
     pub add_subtasks: Vec<String>,
@@ -500,8 +621,8 @@ impl From<CreateTaskParams> for ops::CreateTask {
             heading: params.heading,
             heading_level: params.heading_level,
             parent_line: params.parent_line,
-            position: params.position,
-            format: params.format,
+            position: params.position.map(Into::into),
+            format: params.format.map(Into::into),
             expected_revision: params.expected_revision,
         }
     }
@@ -518,7 +639,7 @@ impl From<UpdateTaskParams> for ops::UpdateTask {
             description: params.description,
             heading: params.heading,
             heading_level: params.heading_level,
-            position: params.position,
+            position: params.position.map(Into::into),
             add_subtasks: params.add_subtasks,
             expected_revision: params.expected_revision,
         }
