@@ -14,6 +14,7 @@ mod index_consistency;
 mod link_oracle;
 mod markdown_oracle;
 mod memory;
+mod mcp;
 mod move_note;
 mod sandbox;
 mod search;
