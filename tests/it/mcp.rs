@@ -20,6 +20,10 @@ use rmcp::transport::{IntoTransport, Transport};
 use rmcp::{ServiceExt, model::JsonRpcMessage};
 use serde_json::{Value, json};
 
+/// The context budget of issue 17: the model-facing part of `tools/list` (name, description and
+/// input schema as JSON) averages at most this many bytes per tool over the default surface.
+const BUDGET_PER_TOOL: usize = 1200;
+
 const NOTES: &[(&str, &str)] = &[
     ("Welcome.md", "# Welcome\n\nHello.\n"),
     (
@@ -260,6 +264,17 @@ fn line_diff(expected: &str, actual: &str) -> String {
     )
 }
 
+/// The bytes of what a model reads of one tool: its name, description and input schema, as JSON.
+fn model_facing_bytes(tool: &Tool) -> usize {
+    json!({
+        "name": tool.name,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+    })
+    .to_string()
+    .len()
+}
+
 /// `schema` with every `$ref` into `root`'s `$defs` replaced by what it names.
 fn resolved(root: &Value, schema: &Value) -> Value {
     match schema {
@@ -333,6 +348,46 @@ async fn an_identity_without_write_rules_sees_its_own_surface() {
         .await;
     assert!(!failed, "{text}");
     assert_eq!(read["content"], "# Welcome\n\nHello.\n");
+}
+
+#[tokio::test]
+async fn the_default_surface_keeps_to_its_context_budget() {
+    let served = serve(Features::default(), As::Owner).await;
+    let tools = served.tools().await;
+    let total: usize = tools.iter().map(model_facing_bytes).sum();
+    let descriptions: usize = tools
+        .iter()
+        .map(|tool| tool.description.as_deref().map_or(0, str::len))
+        .sum();
+    let inputs: usize = tools
+        .iter()
+        .map(|tool| {
+            Value::Object(tool.input_schema.as_ref().clone())
+                .to_string()
+                .len()
+        })
+        .sum();
+    let outputs: usize = tools
+        .iter()
+        .filter_map(|tool| tool.output_schema.as_ref())
+        .map(|schema| Value::Object(schema.as_ref().clone()).to_string().len())
+        .sum();
+    let whole = serde_json::to_string(&tools)
+        .expect("tools serialise")
+        .len();
+    let average = total / tools.len();
+    // `cargo nextest run mcp::the_default_surface --no-capture` prints these for docs/PERFORMANCE.md.
+    println!(
+        "tool surface: {} tools; model-facing {total} bytes ({average} per tool; budget {BUDGET_PER_TOOL}); descriptions {descriptions}, input schemas {inputs}, output schemas {outputs}; whole tools/list {whole}",
+        tools.len()
+    );
+    for tool in &tools {
+        println!("  {:<28} {:>5}", tool.name, model_facing_bytes(tool));
+    }
+    assert!(
+        average <= BUDGET_PER_TOOL,
+        "the model-facing part of tools/list averages {average} bytes per tool, over the budget of {BUDGET_PER_TOOL}: shorten descriptions or schemas"
+    );
 }
 
 #[tokio::test]

@@ -11,20 +11,16 @@ use crate::mcp::error::ToolError;
 use crate::mcp::{Caller, QuireServer};
 use crate::ops::{self, Ops};
 
-/// Which periodic note: Obsidian's daily note, or a Periodic Notes plugin note.
+/// Which periodic note: Obsidian's daily note, or a note of the Periodic Notes plugin.
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum PeriodParam {
-    /// The daily note (`.obsidian/daily-notes.json`).
     #[default]
     Daily,
-    /// The week's note (Periodic Notes plugin, when weekly notes are enabled there).
     Weekly,
-    /// The month's note (Periodic Notes plugin).
     Monthly,
-    /// The quarter's note (Periodic Notes plugin).
     Quarterly,
-    /// The year's note (Periodic Notes plugin).
     Yearly,
 }
 
@@ -55,14 +51,14 @@ impl From<ops::Period> for PeriodParam {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetDailyNoteParams {
-    /// The day: "YYYY-MM-DD", "today" (the default), "yesterday" or "tomorrow", in the server's configured time zone. For weekly and monthly notes, any day of the period.
+    /// YYYY-MM-DD, today (default), yesterday or tomorrow, in the server's time zone; for other periods, any day in it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub date: Option<String>,
-    /// Create the note from its template when it does not exist yet (default false: a missing note is not_found).
+    /// Create a missing note from its template (default: not_found).
     #[serde(default)]
     pub create: bool,
-    /// daily (default), weekly, monthly, quarterly or yearly. Periods other than daily need the Periodic Notes plugin with that period enabled.
+    /// Default daily; others need the period enabled in the Periodic Notes plugin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "PeriodParam")]
     pub period: Option<PeriodParam>,
@@ -71,21 +67,21 @@ pub struct GetDailyNoteParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendDailyNoteParams {
-    /// The text to log; it becomes "- HH:MM text" (the current time in the server's time zone). Further lines are indented under it.
+    /// The text to log; further lines are indented under it.
     pub text: String,
-    /// Append under this heading (e.g. "Log" or "## Log"), after its last line; created at the end of the note when missing (at level 2 unless written with #s).
+    /// Append under this heading ("Log" or "## Log"); a missing one is added at level 2 unless written with #s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub heading: Option<String>,
-    /// The day: "YYYY-MM-DD", "today" (the default), "yesterday" or "tomorrow".
+    /// YYYY-MM-DD, today (default), yesterday or tomorrow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub date: Option<String>,
-    /// daily (default), weekly, monthly, quarterly or yearly.
+    /// Default daily.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "PeriodParam")]
     pub period: Option<PeriodParam>,
-    /// The revision you last read; when the note changed since, nothing is written and the error is conflict.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -228,13 +224,7 @@ impl From<AppendDailyNoteParams> for ops::AppendDailyNote {
 #[tool_router(router = daily_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "Get the daily note for a day (today by default), or with `period` the weekly, monthly, quarterly or yearly note. \
-Use to see what the user planned or logged for a day, or to open today's note before adding to it. \
-The note's folder, name format and template come from the vault's Obsidian settings (daily notes; the Periodic Notes plugin for other periods), read on every call; \
-`date` is YYYY-MM-DD, today, yesterday or tomorrow in the server's time zone. \
-With `create: true` a missing note is created from its template ({{date}}, {{title}}, {{time}} and {{date:FORMAT}} filled in). \
-Returns `path`, `content`, `revision`, `created`, the `settings` used and any `warnings`. \
-Errors: not_found (no such note and create is false), invalid_argument (bad date, or the period is not set up in the vault), path_forbidden, invalid_path.",
+        description = "Get the daily note for a day (today by default), or with `period` the weekly, monthly, quarterly or yearly note: to see what the user planned or logged. Folder, name format and template come from the vault's Obsidian settings (Daily notes, Periodic Notes). `create: true` creates a missing note from its template.",
         annotations(
             title = "Get daily note",
             read_only_hint = false,
@@ -252,12 +242,7 @@ Errors: not_found (no such note and create is false), invalid_argument (bad date
     }
 
     #[tool(
-        description = "Log a line in the daily note (today by default): appends \"- HH:MM text\" with the current time, at the end of the note or under `heading` (created when missing). \
-Use to record what happened, a thought or a to-do in the user's journal. Creates the note from its template if it does not exist yet. \
-One atomic write under the note's lock; pass `expected_revision` to refuse the append if the note changed since you read it. \
-Returns the new `revision`, the `appended` lines with their line numbers, `created` and `heading_created`. \
-Errors: conflict (the note changed since your read, or was written by someone else during the append: re-read and retry), invalid_argument (empty text, bad date or heading, period not set up), \
-ambiguous_heading (pass the heading with its #s), path_forbidden, invalid_path, too_large.",
+        description = "Log a line in the daily note (today by default) as \"- HH:MM text\", at the end or under `heading` (created when missing): to record what happened, a thought or a to-do in the user's journal. A missing note is created from its template.",
         annotations(
             title = "Append to daily note",
             read_only_hint = false,

@@ -14,7 +14,7 @@ use crate::ops::{self, Ops};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetLinksParams {
-    /// Vault-relative path of the note or attachment (e.g. "Projects/Plan.md", "img/chart.png").
+    /// Vault-relative path of the note or attachment.
     pub path: String,
     #[serde(flatten)]
     pub page: Page,
@@ -141,7 +141,7 @@ impl From<ops::OutgoingLinks> for OutgoingLinksResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindOrphansParams {
-    /// Folders whose notes are never reported (the daily-notes and templates folders never are).
+    /// Folders whose notes are never listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub exclude_folders: Option<Vec<String>>,
@@ -152,7 +152,7 @@ pub struct FindOrphansParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindBrokenLinksParams {
-    /// Only links held by notes in this folder and below.
+    /// Only links in notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
@@ -236,8 +236,7 @@ impl From<FindBrokenLinksParams> for ops::FindBrokenLinks {
 #[tool_router(router = links_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "List the links pointing at a note or attachment, as Obsidian's backlinks pane shows them (wikilinks, embeds, markdown links, property links, canvas cards). Use to see what references a note before changing or moving it. \
-Returns `backlinks` [{source, line, column, context, link, embed}] and `next_cursor` when more follow. Errors: not_found (no such file), invalid_path, invalid_argument (bad limit or cursor).",
+        description = "List the links pointing at a note or attachment, as Obsidian's backlinks pane shows them (wikilinks, embeds, markdown, property and canvas links): to see what references a note before changing or moving it.",
         annotations(
             title = "Backlinks",
             read_only_hint = true,
@@ -255,8 +254,7 @@ Returns `backlinks` [{source, line, column, context, link, embed}] and `next_cur
     }
 
     #[tool(
-        description = "List the links a note (or canvas) holds, in document order, each resolved as Obsidian resolves it. Use to follow a note's references or check them before editing. \
-Returns `links` [{target, kind (note|file), resolved_path?, broken, line, column, embed, display, form, bytes?}] and `next_cursor` when more follow. Errors: not_found, invalid_path, invalid_argument (bad limit or cursor).",
+        description = "List the links a note or canvas holds, in document order, each resolved as Obsidian resolves it: to follow a note's references or check them.",
         annotations(
             title = "Outgoing links",
             read_only_hint = true,
@@ -275,9 +273,7 @@ Returns `links` [{target, kind (note|file), resolved_path?, broken, line, column
     }
 
     #[tool(
-        description = "List notes no other note, canvas or embed links to, in path order. Use to find forgotten notes worth linking or archiving. \
-Notes in the daily-notes and templates folders (from Obsidian's settings) and in `exclude_folders` are never listed. \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_path (exclude_folders), invalid_argument (bad limit or cursor).",
+        description = "List the notes no other note, canvas or embed links to, in path order: to find forgotten notes worth linking or archiving. Notes in the daily-notes and templates folders are never listed.",
         annotations(
             title = "Orphan notes",
             read_only_hint = true,
@@ -295,8 +291,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     }
 
     #[tool(
-        description = "List links that resolve to no file (Obsidian's unresolved links), in path and document order. Use to find typos and notes still to be written. \
-Returns `broken` [{source, line, column, link, target, embed}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_path, invalid_argument (bad limit or cursor).",
+        description = "List the links that resolve to no file (Obsidian's unresolved links), in path and line order: to find typos and notes still to be written.",
         annotations(
             title = "Broken links",
             read_only_hint = true,

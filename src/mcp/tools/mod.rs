@@ -167,12 +167,12 @@ pub fn tool_mentions(text: &str) -> impl Iterator<Item = &str> {
 /// one flat object).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Page {
-    /// Page size, 1-1000 (default 50).
+    /// Page size (default 50).
     #[schemars(range(min = 1, max = 1000))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]
     pub limit: Option<u32>,
-    /// `next_cursor` of the previous page, with the other arguments unchanged.
+    /// The previous page's `next_cursor`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub cursor: Option<String>,

@@ -16,29 +16,29 @@ use crate::ops::{self, Ops, OpsError};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadNoteParams {
-    /// Vault-relative path of the note, e.g. "Projects/Plan.md".
+    /// Vault-relative path, e.g. "Projects/Plan.md".
     pub path: String,
-    /// Return only the note's YAML properties (frontmatter) as JSON.
+    /// Only the properties (frontmatter), as JSON.
     #[serde(default)]
     pub properties_only: bool,
-    /// Return only the heading outline: each heading with its level, 1-based line and section size.
+    /// Only the heading outline.
     #[serde(default)]
     pub outline: bool,
-    /// Return only this heading's section (heading line, body and subsections). Matched exactly, then case-insensitively.
+    /// Only this heading's section, with its subsections (exact match first, then ignoring case).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub heading: Option<String>,
-    /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
+    /// With `heading`: its level, when several headings share the name.
     #[schemars(range(min = 1, max = 6))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
-    /// First line to return, 1-based. Use with `limit` to page through long notes.
+    /// First line to return (1-based), to page through a long note.
     #[schemars(range(min = 1))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
     pub start_line: Option<u64>,
-    /// Number of lines to return from `start_line`.
+    /// How many lines to return.
     #[schemars(range(min = 1))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
@@ -118,18 +118,18 @@ impl From<ops::NoteRead> for ReadNoteResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteNoteParams {
-    /// Vault-relative path, e.g. "Inbox/Idea.md". Missing folders are created.
+    /// Vault-relative path, e.g. "Inbox/Idea.md".
     pub path: String,
-    /// The note's markdown text (after the properties block, if `properties` is given).
+    /// The markdown text after the properties block.
     pub body: String,
-    /// Properties to write as the YAML frontmatter block.
+    /// Properties, written as the YAML frontmatter block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
-    /// Replace an existing note. Requires `expected_revision`.
+    /// Replace an existing note (needs `expected_revision`).
     #[serde(default)]
     pub overwrite: bool,
-    /// The revision you last read; the write fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -161,11 +161,11 @@ impl From<ops::WrittenNote> for WriteNoteResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListNotesParams {
-    /// Only notes in this folder and below, e.g. "Projects". Omit for the whole vault.
+    /// Only notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// Glob on the vault-relative path ("Daily/*.md", "**/Meeting*.md"); without '/' it matches file names at any depth.
+    /// Glob on the path ("Daily/*.md", "**/Meeting*"); without '/' it matches file names at any depth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub glob: Option<String>,
@@ -176,13 +176,13 @@ pub struct ListNotesParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteNoteParams {
-    /// Vault-relative path of the note to move to the trash.
+    /// Vault-relative path of the note.
     pub path: String,
-    /// The revision you last read; the delete fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
-    /// Also remove folders left empty by the delete.
+    /// Also remove the folders left empty.
     #[serde(default)]
     pub prune_empty_folders: bool,
 }
@@ -208,17 +208,14 @@ impl From<ops::DeletedNote> for DeleteNoteResult {
     }
 }
 
-/// Where `vault_patch_note` puts its content.
+/// Where `vault_patch_note` puts its content (the field's description says what each does).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum PatchOperation {
-    /// After the target's last non-blank line (with a heading: after its last subsection).
     Append,
-    /// At the top of the target (with a heading: right under the heading line).
     Prepend,
-    /// Instead of the target's content (a heading line itself is kept).
     Replace,
-    /// Just before the heading line (needs `heading`).
     InsertBefore,
 }
 
@@ -236,25 +233,25 @@ impl From<PatchOperation> for ops::PatchOperation {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatchNoteParams {
-    /// Vault-relative path of the note, e.g. "Projects/Plan.md".
+    /// Vault-relative path, e.g. "Projects/Plan.md".
     pub path: String,
-    /// append, prepend, replace or insert_before.
+    /// append: after the target's last line (and subsections); prepend: at its top, under the heading line; replace: its content, keeping the heading line; insert_before: before the heading line.
     pub operation: PatchOperation,
-    /// Markdown to add, inserted as whole lines. May be empty only for replace (which then clears the target).
+    /// Markdown to add (empty only with replace, which clears the target).
     pub content: String,
-    /// Target this heading's section instead of the whole body. Matched exactly, then case-insensitively; nested headings work too.
+    /// Target this heading's section (exact match first, then ignoring case).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub heading: Option<String>,
-    /// With `heading`: pick the heading at this level (1-6) when the name occurs more than once.
+    /// With `heading`: its level, when several headings share the name.
     #[schemars(range(min = 1, max = 6))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
-    /// With `heading`: whether the section includes its subsections (default true).
+    /// With `heading`: include its subsections (default true).
     #[serde(default = "default_true")]
     pub include_children: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -304,14 +301,14 @@ impl From<ops::EditedNote> for EditNoteResult {
 pub struct ReplaceInNoteParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// Exact text to find in the body (case-sensitive; may span lines). The properties block is never searched.
+    /// Exact text of the body (case-sensitive; may span lines; the properties block is not searched).
     pub old_text: String,
-    /// Replacement text (may be empty to delete).
+    /// Replacement text (empty deletes).
     pub new_text: String,
-    /// Replace every occurrence; otherwise more than one occurrence is `ambiguous_match`.
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all_occurrences: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -320,6 +317,7 @@ pub struct ReplaceInNoteParams {
 /// Before or after the anchor line.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(inline)]
 pub enum AnchorPosition {
     Before,
     After,
@@ -339,16 +337,15 @@ impl From<AnchorPosition> for ops::AnchorPosition {
 pub struct InsertAtAnchorParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// A short, case-sensitive part of exactly one body line, e.g. "## Tasks" or "Status:".
+    /// A short, case-sensitive part of one body line, e.g. "## Tasks".
     pub anchor: String,
-    /// Insert before or after the anchor line.
     pub position: AnchorPosition,
-    /// Markdown to insert, as whole lines.
+    /// Markdown lines to insert.
     pub content: String,
-    /// When several lines contain the anchor, use the first instead of failing with `ambiguous_match`.
+    /// Use the first of several matching lines instead of failing.
     #[serde(default)]
     pub first_match: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -359,18 +356,18 @@ pub struct InsertAtAnchorParams {
 pub struct ReplaceSpanParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// A short, case-sensitive part of the span's first line.
+    /// A short, case-sensitive part of the first line.
     pub start_anchor: String,
-    /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to replace only the first line.
+    /// Part of the last line, searched from the first on (default: the first line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub end_anchor: Option<String>,
-    /// Markdown that replaces the whole lines of the span (empty deletes them).
+    /// Markdown replacing the lines (empty deletes them).
     pub content: String,
-    /// When an anchor matches several lines, use the first instead of failing with `ambiguous_match`.
+    /// Use the first of several matching lines instead of failing.
     #[serde(default)]
     pub first_match: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -381,16 +378,16 @@ pub struct ReplaceSpanParams {
 pub struct DeleteSpanParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// A short, case-sensitive part of the span's first line.
+    /// A short, case-sensitive part of the first line.
     pub start_anchor: String,
-    /// A short, case-sensitive part of the span's last line, searched from the first line on. Omit to delete only the first line.
+    /// Part of the last line, searched from the first on (default: the first line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub end_anchor: Option<String>,
-    /// When an anchor matches several lines, use the first instead of failing with `ambiguous_match`.
+    /// Use the first of several matching lines instead of failing.
     #[serde(default)]
     pub first_match: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -401,12 +398,12 @@ pub struct DeleteSpanParams {
 pub struct UpdatePropertiesParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// Properties to set; a JSON null deletes that key. Keys not named keep their exact text.
+    /// Keys to set; null deletes a key.
     pub properties: Map<String, Value>,
-    /// Make `properties` the whole set, rewriting the block (keys not named are removed).
+    /// Make `properties` the whole set (keys not named are removed).
     #[serde(default)]
     pub replace: bool,
-    /// The revision you last read; the edit fails with `conflict` if the note changed since.
+    /// The revision you last read; `conflict` if the note changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub expected_revision: Option<String>,
@@ -444,14 +441,14 @@ impl From<ops::EditedNote> for UpdatePropertiesResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveNoteParams {
-    /// Vault-relative path of the note or attachment to move (e.g. "Inbox/Idea.md").
+    /// Vault-relative path of the note or attachment.
     pub old_path: String,
-    /// Its new vault-relative path, with the same extension (e.g. "Projects/Idea.md"); must not exist.
+    /// Its new path, with the same extension; must not exist.
     pub new_path: String,
-    /// true: return the plan (every link that would be rewritten) and change nothing.
+    /// Return the plan and change nothing.
     #[serde(default)]
     pub dry_run: bool,
-    /// Remove the folders the move leaves empty (only folders you may write).
+    /// Remove the folders the move leaves empty.
     #[serde(default)]
     pub prune_empty_folders: bool,
 }
@@ -700,11 +697,7 @@ impl From<MoveNoteParams> for ops::MoveNote {
 #[tool_router(router = notes_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "Read a markdown note. Use to see a note's text before answering about it or editing it. \
-Modes: whole note (default); `start_line`+`limit` to page long notes; `properties_only` for the YAML properties as JSON; \
-`outline` for the heading tree; `heading` (+ `heading_level`) for one section. \
-Returns `revision` (pass it as `expected_revision` to edits), `bytes`, `modified`, `total_lines`. \
-Errors: not_found, invalid_path, path_forbidden, unsupported_extension, too_large, heading_not_found, ambiguous_heading, invalid_properties, invalid_argument.",
+        description = "Read a note's text, to answer about it or before editing it. One mode at a time: the whole note (page long notes with `start_line` and `limit`), `properties_only`, `outline` (the heading tree), or one `heading`'s section. Pass the returned `revision` as `expected_revision` when you edit.",
         annotations(
             title = "Read note",
             read_only_hint = true,
@@ -725,11 +718,7 @@ Errors: not_found, invalid_path, path_forbidden, unsupported_extension, too_larg
     }
 
     #[tool(
-        description = "Create a note, or replace an existing one wholesale. Use for new notes; to change part of a note prefer an editing tool. \
-Creating needs only `path` and `body` (missing folders are created; `properties` become the YAML frontmatter). \
-Replacing an existing note needs `overwrite: true` and `expected_revision` from your last read. \
-Returns the new `revision`. Errors: already_exists, revision_required, conflict (the note changed since your read: re-read and retry), \
-unsupported_extension (only .md .canvas .base .txt .json), too_large, invalid_path, path_forbidden, invalid_argument.",
+        description = "Create a note, or replace a whole note; to change part of a note, use an editing tool instead. Missing folders are created. Replacing an existing note needs `overwrite: true` and `expected_revision` from your last read. Writes .md, .canvas, .base, .txt and .json files.",
         annotations(
             title = "Write note",
             read_only_hint = false,
@@ -747,10 +736,7 @@ unsupported_extension (only .md .canvas .base .txt .json), too_large, invalid_pa
     }
 
     #[tool(
-        description = "List markdown notes, sorted by path. Use to discover what exists in the vault or a folder. \
-Filter with `folder` and/or `glob`; page with `limit` (default 50, max 1000) and `cursor` (the previous page's `next_cursor`). \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. \
-Errors: not_found (folder), invalid_path, path_forbidden, invalid_argument (bad glob or cursor).",
+        description = "List the vault's markdown notes in path order, in a `folder` or matching a `glob`. Use it to discover what exists.",
         annotations(
             title = "List notes",
             read_only_hint = true,
@@ -768,9 +754,7 @@ Errors: not_found (folder), invalid_path, path_forbidden, invalid_argument (bad 
     }
 
     #[tool(
-        description = "Move a note to the vault's trash (.trash/, restorable in Obsidian). Use only when the user asked to delete. \
-Pass `expected_revision` from your last read so a note that changed since is not deleted; `prune_empty_folders` removes folders left empty. \
-Returns `trashed_to` and the deleted `revision`. Errors: not_found, conflict, invalid_path, path_forbidden, unsupported_extension.",
+        description = "Move a note to the vault's trash (.trash/, restorable in Obsidian). Use only when the user asked to delete. Pass `expected_revision` from your last read, so a note that changed since is not deleted.",
         annotations(
             title = "Delete note",
             read_only_hint = false,
@@ -788,12 +772,7 @@ Returns `trashed_to` and the deleted `revision`. Errors: not_found, conflict, in
     }
 
     #[tool(
-        description = "Add or replace content relative to a heading, or at the top or bottom of a note, without touching anything else. \
-Use for structured additions (a log entry under \"## Log\", a new task under a section). \
-`operation`: append (after the section's last line, after its subsections), prepend (right under the heading line), replace (the section's content; the heading line stays), insert_before (just before the heading line). \
-Without `heading` the target is the whole body; the properties block is never touched. Content is inserted as whole lines. \
-Returns the new `revision` and the `start_line`/`end_line` of the new content. \
-Errors: heading_not_found, ambiguous_heading (pass heading_level), conflict (re-read and retry), not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        description = "Add or replace content at a heading's section, or at the top or bottom of the body, touching nothing else: for structured additions such as a log entry under \"## Log\". Without `heading` the target is the whole body. Content goes in as whole lines; the properties block is never touched.",
         annotations(
             title = "Patch note",
             read_only_hint = false,
@@ -811,10 +790,7 @@ Errors: heading_not_found, ambiguous_heading (pass heading_level), conflict (re-
     }
 
     #[tool(
-        description = "Replace exact text in a note's body. Use for small corrections when you can quote the text to change. \
-`old_text` is case-sensitive, may span lines, and must occur exactly once unless `replace_all_occurrences` is true; the properties block is never searched. \
-Returns the new `revision`, `replacements` and the lines of the first and last replacement. \
-Errors: no_match, ambiguous_match (with the count and line numbers: quote more context), conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        description = "Replace exact text in a note's body, for small corrections you can quote. `old_text` must occur once unless `replace_all_occurrences`; when it occurs more often the error names the lines, so quote more context.",
         annotations(
             title = "Replace text in note",
             read_only_hint = false,
@@ -832,11 +808,7 @@ Errors: no_match, ambiguous_match (with the count and line numbers: quote more c
     }
 
     #[tool(
-        description = "Insert lines before or after the one body line that contains `anchor` (a short, case-sensitive substring). \
-Use to add next to a specific line (after a list item, before a closing line) when there is no heading to target. \
-More than one matching line is ambiguous_match unless `first_match` is true. \
-Returns the new `revision` and the `start_line`/`end_line` of the inserted lines. \
-Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        description = "Insert lines before or after the one body line that contains `anchor`: to add next to a specific line when no heading marks the place.",
         annotations(
             title = "Insert at anchor",
             read_only_hint = false,
@@ -854,11 +826,7 @@ Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invali
     }
 
     #[tool(
-        description = "Replace whole body lines, from the line containing `start_anchor` through the line containing `end_anchor` (inclusive; searched from the start line on), with `content`. \
-Without `end_anchor` only the start line is replaced. Use to rewrite a paragraph, list or block you can delimit by its first and last lines. \
-Anchors are short, case-sensitive substrings of one line; several matches are ambiguous_match unless `first_match` is true. \
-Returns the new `revision` and the lines of the new content. \
-Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension, too_large.",
+        description = "Replace whole body lines, from the line containing `start_anchor` through the line containing `end_anchor`, with `content`: to rewrite a paragraph, list or block you can delimit by its first and last lines.",
         annotations(
             title = "Replace line span",
             read_only_hint = false,
@@ -876,9 +844,7 @@ Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invali
     }
 
     #[tool(
-        description = "Delete whole body lines, from the line containing `start_anchor` through the line containing `end_anchor` (inclusive; searched from the start line on); without `end_anchor` only that line. \
-Use to remove a paragraph, list item or block. Anchors are short, case-sensitive substrings of one line; several matches are ambiguous_match unless `first_match` is true. \
-Returns the new `revision`. Errors: no_match, ambiguous_match, conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension.",
+        description = "Delete whole body lines, from the line containing `start_anchor` through the line containing `end_anchor`: to remove a paragraph, list item or block.",
         annotations(
             title = "Delete line span",
             read_only_hint = false,
@@ -896,11 +862,7 @@ Returns the new `revision`. Errors: no_match, ambiguous_match, conflict, not_fou
     }
 
     #[tool(
-        description = "Set, change or delete a note's properties (YAML frontmatter). Use instead of text edits for anything in the properties block. \
-`properties` is merged: each named key is set, a JSON null deletes it, and every other key keeps its exact text (comments, quoting, order); new keys go at the end; a note without properties gets a block. \
-`replace: true` makes `properties` the whole set and rewrites the block. \
-Returns the new `revision`, `changed_keys` and all `properties` afterwards. \
-Errors: invalid_properties (the existing block is not valid YAML or not a mapping, with line and column: repair it first), conflict, not_found, invalid_argument, invalid_path, path_forbidden, unsupported_extension.",
+        description = "Set, change or delete a note's properties (YAML frontmatter); use it instead of text edits for anything in the properties block. Merges by default: keys not named keep their exact text (comments, quoting, order) and new keys go at the end; `replace: true` rewrites the whole block.",
         annotations(
             title = "Update properties",
             read_only_hint = false,
@@ -919,10 +881,7 @@ Errors: invalid_properties (the existing block is not valid YAML or not a mappin
     }
 
     #[tool(
-        description = "Move or rename a note or attachment and rewrite every link that would otherwise break (wikilinks, embeds, markdown links, property links, canvas cards), keeping each link's alias, heading or block part and style, as Obsidian does. \
-Use instead of writing a copy and deleting the original. Run with `dry_run: true` first to see every change. A path that must be written follows the vault's new-link format. Nothing is replaced: the destination must not exist. \
-Returns `moved` {from, to, revision}, `rewritten` [{path, revision, changes: [{line, before, after}]}], `dry_run`, `pruned_folders`. \
-Errors: not_found, already_exists (destination), path_forbidden (outside your write rules, or linked from files you can read but may not change, which it names), conflict (a file changed during the move; nothing was lost), invalid_path, invalid_argument (other extension, a folder, a link that cannot be rewritten), too_large.",
+        description = "Move or rename a note or attachment and rewrite every link that would break (wikilinks, embeds, markdown, property and canvas links), keeping each link's alias, heading and style as Obsidian does. Use it instead of copying and deleting; try `dry_run: true` first to see every change. Nothing changes when files you may read but not write link to it.",
         annotations(
             title = "Move or rename a note",
             read_only_hint = false,

@@ -14,10 +14,12 @@ use crate::mcp::error::ToolError;
 use crate::mcp::{Caller, QuireServer};
 use crate::ops::{self, Ops};
 
+/// How `vault_search` searches: `Auto` is the best mode available (hybrid once semantic vectors
+/// are ready, else keyword).
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum SearchModeParam {
-    /// The best mode available: hybrid once semantic vectors are ready, else keyword.
     #[default]
     Auto,
     Keyword,
@@ -28,15 +30,15 @@ pub enum SearchModeParam {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DateFilterParams {
-    /// Strictly before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM), UTC.
+    /// Before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub before: Option<String>,
-    /// On this day (YYYY-MM-DD), UTC.
+    /// On this day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub on: Option<String>,
-    /// Strictly after this date (the whole day excluded) or date-time, UTC.
+    /// After this date (the whole day) or date-time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub after: Option<String>,
@@ -54,29 +56,30 @@ impl From<DateFilterParams> for ops::DateFilter {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(inline)]
 pub struct SearchFiltersParams {
-    /// Only notes in this folder and below, e.g. "Projects".
+    /// Only notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// Notes must have every one of these tags (any case, '#' optional; nested tags match too).
+    /// Every one of these tags (nested tags match too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub tags: Option<Vec<String>>,
-    /// Property key -> value the note must have (text ignores case; a number also matches equal numbers; a list needs every value; null needs only the key).
+    /// Key -> value: text ignores case, a list needs every item, null needs only the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
-    /// The note's `type` property, ignoring case.
+    /// The `type` property.
     #[serde(rename = "type")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub note_type: Option<String>,
-    /// Bounds on the `created` property (else the file's creation time).
+    /// The `created` property (else the file's creation time), as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "DateFilterParams")]
     pub created: Option<DateFilterParams>,
-    /// Bounds on the file's modification time.
+    /// The modification time, in the server's time zone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "DateFilterParams")]
     pub modified: Option<DateFilterParams>,
@@ -85,7 +88,7 @@ pub struct SearchFiltersParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchParams {
-    /// What to look for: words (all must occur; if no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b. Any text is accepted. Empty text lists the notes matching the filters, newest first.
+    /// Words (all must occur; when no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b.
     #[serde(default)]
     pub query: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,7 +96,7 @@ pub struct SearchParams {
     pub filters: Option<SearchFiltersParams>,
     #[serde(flatten)]
     pub page: Page,
-    /// Search mode; without an embedding model every mode runs keyword search, as `search_mode` reports.
+    /// auto (default: hybrid once vectors are ready, else keyword), keyword, semantic or hybrid.
     #[serde(default)]
     pub mode: SearchModeParam,
 }
@@ -158,24 +161,24 @@ impl From<ops::SearchResults> for SearchResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepParams {
-    /// The text to find in note lines (or a regular expression with `regex: true`).
+    /// Text to find (or a regular expression with `regex`).
     pub pattern: String,
-    /// Treat `pattern` as a regular expression (Rust regex syntax, linear time).
+    /// `pattern` is a Rust regular expression.
     #[serde(default)]
     pub regex: bool,
-    /// Match case exactly (default: ignore case).
+    /// Match case exactly.
     #[serde(default)]
     pub case_sensitive: bool,
     /// Only notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// Most hits to return, 1-1000 (default 50).
+    /// Most hits to return (default 50).
     #[schemars(range(min = 1, max = 1000))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]
     pub limit: Option<u32>,
-    /// Time budget in milliseconds (default 3000, at most 30000); when it runs out the hits so far are returned with `timed_out: true`.
+    /// Time budget in milliseconds (default 3000).
     #[schemars(range(min = 1, max = 30000))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
@@ -224,9 +227,9 @@ impl From<ops::GrepResult> for GrepResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchByTagParams {
-    /// The tag, any case, '#' optional, e.g. "project" or "#project/active".
+    /// The tag, any case, '#' optional.
     pub tag: String,
-    /// Only this exact tag; by default nested tags match too ("project" finds "project/active").
+    /// Only this tag, not its nested tags.
     #[serde(default)]
     pub exact: bool,
     /// Only notes in this folder and below.
@@ -241,7 +244,7 @@ pub struct SearchByTagParams {
 #[serde(deny_unknown_fields)]
 /// The parameters of a count listing (tags, property keys).
 pub struct CountListParams {
-    /// Only count notes in this folder and below.
+    /// Only notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
@@ -284,22 +287,22 @@ impl From<ops::CountedList> for ListTagsResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchByFolderParams {
-    /// The folder, e.g. "Projects/Quire Launch".
+    /// The folder, e.g. "Projects".
     pub folder: String,
-    /// Include notes in subfolders (default true).
+    /// Include subfolders (default true).
     #[serde(default = "default_true")]
     pub recursive: bool,
     #[serde(flatten)]
     pub page: Page,
 }
 
+/// The time `vault_recent_notes` sorts by.
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum RecentSortParam {
-    /// By the file's modification time.
     #[default]
     Modified,
-    /// By the `created` property (else the file's creation time).
     Created,
 }
 
@@ -310,7 +313,7 @@ pub struct RecentNotesParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// "modified" (default) or "created"; newest first.
+    /// created: by the `created` property (else the file's creation time).
     #[serde(default)]
     pub sort_by: RecentSortParam,
     #[serde(flatten)]
@@ -352,9 +355,9 @@ impl From<ops::CountedList> for ListPropertyKeysResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListPropertyValuesParams {
-    /// The property key, ignoring case, e.g. "status".
+    /// The property key (any case).
     pub key: String,
-    /// Only count notes in this folder and below.
+    /// Only notes in this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
@@ -397,9 +400,9 @@ impl From<ops::CountedList> for ListPropertyValuesResult {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchByPropertyParams {
-    /// The property key, ignoring case, e.g. "status".
+    /// The property key (any case).
     pub key: String,
-    /// The value to find: text (ignoring case), a number (also matches equal numbers written as text), true/false, a list (every value must be present), or null/omitted for any value.
+    /// Text, number, true/false, a list (every item must be present), or null for any value.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     #[schemars(with = "PropertyValueSchema")]
     pub value: Value,
@@ -411,10 +414,12 @@ pub struct SearchByPropertyParams {
     pub page: Page,
 }
 
-/// The schema of a property value a client may search for (the field itself stays a JSON value).
+// The schema of a property value a client may search for (the field itself stays a JSON value);
+// a plain comment, because a doc comment would be sent to every client as the schema's description.
 #[derive(JsonSchema)]
 #[serde(untagged)]
 #[allow(dead_code)] // Only its schema is used.
+#[schemars(inline)]
 enum PropertyValueSchema {
     Text(String),
     Number(f64),
@@ -434,7 +439,7 @@ enum PropertyScalarSchema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RebuildIndexParams {
-    /// Parse every note again instead of only those whose size, time or content changed.
+    /// Parse every note again, not only changed ones.
     #[serde(default)]
     pub force: bool,
 }
@@ -595,12 +600,7 @@ impl From<SearchByPropertyParams> for ops::SearchByProperty {
 #[tool_router(router = search_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "Search the vault's notes by words and by meaning. Use to find notes about a topic when you do not know their paths, even when they use other words than the query. \
-Keyword ranking is BM25 over title, aliases, headings, properties and body; `query` takes words (every word must occur; when no note has them all, notes with any of them are returned and `matched_any_word` is true), \"exact phrases\", prefix*, -excluded words and `a OR b`; any text is safe. \
-With an embedding model installed, `mode` \"auto\" (default) fuses keyword and semantic (vector) results (\"hybrid\"), optionally reranked; \"keyword\", \"semantic\" and \"hybrid\" force one. While the model loads or vectors are computed, `auto` answers keyword-only with a `notice` saying so; without a model search is keyword-only (`search_mode` says so), and a forced `semantic` or `hybrid` gets a `notice` naming why. \
-Narrow with `filters` {folder, tags, properties, type, created, modified (each date filter: before/on/after, YYYY-MM-DD)}; they apply to every mode. An empty query lists the notes matching the filters, newest first. Obsidian's excluded files are left out. \
-Returns `results` [{path, title, score, snippet, bytes, modified, tags}], `search_mode` (\"keyword\", \"semantic\" or \"hybrid\": what actually answered), `reranked`, `notice`, and `next_cursor` when more follow. \
-Errors: invalid_argument (bad date, limit or cursor), not_found (folder), invalid_path.",
+        description = "Search notes by words and by meaning, to find notes about a topic when you do not know their paths. Keyword ranking is BM25 over title, aliases, headings, properties and body; with an embedding model, `mode` auto adds semantic (vector) search, and `search_mode` says what answered (with a `notice` when the asked mode could not be honoured). An empty `query` lists the notes matching `filters`, newest first. Obsidian's excluded files are left out.",
         annotations(
             title = "Search notes",
             read_only_hint = true,
@@ -618,10 +618,7 @@ Errors: invalid_argument (bad date, limit or cursor), not_found (folder), invali
     }
 
     #[tool(
-        description = "Find the lines of notes that contain a text or match a regular expression. Use for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. \
-Case is ignored unless `case_sensitive`; `regex: true` reads `pattern` as a Rust regular expression; `folder` limits the scope. Obsidian's excluded files are skipped. \
-Returns `hits` [{path, line (1-based), column, text}] in path order, `truncated` when more than `limit` lines matched, and `timed_out` with the hits found so far when the time budget (`timeout_ms`, default 3000) ran out. \
-Errors: invalid_argument (empty or invalid pattern), not_found (folder), invalid_path.",
+        description = "Find the lines of notes that contain a text or match a regular expression: for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. Obsidian's excluded files are skipped. When `timeout_ms` runs out, the hits found so far come back with `timed_out`.",
         annotations(
             title = "Grep notes",
             read_only_hint = true,
@@ -639,9 +636,7 @@ Errors: invalid_argument (empty or invalid pattern), not_found (folder), invalid
     }
 
     #[tool(
-        description = "List the notes that carry a tag (in properties or inline), sorted by path. Use when the user names a tag. \
-The tag ignores case and a leading '#'; nested tags match too (\"project\" finds \"project/active\") unless `exact`. Obsidian's excluded files are left out. \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty tag, bad cursor), not_found (folder).",
+        description = "List the notes that carry a tag, in properties or inline, in path order: when the user names a tag. Nested tags match too (\"project\" finds \"project/active\") unless `exact`. Obsidian's excluded files are left out.",
         annotations(
             title = "Search by tag",
             read_only_hint = true,
@@ -659,9 +654,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     }
 
     #[tool(
-        description = "List the tags used in the vault with the number of notes carrying each, most used first. Use to learn the vault's vocabulary before searching by tag. \
-Spellings differing only in case are merged (shown in their most common spelling); nested tags are listed as written (\"project/active\"). \
-Returns `tags` [{tag, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        description = "List the tags used in the vault with how many notes carry each, most used first: to learn the vault's vocabulary before searching by tag. Case variants are merged; nested tags are listed as written.",
         annotations(
             title = "List tags",
             read_only_hint = true,
@@ -679,8 +672,7 @@ Returns `tags` [{tag, count}] and `next_cursor` when more follow. Errors: not_fo
     }
 
     #[tool(
-        description = "List the notes in a folder (and its subfolders unless `recursive: false`), sorted by path. Use to browse one area of the vault. \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_path, invalid_argument (bad cursor).",
+        description = "List the notes in a folder and its subfolders, in path order: to browse one area of the vault.",
         annotations(
             title = "Search by folder",
             read_only_hint = true,
@@ -698,9 +690,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     }
 
     #[tool(
-        description = "List the most recently modified (or, with `sort_by: \"created\"`, created) notes, newest first. Use to see what the user worked on lately. \
-Creation time is the `created` property when it holds a date, else the file's creation time. Obsidian's excluded files are left out. \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        description = "List the most recently modified (or created) notes, newest first: to see what the user worked on lately. Obsidian's excluded files are left out.",
         annotations(
             title = "Recent notes",
             read_only_hint = true,
@@ -718,8 +708,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     }
 
     #[tool(
-        description = "List the property (frontmatter) keys used in the vault with the number of notes having each, most used first. Use to discover how notes are structured before filtering by property. \
-Keys differing only in case are merged. Returns `keys` [{key, count}] and `next_cursor` when more follow. Errors: not_found (folder), invalid_argument (bad cursor).",
+        description = "List the property (frontmatter) keys used in the vault with how many notes have each, most used first: to learn how notes are structured before filtering by property. Case variants are merged.",
         annotations(
             title = "List property keys",
             read_only_hint = true,
@@ -738,9 +727,7 @@ Keys differing only in case are merged. Returns `keys` [{key, count}] and `next_
     }
 
     #[tool(
-        description = "List the values one property takes across the vault with the number of notes having each, most used first. Use before vault_search_by_property to see which values exist. \
-List values are counted one by one; values differing only in case are merged. Returns `values` [{value, count}] and `next_cursor` when more follow. \
-Errors: invalid_argument (empty key, bad cursor), not_found (folder).",
+        description = "List the values one property takes with how many notes have each, most used first. Use it to see which values exist before vault_search_by_property. List items count one by one; case variants are merged.",
         annotations(
             title = "List property values",
             read_only_hint = true,
@@ -759,10 +746,7 @@ Errors: invalid_argument (empty key, bad cursor), not_found (folder).",
     }
 
     #[tool(
-        description = "List the notes whose property `key` has `value`, sorted by path. Use for structured questions (status: done, type: meeting, rating: 5). \
-The key ignores case; text values ignore case; a number also matches the same number written as text; a list property matches when any item equals the value; \
-a list `value` requires every item; a null or omitted `value` finds notes that have the key at all. Obsidian's excluded files are left out. \
-Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when more follow. Errors: invalid_argument (empty key, object value, bad cursor), not_found (folder).",
+        description = "List the notes whose property `key` has `value`, in path order: for structured questions (status: done, type: meeting). Keys and text ignore case; a number also matches the same number written as text; a list property matches when any item equals the value. Obsidian's excluded files are left out.",
         annotations(
             title = "Search by property",
             read_only_hint = true,
@@ -781,9 +765,7 @@ Returns `notes` [{path, title, bytes, modified, tags}] and `next_cursor` when mo
     }
 
     #[tool(
-        description = "Bring the search index in line with the vault now (the owner only). Rarely needed: the index follows every change by itself; use it after restoring a backup or when search results look stale. \
-`force: true` parses every note again. Send a progress token to receive progress notifications while it runs. \
-Returns counts of notes parsed, removed and unchanged. Errors: path_forbidden (not the owner), internal.",
+        description = "Bring the search index in line with the vault now (the owner only). Rarely needed, as the index follows every change: use it after restoring a backup or when results look stale. Send a progress token to hear how far it got.",
         annotations(
             title = "Rebuild search index",
             read_only_hint = true,

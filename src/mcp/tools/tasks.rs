@@ -3,7 +3,9 @@
 //! `ops::tasks`).
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::schemars::{self, JsonSchema};
+use std::borrow::Cow;
+
+use rmcp::schemars::{self, JsonSchema, Schema, SchemaGenerator, json_schema};
 use rmcp::{tool, tool_router};
 use serde::de::value::StringDeserializer;
 use serde::de::{Error as _, IntoDeserializer};
@@ -14,7 +16,8 @@ use crate::mcp::error::ToolError;
 use crate::mcp::{Caller, QuireServer};
 use crate::ops::{self, Ops};
 
-/// One value or a list of values.
+// One value or a list of values. A plain comment: a doc comment would reach every client as the
+// description of the schema, where each field already says what it holds.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
@@ -32,8 +35,7 @@ impl OneOrMany {
     }
 }
 
-/// A date condition; every bound given must hold. Dates are `YYYY-MM-DD`, `today`, `tomorrow` or
-/// `yesterday`.
+/// Every bound given must hold.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DateConditionParams {
@@ -64,6 +66,7 @@ impl From<DateConditionParams> for ops::TaskDateFilter {
 /// The order of `vault_list_tasks`.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum TaskSortParam {
     Position,
     Due,
@@ -95,6 +98,7 @@ impl From<TaskSortParam> for ops::TaskSort {
 /// The format a created task is written in.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum TaskFormatParam {
     Emoji,
     Dataview,
@@ -128,18 +132,35 @@ where
 
 /// Where under a heading (or Kanban lane) a task goes: its top, its bottom, or before the item
 /// with a 0-based index among the section's items. An index written as text ("2") is read too.
-#[derive(Debug, Clone, Copy, JsonSchema)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy)]
 pub enum TaskPositionParam {
     Edge(TaskEdge),
     Index(u32),
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy)]
 pub enum TaskEdge {
     Top,
     Bottom,
+}
+
+impl JsonSchema for TaskPositionParam {
+    fn schema_name() -> Cow<'static, str> {
+        "TaskPositionParam".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "anyOf": [
+                { "type": "string", "enum": ["top", "bottom"] },
+                { "type": "integer", "minimum": 0 }
+            ]
+        })
+    }
 }
 
 impl<'de> Deserialize<'de> for TaskPositionParam {
@@ -183,7 +204,7 @@ impl From<TaskPositionParam> for ops::TaskPosition {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListTasksParams {
-    /// Status type or list of types: TODO, IN_PROGRESS, DONE, CANCELLED, NON_TASK. Omitted: every task.
+    /// TODO, IN_PROGRESS, DONE, CANCELLED or NON_TASK, or a list (default: every task).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OneOrMany")]
     pub status: Option<OneOrMany>,
@@ -205,7 +226,7 @@ pub struct ListTasksParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "DateConditionParams")]
     pub cancelled: Option<DateConditionParams>,
-    /// Priority or list: highest, high, medium, normal, low, lowest.
+    /// highest, high, medium, normal, low or lowest, or a list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OneOrMany")]
     pub priority: Option<OneOrMany>,
@@ -213,25 +234,25 @@ pub struct ListTasksParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
-    /// Tag or list of tags (any of them; case ignored, leading # optional; nested tags match).
+    /// A tag or a list (any of them; nested tags match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OneOrMany")]
     pub tag: Option<OneOrMany>,
-    /// With `tag`: only that tag, not its nested tags.
+    /// With `tag`: not its nested tags.
     #[serde(default)]
     pub exact: bool,
-    /// Heading or list of headings the task sits under (any of them; case ignored).
+    /// The heading the task is under, or a list (any of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "OneOrMany")]
     pub heading: Option<OneOrMany>,
-    /// Only the tasks of this note.
+    /// Only this note's tasks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub path: Option<String>,
-    /// Leave out sub-tasks (tasks nested under another task).
+    /// Leave out sub-tasks.
     #[serde(default)]
     pub top_level_only: bool,
-    /// position (default: by path, then line), due, scheduled, start, created, done, cancelled, priority, modified (newest note first).
+    /// Default position (path, then line); modified: newest note first.
     #[serde(default, deserialize_with = "lenient")]
     #[schemars(with = "TaskSortParam")]
     pub sort_by: Option<TaskSortParam>,
@@ -404,9 +425,9 @@ impl From<ops::TaskList> for ListTasksResult {
 pub struct CreateTaskParams {
     /// Vault-relative path of an existing note.
     pub path: String,
-    /// The task text (one line). The plugin's global filter is added in front when missing.
+    /// The task text (one line); the global filter is added when missing.
     pub description: String,
-    /// A status symbol (x, /, -, or a custom one) or type (TODO, DONE, ...). Default: todo.
+    /// A status symbol (x, /, -, custom) or type (DONE, ...); default todo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub status: Option<String>,
@@ -414,7 +435,6 @@ pub struct CreateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub priority: Option<String>,
-    /// YYYY-MM-DD, today, tomorrow or yesterday.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub due: Option<String>,
@@ -433,15 +453,15 @@ pub struct CreateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub cancelled: Option<String>,
-    /// A Tasks plugin rule: "every day", "every 2 weeks", "every month on the last", "every Monday, Friday when done".
+    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub recurrence: Option<String>,
-    /// keep or delete (what happens to the line when the task is done).
+    /// keep or delete the line when the task is done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub on_completion: Option<String>,
-    /// The task's id (letters, digits, - and _), for other tasks' depends_on.
+    /// The task's id (letters, digits, - and _), for depends_on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub id: Option<String>,
@@ -449,27 +469,27 @@ pub struct CreateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub depends_on: Option<Vec<String>>,
-    /// A block id to end the line with, so the task can be linked as [[Note#^id]].
+    /// A block id to end the line with ([[Note#^id]] links to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub block_id: Option<String>,
-    /// Put the task in this heading's section (a Kanban lane is a heading).
+    /// Put the task in this heading's section.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub heading: Option<String>,
-    /// Disambiguates `heading` when several headings share its text.
+    /// With `heading`: its level, when several headings share the name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
-    /// 1-based line of a task (or list item) to put the new task under, as its last sub-task.
+    /// Line of a task or list item to add the task under, as its last sub-task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pub parent_line: Option<usize>,
-    /// With `heading`: top, bottom (default) or a 0-based index among the section's (lane's) items.
+    /// With `heading`: top, bottom (default) or an index among its items (0 is the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "TaskPositionParam")]
     pub position: Option<TaskPositionParam>,
-    /// emoji or dataview; default: the plugin's task format.
+    /// Default: the plugin's task format.
     #[serde(default, deserialize_with = "lenient")]
     #[schemars(with = "TaskFormatParam")]
     pub format: Option<TaskFormatParam>,
@@ -484,7 +504,7 @@ pub struct CreateTaskParams {
 pub struct UpdateTaskParams {
     /// Vault-relative path of the note.
     pub path: String,
-    /// 1-based line of the task (from vault_list_tasks).
+    /// 1-based line of the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pub line: Option<usize>,
@@ -492,7 +512,7 @@ pub struct UpdateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub block_id: Option<String>,
-    /// A status symbol (x, " ", /, -, custom), a type (DONE, CANCELLED, ...) or toggle.
+    /// A status symbol (x, " ", /, -, custom), a type (DONE, ...) or toggle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub status: Option<String>,
@@ -504,7 +524,6 @@ pub struct UpdateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub priority: Option<String>,
-    /// YYYY-MM-DD, today, tomorrow or yesterday.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub due: Option<String>,
@@ -523,15 +542,15 @@ pub struct UpdateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub cancelled: Option<String>,
-    /// A Tasks plugin rule: "every day", "every 2 weeks", "every month on the last", "every Monday, Friday when done".
+    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub recurrence: Option<String>,
-    /// keep or delete (what happens to the line when the task is done).
+    /// keep or delete the line when the task is done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub on_completion: Option<String>,
-    /// The task's id (letters, digits, - and _), for other tasks' depends_on.
+    /// The task's id (letters, digits, - and _), for depends_on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub id: Option<String>,
@@ -539,18 +558,18 @@ pub struct UpdateTaskParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Vec<String>")]
     pub depends_on: Option<Vec<String>>,
-    /// Move the task, with its sub-tasks, to this heading's section (or Kanban lane).
+    /// Move the task and its sub-tasks under this heading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub heading: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
-    /// With `heading`: top, bottom (default) or a 0-based index among the section's items.
+    /// With `heading`: top, bottom (default) or an index among its items (0 is the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "TaskPositionParam")]
     pub position: Option<TaskPositionParam>,
-    /// Descriptions of sub-tasks to add under the task.
+    /// Sub-tasks to add.
     #[serde(default)]
     pub add_subtasks: Vec<String>,
     /// The revision you last read; `conflict` if the note changed since.
@@ -649,13 +668,7 @@ impl From<UpdateTaskParams> for ops::UpdateTask {
 #[tool_router(router = tasks_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "List tasks (checkbox items) as the Obsidian Tasks plugin reads them, honouring its global filter and custom statuses. \
-Use to find open, overdue or upcoming to-dos, a project's tasks, or a task's line before updating it. \
-Filters (all optional, combined with AND): status (type or list: TODO, IN_PROGRESS, DONE, CANCELLED, NON_TASK; omitted = every task), \
-due/scheduled/start/created/done/cancelled ({before, on, after} with YYYY-MM-DD, today, tomorrow, yesterday), priority, folder, tag (one or a list), heading (one or a list), path, top_level_only. \
-sort_by: position (default), due, scheduled, start, created, done, cancelled (a missing date falls back to the next: due, scheduled, start), priority, modified. \
-Returns tasks with path, 1-based line, status, description, tags, priority, the dates it has (due, scheduled, start, created, done, cancelled; absent ones are left out), recurrence and heading when present, depth, parent_line, subtask_progress for parents, and next_cursor when there is more. \
-Errors: invalid_argument (bad status, priority, date or cursor), not_found (path), invalid_path.",
+        description = "List tasks (checkbox items) as the Obsidian Tasks plugin reads them, with its global filter and custom statuses: to find open, overdue or upcoming to-dos, a project's tasks, or a task's line before updating it. Filters combine with AND; dates are YYYY-MM-DD, today, tomorrow or yesterday. Sorting by a date places a task without it by the next of due, scheduled, start.",
         annotations(
             title = "List tasks",
             read_only_hint = true,
@@ -673,11 +686,7 @@ Errors: invalid_argument (bad status, priority, date or cursor), not_found (path
     }
 
     #[tool(
-        description = "Add a task line to an existing note, written in the Tasks plugin's field order (emoji or Dataview format, as the plugin is set). \
-Use to record a to-do with its dates, priority and recurrence so Obsidian shows it. \
-Placement: under `heading` (top, bottom or an index `position` within the section; a Kanban lane is a heading), under `parent_line` as a sub-task, or at the end of the note. \
-The plugin's global filter is put in front of the description when missing. Returns the note's new revision and the task as read back. \
-Errors: invalid_argument (unknown status or priority, bad date or recurrence, a description the plugin would read differently), heading_not_found, ambiguous_heading, no_match (parent_line is not a list item), conflict, not_found, invalid_path, path_forbidden.",
+        description = "Add a task line to an existing note in the Tasks plugin's field order and format: to record a to-do with dates, priority and recurrence that Obsidian shows. It goes under `heading` (a Kanban lane is a heading), under `parent_line` as a sub-task, or at the end of the note. Dates are YYYY-MM-DD, today, tomorrow or yesterday.",
         annotations(
             title = "Create task",
             read_only_hint = false,
@@ -695,11 +704,7 @@ Errors: invalid_argument (unknown status or priority, bad date or recurrence, a 
     }
 
     #[tool(
-        description = "Change one task (named by 1-based `line` or `block_id`) in a single atomic write: status (symbol, type or toggle; completing stamps the done date, \
-a recurring task gets its next occurrence exactly as the Tasks plugin's toggle makes it, onCompletion: delete removes the completed line), description, priority, dates (empty string removes), recurrence, \
-a move under another heading or Kanban lane (`heading`, `position`), and new sub-tasks (`add_subtasks`). \
-Pass the note's `expected_revision` so a concurrent change yields conflict instead of a lost edit. Returns the new revision and the tasks now on the touched lines. \
-Errors: no_match (no task on that line or with that block id), conflict, invalid_argument, heading_not_found, ambiguous_heading, not_found, invalid_path, path_forbidden.",
+        description = "Change one task, named by `line` or `block_id`, in one write: status (completing stamps the done date and adds a recurring task's next occurrence, as the plugin's toggle does), description, priority, dates and other fields (an empty string removes one), a move under another `heading`, new `add_subtasks`. Pass `expected_revision` so a concurrent change is a conflict, not a lost edit.",
         annotations(
             title = "Update task",
             read_only_hint = false,
