@@ -336,7 +336,7 @@ pub async fn serve(
         Features {
             read_only: config.read_only,
             disabled_tools: config.disabled_tools.clone(),
-            groups: crate::mcp::ToolGroup::ALL.to_vec(),
+            groups: config.tool_groups.clone(),
         },
         policy_changes,
     ));

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
+use crate::mcp::ToolGroup;
 use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// The largest note Quire reads or writes unless configured otherwise.
@@ -34,6 +35,8 @@ struct RawConfig {
     http: RawHttp,
     #[serde(default)]
     features: RawFeatures,
+    #[serde(default)]
+    tools: RawTools,
     #[serde(default)]
     acl: RawAcl,
     #[serde(default, rename = "identity")]
@@ -181,6 +184,13 @@ struct RawHttp {
     allowed_hosts: Vec<String>,
 }
 
+/// `[tools]`: which tool groups the server offers (default: all).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTools {
+    groups: Option<Vec<String>>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFeatures {
@@ -274,6 +284,8 @@ pub struct Config {
     pub http: Option<HttpConfig>,
     pub read_only: bool,
     pub disabled_tools: Vec<String>,
+    /// `[tools] groups`: the tool groups served, each once.
+    pub tool_groups: Vec<ToolGroup>,
     pub sandbox: Sandbox,
     pub access: Access,
     pub oauth: OAuthConfig,
@@ -392,6 +404,12 @@ pub enum ConfigError {
     SandboxMode { value: String },
     #[error("features.disabled_tools: unknown tool {name:?}; known tools are {known}")]
     UnknownTool { name: String, known: String },
+    #[error("tools.groups: unknown group {name:?}; the groups are {valid}")]
+    UnknownToolGroup { name: String, valid: String },
+    #[error(
+        "tools.groups is empty, which would serve no tools; name at least one of {valid}, or leave the key out to serve them all"
+    )]
+    NoToolGroups { valid: String },
     #[error("{key}: {message}")]
     Access { key: String, message: String },
     #[error("daily_notes.{key}: {message}")]
@@ -490,6 +508,7 @@ impl Config {
                 });
             }
         }
+        let tool_groups = tool_groups(&raw.tools)?;
         let access = access(&raw.acl, &raw.identities, &file_dir, env)?;
         let test_loopback_port = match env.variables.get(CIMD_TEST_PORT_VARIABLE) {
             None => None,
@@ -545,6 +564,7 @@ impl Config {
             read_only: raw.features.read_only,
             sandbox,
             disabled_tools: raw.features.disabled_tools,
+            tool_groups,
             config_file: overrides
                 .config
                 .as_ref()
@@ -606,6 +626,34 @@ pub fn resolve_time_zone(name: &str) -> Option<TimeZone> {
 }
 
 /// Checks `[daily_notes]`: folder and template are vault paths, the format is not empty.
+/// `[tools] groups` as groups, each once, in the order given; every group when the key is absent.
+fn tool_groups(raw: &RawTools) -> Result<Vec<ToolGroup>, ConfigError> {
+    let valid = || {
+        ToolGroup::ALL
+            .iter()
+            .map(|group| group.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(names) = &raw.groups else {
+        return Ok(ToolGroup::ALL.to_vec());
+    };
+    if names.is_empty() {
+        return Err(ConfigError::NoToolGroups { valid: valid() });
+    }
+    let mut groups = Vec::new();
+    for name in names {
+        let group = ToolGroup::parse(name).ok_or_else(|| ConfigError::UnknownToolGroup {
+            name: name.clone(),
+            valid: valid(),
+        })?;
+        if !groups.contains(&group) {
+            groups.push(group);
+        }
+    }
+    Ok(groups)
+}
+
 fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
     let invalid = |key: &'static str, message: String| ConfigError::DailyNotes { key, message };
     if let Some(folder) = &raw.folder {

@@ -558,8 +558,14 @@ impl ServerHandler for QuireServer {
         let principal = principal_of(&context)?;
         let ops = Arc::clone(&self.shared.ops);
         let name = request.name;
+        let offered = self.shared.listed.offered_names();
         tokio::task::spawn_blocking(move || {
-            prompts::get(&ops, &Context::new(principal, "prompts/get"), &name)
+            prompts::get(
+                &ops,
+                &Context::new(principal, "prompts/get"),
+                &name,
+                &offered,
+            )
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use quire::config::{Config, ConfigError, Environment, Overrides};
+use quire::mcp::ToolGroup;
 
 fn tools() -> Vec<String> {
     quire::mcp::tool_names()
@@ -744,4 +745,35 @@ fn check_config_says_installed_only_for_what_is_on_disk() {
     assert!(!described.contains("(installed"), "{described}");
     assert!(described.contains("no model"), "{described}");
     assert!(described.contains("quire model install"), "{described}");
+}
+
+#[test]
+fn tool_groups_are_checked_and_default_to_all() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.tool_groups, ToolGroup::ALL.to_vec());
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[tools]\ngroups = [\"tasks\", \"notes\", \"tasks\"]\n",
+        )
+        .expect("valid");
+    assert_eq!(config.tool_groups, vec![ToolGroup::Tasks, ToolGroup::Notes]);
+    check_error(
+        "[vault]\npath = \"Notes\"\n[tools]\ngroups = [\"notes\", \"graph\"]\n",
+        &[
+            "tools.groups",
+            "\"graph\"",
+            "notes, search, links, tasks, daily",
+        ],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[tools]\ngroups = []\n",
+        &["tools.groups", "notes, search, links, tasks, daily"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[tools]\ngroup = [\"notes\"]\n",
+        &["group"],
+    );
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
 use quire::index::{Index, IndexOptions};
-use quire::mcp::{Features, QuireServer, Shared};
+use quire::mcp::{Features, QuireServer, Shared, ToolGroup};
 use quire::ops::Ops;
 use quire::vault::Vault;
 use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage, GetExtensions, JsonObject, Tool};
@@ -538,5 +538,120 @@ async fn task_value_sets_are_enums_read_as_before() {
     assert_eq!(
         served.text("Board.md"),
         "## Backlog\n\n- [ ] first\n- [ ] also second\n- [ ] one\n- [ ] after one\n- [ ] two\n- [ ] last\n"
+    );
+}
+
+/// Every `vault_…` word of `text`.
+fn mentions(text: &str) -> Vec<String> {
+    text.match_indices("vault_")
+        .map(|(at, _)| {
+            text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect()
+        })
+        .collect()
+}
+
+/// The tools a served surface's descriptions and instructions name that it does not serve.
+async fn stray_mentions(served: &Served) -> Vec<String> {
+    let tools = served.tools().await;
+    let listed = names(&tools);
+    let instructions = served
+        .client
+        .peer_info()
+        .and_then(|info| info.instructions.clone())
+        .unwrap_or_default();
+    let mut texts: Vec<String> = tools
+        .iter()
+        .filter_map(|tool| tool.description.as_deref().map(str::to_owned))
+        .collect();
+    texts.push(instructions);
+    texts
+        .iter()
+        .flat_map(|text| mentions(text))
+        .filter(|name| !listed.contains(name))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_group_subset_serves_its_tools_and_mentions_no_other() {
+    let served = serve(
+        Features {
+            groups: vec![ToolGroup::Tasks],
+            ..Features::default()
+        },
+        As::Owner,
+    )
+    .await;
+    assert_eq!(
+        names(&served.tools().await),
+        ["vault_create_task", "vault_list_tasks", "vault_update_task"]
+    );
+    assert_eq!(stray_mentions(&served).await, Vec::<String>::new());
+    // A tool of a group not served is unknown, exactly like a misspelt one.
+    let (failed, _, text) = served
+        .call("vault_read_note", json!({"path": "Welcome.md"}))
+        .await;
+    assert!(
+        failed && text.starts_with("invalid_argument: there is no tool named"),
+        "{text}"
+    );
+    let (failed, _, text) = served.call("vault_list_tasks", json!({})).await;
+    assert!(!failed, "{text}");
+}
+
+#[tokio::test]
+async fn descriptions_and_instructions_name_only_served_tools() {
+    let mut surfaces: Vec<(String, Features)> = ToolGroup::ALL
+        .into_iter()
+        .map(|group| {
+            (
+                group.name().to_owned(),
+                Features {
+                    groups: vec![group],
+                    ..Features::default()
+                },
+            )
+        })
+        .collect();
+    surfaces.push(("default".into(), Features::default()));
+    surfaces.push((
+        "read_only".into(),
+        Features {
+            read_only: true,
+            ..Features::default()
+        },
+    ));
+    surfaces.push((
+        "without vault_search_by_property".into(),
+        Features {
+            disabled_tools: vec!["vault_search_by_property".into()],
+            ..Features::default()
+        },
+    ));
+    for (name, features) in surfaces {
+        let served = serve(features, As::Owner).await;
+        assert_eq!(
+            stray_mentions(&served).await,
+            Vec::<String>::new(),
+            "{name}"
+        );
+    }
+    // The rule has teeth: the full surface does name tools in descriptions and instructions.
+    let served = serve(Features::default(), As::Owner).await;
+    let values = served
+        .tools()
+        .await
+        .into_iter()
+        .find(|tool| tool.name == "vault_list_property_values")
+        .and_then(|tool| tool.description.map(|text| text.to_string()))
+        .expect("described");
+    assert!(values.contains("vault_search_by_property"), "{values}");
+    let reader = serve(Features::default(), As::Reader).await;
+    assert_eq!(
+        stray_mentions(&reader).await,
+        Vec::<String>::new(),
+        "reader"
     );
 }
