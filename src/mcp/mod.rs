@@ -160,7 +160,7 @@ pub struct QuireServer {
 /// derives it from the request context and puts it into the request's extensions; a tool takes
 /// it as an argument.
 #[derive(Debug, Clone)]
-pub struct Caller {
+pub(crate) struct Caller {
     principal: Principal,
     tool: Arc<str>,
     failure: Arc<OnceLock<&'static str>>,
