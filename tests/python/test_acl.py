@@ -379,9 +379,15 @@ async def test_the_audit_log_records_changes_and_refusals(acl_server, xdg_home):
     entries = [json.loads(line) for line in logs[0].read_text().splitlines()]
     for entry in entries:
         assert entry["time"].endswith("Z") and entry["client_id"] is None
+    # The memory layer's starter files, written by the server itself at start, come first.
+    bootstrap = [e for e in entries if e["tool"] == "memory-bootstrap"]
+    assert [(e["identity"], e["path"]) for e in bootstrap] == [
+        ("owner", f"About Me/{name}.md") for name in ["Me", "Opinions", "Principles", "Routines", "Agents"]
+    ]
+    assert entries[: len(bootstrap)] == bootstrap
     picked = [
         (e["identity"], e["tool"], e["path"], e.get("destination"), e["revision_before"], e["revision_after"], e["outcome"])
-        for e in entries
+        for e in entries[len(bootstrap):]
     ]
     assert picked == [
         ("agent", "vault_write_note", "Inbox/a.md", None, None, first, "ok"),
