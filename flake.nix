@@ -25,6 +25,7 @@
         quire = final.callPackage ./nixos/packages/package.nix { };
         quire-model-minilm = final.callPackage ./nixos/packages/model-minilm.nix { };
         quire-onnxruntime = final.callPackage ./nixos/packages/onnxruntime-wheel.nix { };
+        quire-pdfium = final.callPackage ./nixos/packages/pdfium-wheel.nix { };
         # Unfree (the npm package is UNLICENSED): building it needs allowUnfree or a predicate.
         obsidian-headless = final.callPackage ./nixos/packages/obsidian-headless { };
       };
@@ -40,6 +41,8 @@
           # (nixpkgs' is older than Quire's ort API level): the module's defaults for semantic search.
           model-minilm = pkgs.callPackage ./nixos/packages/model-minilm.nix { };
           onnxruntime = pkgs.callPackage ./nixos/packages/onnxruntime-wheel.nix { };
+          # pdfium for PDF page rendering: the module's default `files.pdfium`.
+          pdfium = pkgs.callPackage ./nixos/packages/pdfium-wheel.nix { };
           oci = pkgs.callPackage ./nixos/packages/oci.nix { inherit quire; };
         });
 

@@ -176,6 +176,20 @@ let
       '';
     };
 
+    files = {
+      pdfium = mkOption {
+        type = types.nullOr types.package;
+        default = pkgs.callPackage ./packages/pdfium-wheel.nix { };
+        defaultText = lib.literalExpression "pkgs.callPackage \"\${quire}/nixos/packages/pdfium-wheel.nix\" { }";
+        description = ''
+          The pdfium whose lib/libpdfium.so renders PDF pages as images (`vault_read_file` with
+          `raw: true`); the default is pdfium 8149 from the pypdfium2 5.15.2 wheel, the library
+          `quire pdfium install` fetches. Null leaves page rendering off (it answers
+          `unsupported`); reading a PDF's text never needs it.
+        '';
+      };
+    };
+
     search = {
       embeddings = mkOption {
         type = types.bool;
@@ -451,6 +465,9 @@ let
         lock_file = (syncFiles instance).lock;
         status_file = (syncFiles instance).status;
       };
+    }
+    // lib.optionalAttrs (instance.files.pdfium != null) {
+      files = { pdfium_library = "${lib.getLib instance.files.pdfium}/lib/libpdfium.so"; };
     }
     // {
       search = { embeddings = false; };

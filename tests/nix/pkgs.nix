@@ -74,6 +74,7 @@ in
     if file == "package.nix" then quire
     else if file == "onnxruntime-wheel.nix" then fake "onnxruntime-library-1.32.0" { }
     else if file == "model-minilm.nix" then fake "quire-model-minilm" { }
+    else if file == "pdfium-wheel.nix" then fake "pdfium-library-5.15.2" { }
     else fake (lib.removeSuffix ".nix" file) { };
   runCommand = name: _: _: fake name { };
   writeShellScript = name: text: fake name { inherit text; };

@@ -184,6 +184,9 @@ if "semantic" in results:
             problem("semantic", f"quire.toml lacks {line!r}:\n{toml}")
     if "quire-model-minilm" not in toml or "onnxruntime-library-1.32.0/lib/libonnxruntime.so" not in toml:
         problem("semantic", f"quire.toml does not use the MiniLM package and ONNX Runtime 1.32 by default:\n{toml}")
+    # PDF page rendering works out of the box too: pdfium from the pinned wheel, named in [files].
+    if 'pdfium_library = "/nix/store/' not in toml or "pdfium-library-5.15.2/lib/libpdfium.so" not in toml:
+        problem("semantic", f"quire.toml does not name the pdfium package's library:\n{toml}")
 
 # The git backend's protocol with Quire: the TOML names the three files the script's environment
 # names, the first sync runs at boot, OnFailure= and the pinned host keys reach both units.
