@@ -1,6 +1,7 @@
-# The git backend between two Quire nodes through a git server: Quire waits for the first sync, a
-# note written on one node is searchable on the other after both sync, and the deletion guard
-# stops a sync from an emptied vault before it can delete the notes everywhere.
+# The git backend between two Quire nodes through a git server: Quire waits for the first sync
+# (and writes no memory templates before it), a note written on one node is searchable on the
+# other after both sync, and the deletion guard stops a sync from an emptied vault before it can
+# delete the notes everywhere.
 { self, pkgs }:
 let
   common = import ./lib/common.nix { inherit self pkgs; };
@@ -44,6 +45,20 @@ pkgs.testers.runNixOSTest {
 
     start_all()
     gitserver.wait_for_unit("git-daemon.service")
+
+    for node in [alpha, beta]:
+        node.wait_for_unit("quire.socket")
+
+    with subtest("No memory templates land on a vault whose first sync has not completed"):
+        # The remote does not exist yet, so the first sync keeps retrying; Quire, asked to start,
+        # waits for it and writes nothing (its memory bootstrap runs only after the first sync).
+        for node in [alpha, beta]:
+            node.succeed("systemctl start --no-block quire.service")
+        alpha.sleep(10)
+        for node in [alpha, beta]:
+            node.fail("test -e /var/lib/quire-sync/first-sync-done")
+            node.succeed("test ! -e '/srv/notes/About Me'")
+
     gitserver.succeed(
         "mkdir -p /srv/git && git init --quiet --bare --initial-branch main /srv/git/notes.git && chown -R git /srv/git"
     )
@@ -52,9 +67,6 @@ pkgs.testers.runNixOSTest {
         node.succeed("curl -sf http://127.0.0.1:8787/healthz")
         token = node.succeed("cat /var/lib/quire/owner-token").strip()
         return json.loads(node.succeed(f"mcp-call {url} {token} {tool} '{json.dumps(arguments)}'"))
-
-    for node in [alpha, beta]:
-        node.wait_for_unit("quire.socket")
 
     with subtest("Quire waits for the first sync, which completes once the remote exists"):
         for node in [alpha, beta]:
@@ -65,6 +77,8 @@ pkgs.testers.runNixOSTest {
 
     with subtest("A note written on alpha is searchable on beta"):
         call(alpha, "vault_write_note", {"path": "Harbour.md", "body": "The ferry leaves at noon.\n"})
+        # Serving after the first sync, alpha's Quire created the memory layer's starter files.
+        alpha.succeed("test -f '/srv/notes/About Me/Agents.md'")
         alpha.succeed("systemctl start quire-sync.service")
         gitserver.succeed("git -C /srv/git/notes.git log --oneline main | grep -q 'Quire sync from alpha'")
         beta.succeed("systemctl start quire-sync.service")
