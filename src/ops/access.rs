@@ -30,6 +30,12 @@ impl Visibility {
             && self.real_path_allowed(path, Action::Read)
     }
 
+    /// Whether no rule can hide anything from the caller (the owner without `always_deny`): then a
+    /// listing of what a vault walk found (never a hidden path) needs no check per row.
+    pub(crate) fn unrestricted(&self) -> bool {
+        !self.policy.has_rules_for(&self.principal)
+    }
+
     /// Whether the caller may learn that the folder at `path` exists: a symlinked folder is judged
     /// by where it leads as well.
     pub(crate) fn shows_folder(&self, path: &str) -> bool {

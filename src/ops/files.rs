@@ -7,7 +7,7 @@ use super::notes::parse_path;
 use super::paging::{Cursor, check_limit};
 use super::{Context, Ops, OpsError, rfc3339};
 use crate::acl::Action;
-use crate::vault::{ScannedFile, VaultError, VaultPath};
+use crate::vault::{FoundFile, VaultError, VaultPath};
 
 #[derive(Debug, Clone, Default)]
 pub struct ListFiles {
@@ -86,8 +86,12 @@ impl Ops {
             .iter()
             .map(|extension| extension.trim_start_matches('.').to_lowercase())
             .collect();
-        let (files, folders) = if request.recursive {
-            (self.scan_folder(folder.as_ref())?, None)
+        let (files, folders): (Vec<FoundFile>, _) = if request.recursive {
+            let found = self
+                .vault
+                .find(folder.as_ref())
+                .map_err(|error| not_found_as_folder(error, folder.as_ref()))?;
+            (found, None)
         } else {
             let listing = self
                 .vault
@@ -104,36 +108,55 @@ impl Ops {
                 })
                 .map(|path| path.to_string())
                 .collect();
-            (listing.files, Some(folders))
+            let files = listing
+                .files
+                .into_iter()
+                .map(|file| FoundFile {
+                    path: file.path,
+                    fs_path: file.fs_path,
+                })
+                .collect();
+            (files, Some(folders))
         };
         let visibility = self.visibility(ctx);
-        let matching: Vec<ScannedFile> = files
+        let unrestricted = visibility.unrestricted();
+        let mut extensions = BTreeMap::new();
+        let matching: Vec<FoundFile> = files
             .into_iter()
             .filter(|file| {
-                wanted.is_empty() || wanted.contains(&file.path.extension().unwrap_or_default())
+                let extension = file.path.extension().unwrap_or_default();
+                let keep = (wanted.is_empty() || wanted.contains(&extension))
+                    && (unrestricted || visibility.shows(file.path.as_str()));
+                if keep {
+                    *extensions.entry(extension).or_insert(0) += 1;
+                }
+                keep
             })
-            .filter(|file| visibility.shows(file.path.as_str()))
             .collect();
-        let mut extensions = BTreeMap::new();
-        for file in &matching {
-            *extensions
-                .entry(file.path.extension().unwrap_or_default())
-                .or_insert(0) += 1;
-        }
         let total = matching.len();
         let start = match &after {
             Some(after) => matching.partition_point(|file| file.path.as_str() <= after.as_str()),
             None => 0,
         };
+        // Only the page is stat'ed: a listing of 100,000 files costs one walk, not 100,000 stats.
+        // A file gone since the walk is listed with size 0 and the epoch rather than dropped, so
+        // the page and its cursor stay what the walk saw.
         let page: Vec<FileEntry> = matching
             .iter()
             .skip(start)
             .take(limit)
-            .map(|file| FileEntry {
-                path: file.path.to_string(),
-                kind: kind_of(&file.path),
-                bytes: file.bytes,
-                modified: rfc3339(file.modified),
+            .map(|file| {
+                let metadata = std::fs::metadata(&file.fs_path).ok();
+                FileEntry {
+                    path: file.path.to_string(),
+                    kind: kind_of(&file.path),
+                    bytes: metadata.as_ref().map_or(0, std::fs::Metadata::len),
+                    modified: rfc3339(
+                        metadata
+                            .and_then(|metadata| metadata.modified().ok())
+                            .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
+                    ),
+                }
             })
             .collect();
         let next_cursor = (start + page.len() < total)
@@ -216,12 +239,6 @@ impl Ops {
             modified: metadata.modified().ok().map(rfc3339),
             revision,
         })
-    }
-
-    fn scan_folder(&self, folder: Option<&VaultPath>) -> Result<Vec<ScannedFile>, OpsError> {
-        self.vault
-            .scan(folder)
-            .map_err(|error| not_found_as_folder(error, folder))
     }
 }
 

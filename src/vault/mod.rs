@@ -25,7 +25,7 @@ pub use path::{PathError, VaultPath};
 pub use regular::{open_regular, read_regular, read_regular_to_string};
 pub use resolve::Resolved;
 pub use revision::Revision;
-pub use scan::{FolderListing, ScannedFile};
+pub use scan::{FolderListing, FoundFile, ScannedFile};
 pub use settings::{
     DAILY_NOTES_SETTINGS, DailyNotesOverrides, ExcludedFiles, PERIODIC_NOTES_SETTINGS, Period,
     PeriodicSettings, SettingsRead, WeekStart,
@@ -340,6 +340,11 @@ impl Vault {
     /// Every visible file under `folder` (or the whole vault), sorted by path.
     pub fn scan(&self, folder: Option<&VaultPath>) -> Result<Vec<ScannedFile>, VaultError> {
         scan::scan(&self.root, folder)
+    }
+
+    /// Every visible file below `folder` (`None`: the whole vault), by name only, in path order.
+    pub fn find(&self, folder: Option<&VaultPath>) -> Result<Vec<FoundFile>, VaultError> {
+        scan::find(&self.root, folder)
     }
 
     /// The visible files and subfolders directly inside `folder` (`None`: the vault root).

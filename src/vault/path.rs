@@ -76,7 +76,7 @@ impl VaultPath {
         if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
             return Err(PathError::DriveLetter);
         }
-        let normalised: String = raw.nfc().collect();
+        let normalised = nfc(raw);
         for segment in normalised.split('/') {
             check_segment(segment)?;
         }
@@ -178,6 +178,15 @@ impl fmt::Display for VaultPath {
 impl fmt::Debug for VaultPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "VaultPath({:?})", self.rel)
+    }
+}
+
+/// `text` in Unicode NFC, copied as it is when a quick check proves it already is (every
+/// ASCII name, which is nearly every vault path).
+pub(crate) fn nfc(text: &str) -> String {
+    match unicode_normalization::is_nfc_quick(text.chars()) {
+        unicode_normalization::IsNormalized::Yes => text.to_owned(),
+        _ => text.nfc().collect(),
     }
 }
 

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use unicode_normalization::UnicodeNormalization;
 use walkdir::WalkDir;
 
 use super::{VaultError, VaultPath, is_conflict_copy, resolve};
@@ -26,7 +25,25 @@ pub(super) fn scan(
     root: &Path,
     folder: Option<&VaultPath>,
 ) -> Result<Vec<ScannedFile>, VaultError> {
-    Ok(walk(root, folder, None)?.files)
+    Ok(walk(root, folder, None, true)?.files)
+}
+
+/// A visible file found by a walk that did not `stat` it: listings stat only the page they return.
+#[derive(Debug, Clone)]
+pub struct FoundFile {
+    pub path: VaultPath,
+    pub fs_path: PathBuf,
+}
+
+pub(super) fn find(root: &Path, folder: Option<&VaultPath>) -> Result<Vec<FoundFile>, VaultError> {
+    Ok(walk(root, folder, None, false)?
+        .files
+        .into_iter()
+        .map(|file| FoundFile {
+            path: file.path,
+            fs_path: file.fs_path,
+        })
+        .collect())
 }
 
 /// What one folder holds directly: its visible files and its visible subfolders (symlinked
@@ -41,13 +58,16 @@ pub(super) fn list_folder(
     root: &Path,
     folder: Option<&VaultPath>,
 ) -> Result<FolderListing, VaultError> {
-    walk(root, folder, Some(1))
+    walk(root, folder, Some(1), true)
 }
 
+/// `stat: false` leaves `bytes` and `modified` at 0 and the epoch (see `find`): a walk that only
+/// needs names then costs no system call per file beyond reading each folder.
 fn walk(
     root: &Path,
     folder: Option<&VaultPath>,
     max_depth: Option<usize>,
+    stat: bool,
 ) -> Result<FolderListing, VaultError> {
     let (start, prefix) = match folder {
         None => (root.to_path_buf(), Vec::new()),
@@ -109,16 +129,18 @@ fn walk(
         }
         let metadata = if file_type.is_symlink() {
             match visible_target(root, entry.path()) {
-                Some(metadata) => metadata,
+                Some(metadata) => Some(metadata),
                 None => continue,
             }
-        } else if file_type.is_file() {
+        } else if !file_type.is_file() {
+            continue;
+        } else if stat {
             match entry.metadata() {
-                Ok(metadata) => metadata,
+                Ok(metadata) => Some(metadata),
                 Err(_) => continue,
             }
         } else {
-            continue;
+            None
         };
         let Some(path) = vault_path(&start, &prefix, entry.path()) else {
             continue;
@@ -126,8 +148,10 @@ fn walk(
         files.push(ScannedFile {
             path,
             fs_path: entry.path().to_path_buf(),
-            bytes: metadata.len(),
-            modified: metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            bytes: metadata.as_ref().map_or(0, std::fs::Metadata::len),
+            modified: metadata
+                .and_then(|metadata| metadata.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH),
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -141,7 +165,7 @@ fn vault_path(start: &Path, prefix: &[String], entry: &Path) -> Option<VaultPath
     let mut segments: Vec<String> = prefix.to_vec();
     for component in relative.components() {
         match component.as_os_str().to_str() {
-            Some(name) => segments.push(name.nfc().collect()),
+            Some(name) => segments.push(super::path::nfc(name)),
             None => {
                 tracing::warn!(path = %entry.display(), "skipping a file whose name Quire cannot address");
                 return None;
