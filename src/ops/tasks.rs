@@ -582,33 +582,50 @@ impl Ops {
         self.list_tasks_with_plan(ctx, plan, settings)
     }
 
+    /// The in-memory listing in four phases: the rows the caller may see, grouped by note
+    /// (`visible_notes`); the tasks that pass the filters, with their sort keys
+    /// (`ListPlan::matching_tasks`); those sorted (`sort_matches`); and the requested page built
+    /// into items (`page_items`).
     fn list_tasks_with_plan(
         &self,
         ctx: &Context,
-        plan: ListPlan,
+        mut plan: ListPlan,
         settings: TaskSettings,
     ) -> Result<TaskList, OpsError> {
-        let ListPlan {
-            limit,
-            offset,
-            statuses,
-            priorities,
-            sort,
-            date_filters,
-            folder,
-            path,
-            tags,
-            headings,
-            exact_tags,
-            top_level_only,
-        } = plan;
+        let scope = TaskScope {
+            folder: plan.folder.take(),
+            path: plan.path.take(),
+        };
+        let rows = self.index.task_rows(&scope)?;
+        let by_note = self.visible_notes(ctx, &rows);
+        let mut found = plan.matching_tasks(&by_note, &settings);
+        sort_matches(plan.sort, &mut found);
+        let total = found.len();
+        let (offset, limit) = (plan.offset, plan.limit);
+        let page: Vec<(usize, usize)> = found
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|found| (found.note, found.line))
+            .collect();
+        let tasks = page_items(&by_note, page, &settings);
+        let next_cursor =
+            (offset + tasks.len() < total).then(|| Cursor::Offset(offset + tasks.len()).encode());
+        Ok(TaskList { tasks, next_cursor })
+    }
+
+    /// Listing phase 1: the rows the caller may see, grouped by note in the order they came.
+    fn visible_notes<'a>(
+        &self,
+        ctx: &Context,
+        rows: &'a [TaskRow],
+    ) -> Vec<(&'a str, Vec<&'a TaskRow>)> {
         let visibility = self.visibility(ctx);
         let excluded = self.vault.excluded_files();
-        let rows = self.index.task_rows(&TaskScope { folder, path })?;
         let mut by_note: Vec<(&str, Vec<&TaskRow>)> = Vec::new();
         // Rows come grouped by note: the access check runs once per note, not once per line.
         let mut shown: Option<(&str, bool)> = None;
-        for row in &rows {
+        for row in rows {
             let visible = match shown {
                 Some((path, visible)) if path == row.path => visible,
                 _ => {
@@ -625,122 +642,7 @@ impl Ops {
                 _ => by_note.push((&row.path, vec![row])),
             }
         }
-        // Lines are read once (and remembered); full tasks and items are built only for the notes
-        // of the returned page.
-        let mut found: Vec<(i64, Option<Date>, u8, usize, usize)> = Vec::new();
-        for (note_index, (_, group)) in by_note.iter().enumerate() {
-            let parsed: Vec<(usize, Arc<ParsedLine>)> = group
-                .iter()
-                .enumerate()
-                .filter_map(|(row_index, row)| {
-                    let parsed = cached_parse(&row.text, settings.format)?;
-                    parsed.included(&settings).then_some((row_index, parsed))
-                })
-                .collect();
-            let task_lines: HashSet<usize> = parsed
-                .iter()
-                .filter_map(|(row_index, _)| group.get(*row_index).map(|row| row.line))
-                .collect();
-            for (row_index, line) in &parsed {
-                let Some(row) = group.get(*row_index) else {
-                    continue;
-                };
-                let inner = line.task();
-                if !statuses.is_empty()
-                    && !statuses.contains(&settings.statuses.kind_of(&inner.status.symbol))
-                {
-                    continue;
-                }
-                if !priorities.is_empty() && !priorities.contains(&inner.priority) {
-                    continue;
-                }
-                let dates = [
-                    &inner.due,
-                    &inner.scheduled,
-                    &inner.start,
-                    &inner.created,
-                    &inner.done,
-                    &inner.cancelled,
-                ];
-                if date_filters.iter().any(|(bounds, index)| {
-                    bounds
-                        .as_ref()
-                        .is_some_and(|bounds| !bounds.matches(dates[*index]))
-                }) {
-                    continue;
-                }
-                if !tags.is_empty()
-                    && !inner.tags.iter().any(|tag| {
-                        if *tag == settings.global_filter {
-                            return false;
-                        }
-                        let tag = normal_tag(tag);
-                        tags.iter().any(|wanted| {
-                            tag == *wanted
-                                || (!exact_tags
-                                    && tag.starts_with(wanted.as_str())
-                                    && tag[wanted.len()..].starts_with('/'))
-                        })
-                    })
-                {
-                    continue;
-                }
-                if !headings.is_empty()
-                    && !row
-                        .heading
-                        .as_ref()
-                        .is_some_and(|heading| headings.contains(&heading.to_lowercase()))
-                {
-                    continue;
-                }
-                if top_level_only
-                    && row
-                        .parent_line
-                        .is_some_and(|parent| task_lines.contains(&parent))
-                {
-                    continue;
-                }
-                found.push((
-                    row.mtime_ns,
-                    sort.cascade(inner),
-                    inner.priority.number(),
-                    note_index,
-                    row.line,
-                ));
-            }
-        }
-        // Rows come by path then line, so a stable sort keeps that order among equal keys.
-        match sort {
-            SortBy::Position => {}
-            SortBy::Modified => found.sort_by_key(|entry| std::cmp::Reverse(entry.0)),
-            SortBy::Priority => {
-                found.sort_by(|a, b| a.2.cmp(&b.2).then_with(|| compare_dates(a.1, b.1)))
-            }
-            _ => found.sort_by(|a, b| compare_dates(a.1, b.1).then_with(|| a.2.cmp(&b.2))),
-        }
-        let total = found.len();
-        let page: Vec<(usize, usize)> = found
-            .into_iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(_, _, _, note_index, line)| (note_index, line))
-            .collect();
-        let mut built: HashMap<usize, NoteTasks> = HashMap::new();
-        let mut tasks = Vec::with_capacity(page.len());
-        for (note_index, line) in page {
-            let Some((path, group)) = by_note.get(note_index) else {
-                continue;
-            };
-            let note = built
-                .entry(note_index)
-                .or_insert_with(|| NoteTasks::from_sites(group, &settings));
-            if let Some(task) = note.tasks.iter().find(|task| task.line == line) {
-                tasks.push(note.item(path, task, &settings));
-            }
-        }
-        let next_cursor =
-            (offset + tasks.len() < total).then(|| Cursor::Offset(offset + tasks.len()).encode());
-        Ok(TaskList { tasks, next_cursor })
+        by_note
     }
 
     pub fn create_task(&self, ctx: &Context, request: CreateTask) -> Result<TaskWrite, OpsError> {
@@ -816,42 +718,14 @@ impl Ops {
         })
     }
 
+    /// `vault_update_task` in three phases: check the request before the note is read
+    /// (`check_update`), then under the note's lock find the task (`find_task`), rewrite its line
+    /// (`rewrite_task`: fields, status, next occurrence) and place it (`place_task`: move under a
+    /// heading, add sub-tasks).
     pub fn update_task(&self, ctx: &Context, request: UpdateTask) -> Result<TaskWrite, OpsError> {
         let settings = self.task_settings();
         let today = self.today();
-        if request.line.is_none() == request.block_id.is_none() {
-            return Err(OpsError::invalid_argument(
-                "give exactly one of line (1-based) or block_id to name the task",
-            ));
-        }
-        let position = request.position.unwrap_or(LanePosition::Bottom);
-        if request.position.is_some() && request.heading.is_none() {
-            return Err(OpsError::invalid_argument(
-                "position applies together with heading (the heading or Kanban lane to move the task to)",
-            ));
-        }
-        let description = request
-            .description
-            .as_deref()
-            .map(|description| with_global_filter(&settings, description))
-            .transpose()?;
-        let subtask_lines: Vec<String> = request
-            .add_subtasks
-            .iter()
-            .map(|description| {
-                let description = with_global_filter(&settings, description)?;
-                let task = Task {
-                    description,
-                    ..Task::blank(
-                        "",
-                        "-",
-                        settings.statuses.by_symbol(" "),
-                        settings.write_dataview,
-                    )
-                };
-                checked_line(&task, &settings)
-            })
-            .collect::<Result<_, _>>()?;
+        let plan = check_update(&request, &settings)?;
         let mut touched: Vec<usize> = Vec::new();
         let mut next_occurrence = false;
         let mut deleted = false;
@@ -861,119 +735,14 @@ impl Ops {
             request.expected_revision.as_deref(),
             |path, text| {
                 let tasks = note_tasks(text, &settings);
-                let found = match (request.line, &request.block_id) {
-                    (Some(line), _) => tasks.iter().find(|task| task.line == line).ok_or_else(|| {
-                        OpsError::NoMatch {
-                            path: path.to_string(),
-                            what: format!("a task on line {line}"),
-                            hint: "Call vault_list_tasks with this path to see its tasks and their lines, then retry."
-                                .to_owned(),
-                        }
-                    })?,
-                    (None, Some(block_id)) => {
-                        let wanted = format!(" ^{}", block_id.trim().trim_start_matches('^'));
-                        tasks
-                            .iter()
-                            .find(|task| task.task.block_link == wanted)
-                            .ok_or_else(|| OpsError::NoMatch {
-                                path: path.to_string(),
-                                what: format!("a task with block id {block_id:?}"),
-                                hint: "Call vault_list_tasks with this path to see its tasks and their block ids."
-                                    .to_owned(),
-                            })?
-                    }
-                    (None, None) => {
-                        return Err(OpsError::invalid_argument("give line or block_id"));
-                    }
-                };
-                let line = found.line;
-                let mut task = found.task.clone();
-                if let Some(description) = &description {
-                    task.description = description.clone();
-                }
-                apply_fields(&mut task, &request.fields, today)?;
-                let mut deleted_here = false;
-                let result: Vec<Task> = match &request.status {
-                    Some(raw) => {
-                        let new_status = resolve_status(&settings, raw, Some(&task.status))?;
-                        deleted_here = task.on_completion == OnCompletion::Delete
-                            && new_status.kind == StatusType::Done
-                            && task.status.kind != StatusType::Done;
-                        task.with_status(&new_status, &settings, today)
-                    }
-                    None => vec![task.clone()],
-                };
-                let new_lines: Vec<String> = result
-                    .iter()
-                    .map(|task| task.to_line(InvalidDates::AsWritten))
-                    .collect();
-                for (new, written) in result.iter().zip(new_lines.iter()) {
-                    ensure_round_trip(new, written, &settings)?;
-                }
-                let spawned = result.len() + usize::from(deleted_here) > 1;
-                next_occurrence = spawned;
-                deleted = deleted_here;
-                // Where the edited task and the new occurrence now are.
-                let below = settings.recurrence_on_next_line;
-                let mut primary = match (deleted_here, spawned) {
-                    (true, _) => None,
-                    (false, true) if !below => Some(line + 1),
-                    _ => Some(line),
-                };
-                let spawned_line = match (spawned, deleted_here, below) {
-                    (false, _, _) => None,
-                    (true, true, _) | (true, false, false) => Some(line),
-                    (true, false, true) => Some(line + 1),
-                };
-                let mut text = task_edit::replace_line(text, line, &new_lines).ok_or_else(|| {
-                    OpsError::Internal("a task line fell outside the note".into())
-                })?;
-                if let Some(heading) = &request.heading {
-                    let Some(at) = primary else {
-                        return Err(OpsError::invalid_argument(
-                            "the task was deleted on completion (onCompletion: delete), so it cannot also be moved",
-                        ));
-                    };
-                    let (block, rest, _) = task_edit::cut_block(&text, at)
-                        .map_err(|error| placement_error(path, error))?;
-                    let target = find_heading(path, &rest, heading, request.heading_level)?;
-                    let (moved, landed) = task_edit::insert_lines(
-                        &rest,
-                        &block,
-                        Placement::Heading {
-                            line: target.line,
-                            position,
-                        },
-                    )
-                    .map_err(|error| placement_error(path, error))?;
-                    text = moved;
-                    primary = Some(landed);
-                }
-                if !subtask_lines.is_empty() {
-                    let Some(at) = primary else {
-                        return Err(OpsError::invalid_argument(
-                            "the task was deleted on completion (onCompletion: delete), so sub-tasks cannot be added to it",
-                        ));
-                    };
-                    let (with_children, first) = task_edit::insert_lines(
-                        &text,
-                        &subtask_lines,
-                        Placement::Parent { line: at },
-                    )
-                    .map_err(|error| placement_error(path, error))?;
-                    text = with_children;
-                    touched.extend(first..first + subtask_lines.len());
-                }
-                if let Some(at) = primary {
-                    touched.insert(0, at);
-                }
-                if let Some(at) = spawned_line
-                    && request.heading.is_none()
-                {
-                    touched.push(at);
-                }
-                let first = touched.iter().copied().min().unwrap_or(line);
-                let last = touched.iter().copied().max().unwrap_or(line);
+                let found = find_task(path, &tasks, &request)?;
+                let rewritten = rewrite_task(text, found, &request, &plan, &settings, today)?;
+                next_occurrence = rewritten.next_occurrence;
+                deleted = rewritten.deleted;
+                let (text, lines) = place_task(path, rewritten, &request, &plan)?;
+                touched = lines;
+                let first = touched.iter().copied().min().unwrap_or(found.line);
+                let last = touched.iter().copied().max().unwrap_or(found.line);
                 Ok(outcome(text, first, last))
             },
         )?;
@@ -1305,4 +1074,372 @@ fn ensure_round_trip(task: &Task, line: &str, settings: &TaskSettings) -> Result
             settings.global_filter
         )))
     }
+}
+
+/// A task that passed the listing's filters: its sort keys and where it is.
+struct Match {
+    /// The note's modification time.
+    modified: i64,
+    /// The date the sort order cascades to.
+    date: Option<Date>,
+    priority: u8,
+    /// Index into the listing's notes.
+    note: usize,
+    line: usize,
+}
+
+impl ListPlan {
+    /// Listing phase 2: the tasks of `by_note` that pass every filter. Lines are read once (and
+    /// remembered); full tasks and items are built later, only for the notes of the returned page.
+    fn matching_tasks(
+        &self,
+        by_note: &[(&str, Vec<&TaskRow>)],
+        settings: &TaskSettings,
+    ) -> Vec<Match> {
+        let mut found = Vec::new();
+        for (note_index, (_, group)) in by_note.iter().enumerate() {
+            let parsed: Vec<(usize, Arc<ParsedLine>)> = group
+                .iter()
+                .enumerate()
+                .filter_map(|(row_index, row)| {
+                    let parsed = cached_parse(&row.text, settings.format)?;
+                    parsed.included(settings).then_some((row_index, parsed))
+                })
+                .collect();
+            let task_lines: HashSet<usize> = parsed
+                .iter()
+                .filter_map(|(row_index, _)| group.get(*row_index).map(|row| row.line))
+                .collect();
+            for (row_index, line) in &parsed {
+                let Some(row) = group.get(*row_index) else {
+                    continue;
+                };
+                let inner = line.task();
+                if self.admits(row, inner, &task_lines, settings) {
+                    found.push(Match {
+                        modified: row.mtime_ns,
+                        date: self.sort.cascade(inner),
+                        priority: inner.priority.number(),
+                        note: note_index,
+                        line: row.line,
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// Whether the task `inner` read from `row` passes every filter; `task_lines` are the lines of
+    /// the note that hold tasks, for `top_level_only`.
+    fn admits(
+        &self,
+        row: &TaskRow,
+        inner: &Task,
+        task_lines: &HashSet<usize>,
+        settings: &TaskSettings,
+    ) -> bool {
+        if !self.statuses.is_empty()
+            && !self
+                .statuses
+                .contains(&settings.statuses.kind_of(&inner.status.symbol))
+        {
+            return false;
+        }
+        if !self.priorities.is_empty() && !self.priorities.contains(&inner.priority) {
+            return false;
+        }
+        let dates = [
+            &inner.due,
+            &inner.scheduled,
+            &inner.start,
+            &inner.created,
+            &inner.done,
+            &inner.cancelled,
+        ];
+        if self.date_filters.iter().any(|(bounds, index)| {
+            bounds
+                .as_ref()
+                .is_some_and(|bounds| !bounds.matches(dates[*index]))
+        }) {
+            return false;
+        }
+        if !self.tags.is_empty()
+            && !inner.tags.iter().any(|tag| {
+                if *tag == settings.global_filter {
+                    return false;
+                }
+                let tag = normal_tag(tag);
+                self.tags.iter().any(|wanted| {
+                    tag == *wanted
+                        || (!self.exact_tags
+                            && tag.starts_with(wanted.as_str())
+                            && tag[wanted.len()..].starts_with('/'))
+                })
+            })
+        {
+            return false;
+        }
+        if !self.headings.is_empty()
+            && !row
+                .heading
+                .as_ref()
+                .is_some_and(|heading| self.headings.contains(&heading.to_lowercase()))
+        {
+            return false;
+        }
+        !(self.top_level_only
+            && row
+                .parent_line
+                .is_some_and(|parent| task_lines.contains(&parent)))
+    }
+}
+
+/// Listing phase 3: the matches in the requested order. Rows come by path then line, so a stable
+/// sort keeps that order among equal keys.
+fn sort_matches(sort: SortBy, found: &mut [Match]) {
+    match sort {
+        SortBy::Position => {}
+        SortBy::Modified => found.sort_by_key(|entry| std::cmp::Reverse(entry.modified)),
+        SortBy::Priority => found.sort_by(|a, b| {
+            a.priority
+                .cmp(&b.priority)
+                .then_with(|| compare_dates(a.date, b.date))
+        }),
+        _ => found.sort_by(|a, b| {
+            compare_dates(a.date, b.date).then_with(|| a.priority.cmp(&b.priority))
+        }),
+    }
+}
+
+/// Listing phase 4: the page's tasks as items, each note's tasks built once.
+fn page_items(
+    by_note: &[(&str, Vec<&TaskRow>)],
+    page: Vec<(usize, usize)>,
+    settings: &TaskSettings,
+) -> Vec<TaskItem> {
+    let mut built: HashMap<usize, NoteTasks> = HashMap::new();
+    let mut tasks = Vec::with_capacity(page.len());
+    for (note_index, line) in page {
+        let Some((path, group)) = by_note.get(note_index) else {
+            continue;
+        };
+        let note = built
+            .entry(note_index)
+            .or_insert_with(|| NoteTasks::from_sites(group, settings));
+        if let Some(task) = note.tasks.iter().find(|task| task.line == line) {
+            tasks.push(note.item(path, task, settings));
+        }
+    }
+    tasks
+}
+
+/// An update request, checked before the note is read.
+struct UpdatePlan {
+    /// The new description, with the global filter added where the plugin needs it.
+    description: Option<String>,
+    /// The lines of the new sub-tasks, already checked to read back as written.
+    subtask_lines: Vec<String>,
+    position: LanePosition,
+}
+
+/// Update phase 1: the checks that need no note text.
+fn check_update(request: &UpdateTask, settings: &TaskSettings) -> Result<UpdatePlan, OpsError> {
+    if request.line.is_none() == request.block_id.is_none() {
+        return Err(OpsError::invalid_argument(
+            "give exactly one of line (1-based) or block_id to name the task",
+        ));
+    }
+    let position = request.position.unwrap_or(LanePosition::Bottom);
+    if request.position.is_some() && request.heading.is_none() {
+        return Err(OpsError::invalid_argument(
+            "position applies together with heading (the heading or Kanban lane to move the task to)",
+        ));
+    }
+    let description = request
+        .description
+        .as_deref()
+        .map(|description| with_global_filter(settings, description))
+        .transpose()?;
+    let subtask_lines: Vec<String> = request
+        .add_subtasks
+        .iter()
+        .map(|description| {
+            let description = with_global_filter(settings, description)?;
+            let task = Task {
+                description,
+                ..Task::blank(
+                    "",
+                    "-",
+                    settings.statuses.by_symbol(" "),
+                    settings.write_dataview,
+                )
+            };
+            checked_line(&task, settings)
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(UpdatePlan {
+        description,
+        subtask_lines,
+        position,
+    })
+}
+
+/// Update phase 2: the task the request names, by line or by block id.
+fn find_task<'a>(
+    path: &VaultPath,
+    tasks: &'a [NoteTask],
+    request: &UpdateTask,
+) -> Result<&'a NoteTask, OpsError> {
+    match (request.line, &request.block_id) {
+        (Some(line), _) => tasks.iter().find(|task| task.line == line).ok_or_else(|| {
+            OpsError::NoMatch {
+                path: path.to_string(),
+                what: format!("a task on line {line}"),
+                hint: "Call vault_list_tasks with this path to see its tasks and their lines, then retry."
+                    .to_owned(),
+            }
+        }),
+        (None, Some(block_id)) => {
+            let wanted = format!(" ^{}", block_id.trim().trim_start_matches('^'));
+            tasks
+                .iter()
+                .find(|task| task.task.block_link == wanted)
+                .ok_or_else(|| OpsError::NoMatch {
+                    path: path.to_string(),
+                    what: format!("a task with block id {block_id:?}"),
+                    hint: "Call vault_list_tasks with this path to see its tasks and their block ids."
+                        .to_owned(),
+                })
+        }
+        (None, None) => Err(OpsError::invalid_argument("give line or block_id")),
+    }
+}
+
+/// The note after the task's line was rewritten, and where its lines now are.
+struct Rewritten {
+    text: String,
+    /// Where the edited task now is; `None` once deleted on completion.
+    primary: Option<usize>,
+    /// Where the new occurrence of a recurring task is, if one was added.
+    spawned_line: Option<usize>,
+    next_occurrence: bool,
+    deleted: bool,
+}
+
+/// Update phase 3: the task's new line (fields, description, status) in place of the old one;
+/// a status change may add the next occurrence or delete the task, as the plugin's toggle does.
+fn rewrite_task(
+    text: &str,
+    found: &NoteTask,
+    request: &UpdateTask,
+    plan: &UpdatePlan,
+    settings: &TaskSettings,
+    today: Date,
+) -> Result<Rewritten, OpsError> {
+    let line = found.line;
+    let mut task = found.task.clone();
+    if let Some(description) = &plan.description {
+        task.description = description.clone();
+    }
+    apply_fields(&mut task, &request.fields, today)?;
+    let mut deleted = false;
+    let result: Vec<Task> = match &request.status {
+        Some(raw) => {
+            let new_status = resolve_status(settings, raw, Some(&task.status))?;
+            deleted = task.on_completion == OnCompletion::Delete
+                && new_status.kind == StatusType::Done
+                && task.status.kind != StatusType::Done;
+            task.with_status(&new_status, settings, today)
+        }
+        None => vec![task.clone()],
+    };
+    let new_lines: Vec<String> = result
+        .iter()
+        .map(|task| task.to_line(InvalidDates::AsWritten))
+        .collect();
+    for (new, written) in result.iter().zip(new_lines.iter()) {
+        ensure_round_trip(new, written, settings)?;
+    }
+    let spawned = result.len() + usize::from(deleted) > 1;
+    // Where the edited task and the new occurrence now are.
+    let below = settings.recurrence_on_next_line;
+    let primary = match (deleted, spawned) {
+        (true, _) => None,
+        (false, true) if !below => Some(line + 1),
+        _ => Some(line),
+    };
+    let spawned_line = match (spawned, deleted, below) {
+        (false, _, _) => None,
+        (true, true, _) | (true, false, false) => Some(line),
+        (true, false, true) => Some(line + 1),
+    };
+    let text = task_edit::replace_line(text, line, &new_lines)
+        .ok_or_else(|| OpsError::Internal("a task line fell outside the note".into()))?;
+    Ok(Rewritten {
+        text,
+        primary,
+        spawned_line,
+        next_occurrence: spawned,
+        deleted,
+    })
+}
+
+/// Update phase 4: the rewritten task moved under `heading` and given its new sub-tasks; the note's
+/// text and the lines the answer reports (the task first, then its new sub-tasks, then the new
+/// occurrence unless the task moved away from it).
+fn place_task(
+    path: &VaultPath,
+    rewritten: Rewritten,
+    request: &UpdateTask,
+    plan: &UpdatePlan,
+) -> Result<(String, Vec<usize>), OpsError> {
+    let Rewritten {
+        mut text,
+        mut primary,
+        spawned_line,
+        ..
+    } = rewritten;
+    let mut touched = Vec::new();
+    if let Some(heading) = &request.heading {
+        let Some(at) = primary else {
+            return Err(OpsError::invalid_argument(
+                "the task was deleted on completion (onCompletion: delete), so it cannot also be moved",
+            ));
+        };
+        let (block, rest, _) =
+            task_edit::cut_block(&text, at).map_err(|error| placement_error(path, error))?;
+        let target = find_heading(path, &rest, heading, request.heading_level)?;
+        let (moved, landed) = task_edit::insert_lines(
+            &rest,
+            &block,
+            Placement::Heading {
+                line: target.line,
+                position: plan.position,
+            },
+        )
+        .map_err(|error| placement_error(path, error))?;
+        text = moved;
+        primary = Some(landed);
+    }
+    if !plan.subtask_lines.is_empty() {
+        let Some(at) = primary else {
+            return Err(OpsError::invalid_argument(
+                "the task was deleted on completion (onCompletion: delete), so sub-tasks cannot be added to it",
+            ));
+        };
+        let (with_children, first) =
+            task_edit::insert_lines(&text, &plan.subtask_lines, Placement::Parent { line: at })
+                .map_err(|error| placement_error(path, error))?;
+        text = with_children;
+        touched.extend(first..first + plan.subtask_lines.len());
+    }
+    if let Some(at) = primary {
+        touched.insert(0, at);
+    }
+    if let Some(at) = spawned_line
+        && request.heading.is_none()
+    {
+        touched.push(at);
+    }
+    Ok((text, touched))
 }
