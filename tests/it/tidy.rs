@@ -1,6 +1,9 @@
 //! Structure rules from STYLE.md that the compiler cannot see: file headers, the one home of each
-//! framework, pure modules without I/O, and an architecture document that names every module.
+//! framework, pure kernels without I/O, the layer list of docs/ARCHITECTURE.md as an allow-list
+//! (module → the modules it may use) with no circles, `unsafe` only where allowed, and an
+//! architecture document that names every module.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn source_files() -> Vec<PathBuf> {
@@ -97,60 +100,16 @@ fn each_framework_has_one_home() {
 }
 
 #[test]
-fn dependencies_point_downward() {
-    // (module folder, things it must never reach for)
+fn pure_kernels_do_no_io() {
+    // (module folder, things it must never reach for); which Quire modules each may use is
+    // `LAYERS`' business.
     let rules: &[(&str, &[&str])] = &[
         (
             "src/markdown/",
-            &[
-                "std::fs",
-                "std::io",
-                "std::net",
-                "tokio",
-                "SystemTime",
-                "crate::",
-            ],
+            &["std::fs", "std::io", "std::net", "tokio", "SystemTime"],
         ),
-        ("src/acl/", &["std::fs", "std::io", "tokio", "crate::"]),
-        (
-            "src/vault/",
-            &[
-                "crate::markdown",
-                "crate::ops",
-                "crate::mcp",
-                "crate::config",
-                "rmcp",
-            ],
-        ),
-        (
-            "src/index/",
-            &[
-                "crate::ops",
-                "crate::mcp",
-                "crate::http",
-                "crate::app",
-                "crate::config",
-                "rmcp",
-            ],
-        ),
-        (
-            "src/embed/",
-            &[
-                "crate::index",
-                "crate::ops",
-                "crate::mcp",
-                "crate::http",
-                "crate::app",
-            ],
-        ),
-        (
-            "src/search/",
-            &["std::fs", "std::io", "tokio", "crate::", "rusqlite"],
-        ),
-        (
-            "src/ops/",
-            &["crate::mcp", "crate::app", "crate::config", "rmcp"],
-        ),
+        ("src/acl/", &["std::fs", "std::io", "tokio"]),
+        ("src/search/", &["std::fs", "std::io", "tokio", "rusqlite"]),
     ];
     let mut violations = Vec::new();
     for path in source_files() {
@@ -159,19 +118,414 @@ fn dependencies_point_downward() {
         for (module, forbidden) in rules {
             if rel.starts_with(module) {
                 for needle in *forbidden {
-                    // A pure module may refer to its own submodules through `crate::<itself>`.
-                    let own = format!(
-                        "crate::{}",
-                        module.trim_start_matches("src/").trim_end_matches('/')
-                    );
-                    let offending = code
-                        .match_indices(needle)
-                        .any(|(at, _)| !(*needle == "crate::" && code[at..].starts_with(&own)));
-                    if offending {
+                    if code.contains(needle) {
                         violations.push(format!("{rel} uses {needle}"));
                     }
                 }
             }
+        }
+    }
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// The layer list of `docs/ARCHITECTURE.md`: each top-level module of `src/` and the other
+/// top-level modules it may use (`crate::x`, `super::x` from the top, or `quire::x` in the binary).
+/// An edge not listed is a design change: add it here and to the document's table together.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("markdown", &[]),
+    ("acl", &[]),
+    ("search", &[]),
+    ("health", &[]),
+    ("sync_status", &[]),
+    ("telemetry", &[]),
+    ("vault", &[]),
+    ("embed", &[]),
+    ("files", &["embed"]),
+    ("index", &["files", "health", "markdown", "vault"]),
+    (
+        "ops",
+        &[
+            "acl", "embed", "files", "index", "markdown", "search", "vault",
+        ],
+    ),
+    ("mcp", &["acl", "index", "ops"]),
+    ("config", &["acl", "embed", "mcp", "vault"]),
+    ("http", &["acl", "config", "mcp", "sync_status"]),
+    ("systemd", &["health"]),
+    (
+        "app",
+        &[
+            "config", "embed", "health", "http", "index", "mcp", "ops", "systemd", "vault",
+        ],
+    ),
+    (
+        "cli",
+        &[
+            "acl",
+            "app",
+            "config",
+            "embed",
+            "files",
+            "http",
+            "index",
+            "ops",
+            "sync_status",
+            "systemd",
+            "telemetry",
+            "vault",
+        ],
+    ),
+    ("lib", &[]),
+    ("main", &["app", "cli", "config", "mcp", "ops", "telemetry"]),
+];
+
+/// Code with comments, string and character literals blanked out, so a path named in a doc
+/// comment or an error text is not a dependency.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c == 'r'
+            && matches!(next, Some('#') | Some('"'))
+            && !chars[..i]
+                .last()
+                .is_some_and(|p| p.is_alphanumeric() || *p == '_')
+        {
+            // A raw string: r"..." or r#"..."#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            while j < chars.len() {
+                if chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            out.push_str("\"\"");
+            i = j;
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' {
+            // A character literal ('x', '\n', '\u{1b}'); anything else is a lifetime.
+            let end = if next == Some('\\') {
+                (i + 3..chars.len().min(i + 12)).find(|&j| chars[j] == '\'')
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    out.push_str("' '");
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The identifier at the start of `text`, after white space.
+fn leading_ident(text: &str) -> &str {
+    let text = text.trim_start();
+    let end = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The top-level module a file belongs to (`src/ops/tasks.rs` → `ops`, `src/app.rs` → `app`),
+/// and how many `super::` lead from it to the crate root.
+fn module_of(path: &Path) -> (String, usize) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let rel = path.strip_prefix(&src).expect("a file under src");
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|part| part.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    let depth = if parts.last().is_some_and(|last| last == "mod") {
+        parts.len() - 1
+    } else {
+        parts.len()
+    };
+    (parts[0].clone(), depth)
+}
+
+/// The top-level modules `code` names through `prefix` (`crate::`, `quire::`, or a chain of
+/// `super::` long enough to reach the root), `use` groups included: `crate::{acl::Policy, vault}`.
+fn named_modules(code: &str, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (at, _) in code.match_indices(prefix) {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| is_ident(c) || c == ':') {
+            continue;
+        }
+        let rest = &code[at + prefix.len()..];
+        if let Some(group) = rest.trim_start().strip_prefix('{') {
+            let mut depth = 0;
+            let mut item_start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && !c.is_whitespace() => {
+                        item_start = false;
+                        names.push(leading_ident(&group[i..]).to_string());
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.push(leading_ident(rest).to_string());
+        }
+    }
+    names.retain(|name| !name.is_empty() && name != "self");
+    names
+}
+
+/// Every top-level module → the other top-level modules its files use.
+fn module_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let tops: Vec<&str> = LAYERS.iter().map(|(module, _)| *module).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = Default::default();
+    for path in source_files() {
+        let (module, depth) = module_of(&path);
+        let text = std::fs::read_to_string(&path).expect("source is UTF-8");
+        let code = code_only(&text);
+        let mut used = named_modules(&code, "crate::");
+        used.extend(named_modules(&code, "quire::"));
+        used.extend(named_modules(&code, &"super::".repeat(depth)));
+        let entry = edges.entry(module.clone()).or_default();
+        for name in used {
+            if name != module && tops.contains(&name.as_str()) {
+                entry.insert(name);
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn modules_use_only_the_layers_they_may() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut violations = Vec::new();
+    let mut present = Vec::new();
+    for entry in std::fs::read_dir(&src).expect("src is readable") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .to_string();
+        let module = name.trim_end_matches(".rs").to_string();
+        if !LAYERS.iter().any(|(listed, _)| *listed == module) {
+            violations.push(format!("src/{name} has no row in LAYERS"));
+        }
+        present.push(module);
+    }
+    for (module, _) in LAYERS {
+        if !present.iter().any(|name| name == module) {
+            violations.push(format!("LAYERS lists {module}, which is not in src/"));
+        }
+    }
+    for (module, used) in module_edges() {
+        let allowed = LAYERS
+            .iter()
+            .find(|(listed, _)| *listed == module)
+            .map_or(&[][..], |(_, allowed)| *allowed);
+        for name in used {
+            if !allowed.contains(&name.as_str()) {
+                violations.push(format!(
+                    "{module} uses {name}, which its row does not allow"
+                ));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// A path round `graph`, if it has one.
+fn find_cycle(graph: &[(String, Vec<String>)]) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &[(String, Vec<String>)],
+        stack: &mut Vec<String>,
+        done: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = stack.iter().position(|seen| seen == node) {
+            let mut cycle = stack[at..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.iter().any(|seen| seen == node) {
+            return None;
+        }
+        stack.push(node.to_string());
+        let next = graph
+            .iter()
+            .find(|(from, _)| from == node)
+            .map_or(&[][..], |(_, to)| to.as_slice());
+        for to in next {
+            if let Some(cycle) = visit(to, graph, stack, done) {
+                return Some(cycle);
+            }
+        }
+        stack.pop();
+        done.push(node.to_string());
+        None
+    }
+    let mut done = Vec::new();
+    graph
+        .iter()
+        .find_map(|(node, _)| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn module_graph_has_no_cycle() {
+    let real: Vec<(String, Vec<String>)> = module_edges()
+        .into_iter()
+        .map(|(from, to)| (from, to.into_iter().collect()))
+        .collect();
+    assert_eq!(
+        find_cycle(&real),
+        None,
+        "the modules of src/ use each other in a circle"
+    );
+    let allowed: Vec<(String, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(from, to)| (from.to_string(), to.iter().map(|t| t.to_string()).collect()))
+        .collect();
+    assert_eq!(find_cycle(&allowed), None, "LAYERS allows a circle");
+}
+
+#[test]
+fn the_checker_sees_every_form_of_a_module_path() {
+    let code = code_only(
+        "use crate::{acl::Policy, vault::{self, VaultPath}};\n\
+         // crate::mcp in a comment\n\
+         let s = \"crate::http\"; let r = r#\"crate::app\"#; let c = '\"';\n\
+         fn f<'a>(x: &'a crate::index::Index) -> super::super::ops::Ops { crate :: nope }",
+    );
+    let mut names = named_modules(&code, "crate::");
+    names.extend(named_modules(&code, "super::super::"));
+    assert_eq!(names, ["acl", "vault", "index", "ops"]);
+    let graph = vec![
+        ("a".to_string(), vec!["b".to_string()]),
+        ("b".to_string(), vec!["c".to_string()]),
+        ("c".to_string(), vec!["a".to_string()]),
+    ];
+    assert_eq!(
+        find_cycle(&graph),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn architecture_doc_shows_the_layers() {
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md");
+    let doc = std::fs::read_to_string(doc_path).expect("docs/ARCHITECTURE.md exists");
+    let missing: Vec<String> = LAYERS
+        .iter()
+        .map(|(module, allowed)| {
+            let allowed: Vec<String> = allowed.iter().map(|m| format!("`{m}`")).collect();
+            let allowed = if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed.join(", ")
+            };
+            format!("| `{module}` | {allowed} |")
+        })
+        .filter(|row| !doc.contains(row.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md's layer table lacks these rows (as in LAYERS): {missing:#?}"
+    );
+}
+
+/// Files that may hold `unsafe`, each for a reason given at its `#[allow(unsafe_code, reason)]`.
+const UNSAFE_HOMES: &[&str] = &[
+    "src/embed/onnx.rs",
+    "src/index/schema.rs",
+    "src/systemd/activation.rs",
+];
+
+#[test]
+fn unsafe_only_where_allowed() {
+    let mut violations = Vec::new();
+    for path in source_files() {
+        let rel = relative(&path);
+        let text = std::fs::read_to_string(&path).expect("source is UTF-8");
+        let code = code_only(&text);
+        let uses_unsafe = code.match_indices("unsafe").any(|(at, word)| {
+            !code[..at].chars().next_back().is_some_and(is_ident)
+                && !code[at + word.len()..].chars().next().is_some_and(is_ident)
+        });
+        if uses_unsafe && !UNSAFE_HOMES.contains(&rel.as_str()) {
+            violations.push(format!("{rel} uses unsafe"));
+        }
+        for (at, _) in code.match_indices("allow(unsafe_code") {
+            let attribute = &code[at..code[at..].find(')').map_or(code.len(), |end| at + end)];
+            if !attribute.contains("reason") {
+                violations.push(format!("{rel} allows unsafe_code without a reason"));
+            }
+        }
+    }
+    for home in UNSAFE_HOMES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(home);
+        let code = std::fs::read_to_string(path).unwrap_or_default();
+        if !code.contains("unsafe") {
+            violations.push(format!(
+                "{home} is listed in UNSAFE_HOMES but has no unsafe"
+            ));
         }
     }
     assert!(violations.is_empty(), "{violations:#?}");
