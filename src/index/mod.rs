@@ -41,9 +41,9 @@ pub use tasks::{
     TaskDateRange, TaskFacts, TaskOrder, TaskPage, TaskQuery, TaskRow, TaskScope,
     normal_tag as normal_task_tag,
 };
-pub use vectors::{VectorCounts, VectorHit};
+pub use vectors::{PendingMemory, VectorCounts, VectorHit};
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
-pub use writer::ProgressFn;
+pub use writer::{ProgressFn, memory_entry_text};
 
 use crate::markdown::frontmatter;
 use crate::vault::{self, Vault, VaultPath};
@@ -388,7 +388,7 @@ impl Index {
         self.write(move |connection| vectors::store(connection, &items))
     }
 
-    /// Deletes vectors that no chunk uses any more.
+    /// Deletes vectors that no chunk and no memory entry uses any more.
     pub fn prune_vectors(&self) -> Result<usize, IndexError> {
         self.write(vectors::prune)
     }
@@ -404,6 +404,22 @@ impl Index {
         hashes: &[String],
     ) -> Result<std::collections::HashSet<String>, IndexError> {
         self.read(|connection| vectors::missing(connection, hashes))
+    }
+
+    /// Up to `limit` memory entries (distinct by hash) that still need a vector.
+    pub fn pending_memory_vectors(&self, limit: usize) -> Result<Vec<PendingMemory>, IndexError> {
+        self.read(|connection| vectors::pending_memory(connection, limit))
+    }
+
+    /// The memory entries nearest to a query vector (see `vectors::nearest_memory`).
+    pub fn nearest_memory(
+        &self,
+        query: &[f32],
+        file: Option<&str>,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<MemoryHit>, IndexError> {
+        self.read(|connection| vectors::nearest_memory(connection, query, file, limit, keep))
     }
 
     pub fn vector_counts(&self) -> Result<VectorCounts, IndexError> {

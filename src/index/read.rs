@@ -259,7 +259,7 @@ impl Conditions {
 
 /// Collects up to `limit` kept rows starting at row `offset` of an ordered query, fetching in
 /// batches; returns the offset of the first kept row that did not fit.
-fn page_by_offset<R>(
+pub(super) fn page_by_offset<R>(
     offset: usize,
     limit: usize,
     mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,

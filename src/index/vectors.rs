@@ -6,6 +6,10 @@
 //! title, so renaming the file re-embeds it). Vectors from another model are dropped
 //! when the model changes (`prepare`). The note filters apply inside the vector query (the folder
 //! as a path-range prefilter), so a filtered search never loses hits to filtered-out notes.
+//!
+//! Memory entries share the store: an entry's vector is keyed by the hash of the text it is
+//! embedded as (`memory_entry_text`), so an unchanged entry keeps its vector across edits of its
+//! file, a new entry costs one vector, and pruning keeps every hash an entry or a chunk uses.
 
 use std::collections::HashSet;
 
@@ -14,7 +18,9 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::read::{Conditions, NOTE_COLUMNS, NoteFilter, NoteRow, note_row};
+use super::read::{
+    Conditions, MemoryHit, NOTE_COLUMNS, NoteFilter, NoteRow, note_row, page_by_offset,
+};
 use super::schema::VECTOR_TABLE;
 use super::vector_cache::{VectorCache, bump_epoch};
 
@@ -115,7 +121,7 @@ pub fn store(connection: &Connection, items: &[(String, Vec<f32>)]) -> rusqlite:
     Ok(stored)
 }
 
-/// Deletes vectors no chunk uses any more; returns how many.
+/// Deletes vectors no chunk and no memory entry uses any more; returns how many.
 pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
     if !has_vector_table(connection)? {
         return Ok(0);
@@ -124,7 +130,8 @@ pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
     // stale inside the transaction; with nothing stale no write happens (the pass runs every 2 s).
     let stale: Vec<i64> = connection
         .prepare_cached(
-            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash)",
+            "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash)
+                 AND NOT EXISTS (SELECT 1 FROM memory_entries m WHERE m.hash = e.hash)",
         )?
         .query_map([], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
@@ -155,6 +162,103 @@ pub fn pending_paths(connection: &Connection, limit: usize) -> rusqlite::Result<
     )?;
     let rows = statement.query_map([limit as i64], |row| row.get(0))?;
     rows.collect()
+}
+
+/// A memory entry that has no vector yet: its hash and the text it is embedded as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingMemory {
+    pub hash: String,
+    pub text: String,
+}
+
+/// Up to `limit` memory entries without a vector, one per distinct hash, in hash order (entries
+/// with the same file, section and text share one vector).
+pub fn pending_memory(
+    connection: &Connection,
+    limit: usize,
+) -> rusqlite::Result<Vec<PendingMemory>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT m.hash, min(n.path), min(m.section), min(m.text) FROM memory_entries m
+         JOIN notes n ON n.id = m.note_id
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = m.hash)
+         GROUP BY m.hash ORDER BY m.hash LIMIT ?1",
+    )?;
+    let rows = statement.query_map([limit as i64], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, String>(3)?,
+        ))
+    })?;
+    let mut pending = Vec::new();
+    for row in rows {
+        let (hash, path, section, text) = row?;
+        // The writer hashed the text with the file's stem, exactly as rebuilt here.
+        let stem = crate::vault::VaultPath::parse(&path)
+            .map(|path| path.stem().to_owned())
+            .unwrap_or(path);
+        pending.push(PendingMemory {
+            hash,
+            text: super::writer::memory_entry_text(&stem, &section, &text),
+        });
+    }
+    Ok(pending)
+}
+
+/// The `limit` memory entries nearest to `query` (optionally in the memory file `file`) among
+/// the files `keep` admits, nearest first, scored by cosine similarity (1 = same direction).
+/// Exact: a memory layer holds hundreds of entries, not millions. Empty without vectors.
+pub fn nearest_memory(
+    connection: &Connection,
+    query: &[f32],
+    file: Option<&str>,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> rusqlite::Result<Vec<MemoryHit>> {
+    if limit == 0 || !has_vector_table(connection)? {
+        return Ok(Vec::new());
+    }
+    let blob = to_blob(query);
+    let sql = format!(
+        "SELECT n.path, m.section, m.date, m.text, m.line, m.hash,
+                vec_distance_cosine(v.embedding, ?1) AS distance
+         FROM memory_entries m
+         JOIN notes n ON n.id = m.note_id
+         JOIN embeddings e ON e.hash = m.hash
+         JOIN {VECTOR_TABLE} v ON v.rowid = e.id
+         WHERE ?2 IS NULL OR n.path = ?2
+         ORDER BY distance, n.path, m.line LIMIT ?3 OFFSET ?4"
+    );
+    let page = page_by_offset(
+        0,
+        limit,
+        |at, batch| {
+            let mut statement = connection.prepare_cached(&sql)?;
+            let rows = statement.query_map(
+                params_from_iter([
+                    SqlValue::Blob(blob.clone()),
+                    file.map_or(SqlValue::Null, |file| SqlValue::Text(file.to_owned())),
+                    SqlValue::Integer(batch as i64),
+                    SqlValue::Integer(at as i64),
+                ]),
+                |row| {
+                    Ok(MemoryHit {
+                        path: row.get(0)?,
+                        section: row.get(1)?,
+                        date: row.get(2)?,
+                        text: row.get(3)?,
+                        line: row.get::<_, i64>(4)?.max(0) as usize,
+                        hash: row.get(5)?,
+                        score: 1.0 - row.get::<_, f64>(6)?,
+                    })
+                },
+            )?;
+            rows.collect()
+        },
+        &|hit: &MemoryHit| keep(&hit.path),
+    )?;
+    Ok(page.rows)
 }
 
 /// Which of `hashes` have no vector yet.

@@ -6,9 +6,16 @@
 //! so two appends to one file run one after the other and neither is lost. Guards keep the layer
 //! from eating real notes: names cannot leave the folder, a retried append is a no-op, an
 //! ambiguous delete is refused, and no edit may remove more than half of a file's bytes.
+//!
+//! Recall ranks entries from the index: keyword matches, and with a model the entries whose
+//! vectors (one per entry text, computed by the embedding pass) are nearest the query, fused by
+//! reciprocal rank and cut to the relevant ones before the oldest-first presentation.
+
+use std::collections::{HashMap, HashSet};
 
 use super::edit::Outcome;
 use super::{Context, Ops, OpsError};
+use crate::index::MemoryHit;
 use crate::markdown::memory::{self, Edited, EntryPolicy, MemoryEditError};
 use crate::vault::{VaultError, VaultPath};
 
@@ -87,8 +94,20 @@ pub struct MemoryRecall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recalled {
     pub entries: Vec<MemoryEntry>,
-    /// True when no entry had every word of the query, so these match any of them.
+    /// True when no entry had every word of the query, so the keyword matches have any of them.
     pub any_word: bool,
+    /// `hybrid` when keyword matches were fused with the entries nearest in meaning (a model is
+    /// installed and entries have vectors), `keyword` otherwise.
+    pub mode: &'static str,
+    /// Why recall answered by keywords though a model is installed, or that vectors lag behind.
+    pub notice: Option<String>,
+}
+
+/// Recall's ranked hits (best first), before `limit` and the oldest-first presentation.
+struct Ranked {
+    hits: Vec<MemoryHit>,
+    mode: &'static str,
+    notice: Option<String>,
 }
 
 /// What `bootstrap_memory` did.
@@ -135,6 +154,16 @@ const STARTERS: [(&str, Option<&str>, &str); 5] = [
 
 const DEFAULT_RECALL: u32 = 10;
 const MAX_RECALL: u32 = 50;
+/// Candidates each leg of a recall contributes to the fusion (at least).
+const RECALL_DEPTH: usize = 50;
+/// Without a reranker, how far below the best similarity an entry found only by its vector may
+/// score and still be recalled: the nearest entries of any query are "similar" in absolute terms
+/// (MiniLM puts unrelated sentences near 0.1 to 0.2), so only closeness to the best match says
+/// an entry is about the same thing.
+pub const RECALL_SIMILARITY_MARGIN: f64 = 0.15;
+/// A cross-encoder's score (a logit) above which an entry counts as relevant: above 0 the model
+/// judges the pair more likely relevant than not.
+pub const RECALL_RERANK_FLOOR: f32 = 0.0;
 
 impl Ops {
     /// Every memory file the caller may read, with its scope, policy and sections.
@@ -284,8 +313,9 @@ impl Ops {
         })
     }
 
-    /// The entries most relevant to `query`, presented oldest to newest: keyword matches on the
-    /// entry, its section and its file name; when no entry has every word, any word.
+    /// The entries most relevant to `query`, presented oldest to newest. Keyword matches on the
+    /// entry, its section and its file name (when no entry has every word, any word); with a
+    /// model, fused with the entries nearest in meaning (see `hybrid_recall`).
     pub fn memory_recall(
         &self,
         ctx: &Context,
@@ -298,6 +328,7 @@ impl Ops {
                 "limit must be between 1 and {MAX_RECALL}; omit it for {DEFAULT_RECALL}"
             )));
         }
+        let limit = limit as usize;
         let file = request
             .file
             .as_deref()
@@ -315,14 +346,22 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let keep = |path: &str| visibility.shows(path);
         let file = file.as_ref().map(VaultPath::as_str);
+        // The keyword leg goes deeper than `limit` so the fusion has candidates to reorder.
+        let depth = limit.max(RECALL_DEPTH);
         let mut any_word = false;
-        let mut hits = self.index.search_memory(all, file, limit as usize, &keep)?;
-        if hits.is_empty()
+        let mut lexical = self.index.search_memory(all, file, depth, &keep)?;
+        if lexical.is_empty()
             && let Some(any) = &query.any
         {
-            hits = self.index.search_memory(any, file, limit as usize, &keep)?;
+            lexical = self.index.search_memory(any, file, depth, &keep)?;
             any_word = true;
         }
+        let Ranked {
+            mut hits,
+            mode,
+            notice,
+        } = self.hybrid_recall(&request.query, lexical, file, depth, &keep)?;
+        hits.truncate(limit);
         let mut entries: Vec<MemoryEntry> = hits
             .into_iter()
             .map(|hit| MemoryEntry {
@@ -336,7 +375,108 @@ impl Ops {
             })
             .collect();
         entries.sort_by(|a, b| (&a.date, &a.file, a.line).cmp(&(&b.date, &b.file, b.line)));
-        Ok(Recalled { entries, any_word })
+        Ok(Recalled {
+            entries,
+            any_word,
+            mode,
+            notice,
+        })
+    }
+
+    /// With a model: the keyword hits (`lexical`, best first) and the entries nearest to the
+    /// query's vector, fused by reciprocal rank, then cut to the relevant ones: by the
+    /// reranker's floor when one is configured, else by a margin below the best similarity.
+    /// Keyword hits always survive the cut (they contain the words asked for). Without usable
+    /// vectors the keyword hits answer as they are, with a notice when there is something to say
+    /// (none when no model is installed: `mode` says it).
+    fn hybrid_recall(
+        &self,
+        query: &str,
+        lexical: Vec<MemoryHit>,
+        file: Option<&str>,
+        depth: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Ranked, OpsError> {
+        let keyword = |hits: Vec<MemoryHit>, notice: Option<String>| {
+            Ok(Ranked {
+                hits,
+                mode: "keyword",
+                notice,
+            })
+        };
+        let Some(engine) = self.semantic() else {
+            return keyword(lexical, None);
+        };
+        let query_vector = match engine.service().embed_query(query) {
+            Ok(vector) => vector,
+            Err(error) => {
+                tracing::warn!(%error, "embedding a memory query failed; recalling by keywords");
+                return keyword(
+                    lexical,
+                    Some(format!(
+                        "the embedding model failed ({error}); these entries matched by keywords only"
+                    )),
+                );
+            }
+        };
+        let near = self
+            .index
+            .nearest_memory(&query_vector, file, depth, keep)?;
+        let catching_up = !self.index.pending_memory_vectors(1)?.is_empty();
+        if near.is_empty() {
+            let notice = catching_up.then(|| {
+                "memory vectors are still being computed; these entries matched by keywords only"
+                    .to_owned()
+            });
+            return keyword(lexical, notice);
+        }
+        let key = |hit: &MemoryHit| (hit.path.clone(), hit.line);
+        let lexical_keys: Vec<(String, usize)> = lexical.iter().map(key).collect();
+        let vector_keys: Vec<(String, usize)> = near.iter().map(key).collect();
+        let fused = crate::search::reciprocal_rank_fusion(&[lexical_keys.clone(), vector_keys]);
+        let similarity: HashMap<(String, usize), f64> =
+            near.iter().map(|hit| (key(hit), hit.score)).collect();
+        let mut found: HashMap<(String, usize), MemoryHit> = HashMap::new();
+        for hit in near.into_iter().chain(lexical) {
+            found.entry(key(&hit)).or_insert(hit);
+        }
+        let relevance = if engine.reranks() {
+            let head = &fused[..fused.len().min(crate::search::RERANK_DEPTH)];
+            let passages: Vec<String> = head
+                .iter()
+                .filter_map(|(key, _)| found.get(key))
+                .map(|hit| {
+                    let stem = VaultPath::parse(&hit.path)
+                        .map(|path| path.stem().to_owned())
+                        .unwrap_or_else(|_| hit.path.clone());
+                    crate::index::memory_entry_text(&stem, &hit.section, &hit.text)
+                })
+                .collect();
+            match engine.service().rerank(query, passages) {
+                Ok(scores) => Some(scores),
+                Err(error) => {
+                    tracing::warn!(%error, "reranking memory failed; cutting by similarity");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let lexical_keys: HashSet<(String, usize)> = lexical_keys.into_iter().collect();
+        let kept = cut_recall(fused, &lexical_keys, &similarity, relevance.as_deref());
+        let hits = kept
+            .into_iter()
+            .filter_map(|key| found.remove(&key))
+            .collect();
+        let notice = catching_up.then(|| {
+            "some memory entries have no vector yet; they can be recalled by keywords only"
+                .to_owned()
+        });
+        Ok(Ranked {
+            hits,
+            mode: "hybrid",
+            notice,
+        })
     }
 
     /// Creates the starter memory files when the memory folder does not exist yet. Never on a
@@ -456,6 +596,50 @@ impl Ops {
             ));
         }
         Ok(files)
+    }
+}
+
+/// Cuts a fused ranking (best first) of memory entries to the relevant ones, in the same order:
+/// keyword hits (`lexical`) always stay; with reranker scores (for the head of `fused`, in its
+/// order) an entry found only by its vector stays when it scores above `RECALL_RERANK_FLOOR`,
+/// reordered by the position-aware blend; without, when its similarity is within
+/// `RECALL_SIMILARITY_MARGIN` of the best one.
+pub fn cut_recall<K: Clone + Eq + std::hash::Hash>(
+    fused: Vec<(K, f64)>,
+    lexical: &HashSet<K>,
+    similarity: &HashMap<K, f64>,
+    rerank_scores: Option<&[f32]>,
+) -> Vec<K> {
+    match rerank_scores {
+        Some(scores) => {
+            let relevant: HashSet<K> = fused
+                .iter()
+                .zip(scores)
+                .filter(|(_, score)| **score > RECALL_RERANK_FLOOR)
+                .map(|((key, _), _)| key.clone())
+                .collect();
+            crate::search::blend(&fused, scores)
+                .into_iter()
+                .map(|(key, _)| key)
+                .filter(|key| lexical.contains(key) || relevant.contains(key))
+                .collect()
+        }
+        None => {
+            let best = similarity
+                .values()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max);
+            fused
+                .into_iter()
+                .map(|(key, _)| key)
+                .filter(|key| {
+                    lexical.contains(key)
+                        || similarity
+                            .get(key)
+                            .is_some_and(|score| *score >= best - RECALL_SIMILARITY_MARGIN)
+                })
+                .collect()
+        }
     }
 }
 

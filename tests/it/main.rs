@@ -15,6 +15,7 @@ mod link_oracle;
 mod markdown_oracle;
 mod mcp;
 mod memory;
+mod memory_recall;
 mod move_note;
 mod sandbox;
 mod search;

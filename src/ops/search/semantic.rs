@@ -154,9 +154,9 @@ impl Ops {
         }
     }
 
-    /// Embeds every chunk that has no vector yet, then drops vectors no chunk uses. `progress`
-    /// hears (chunks with a vector, chunks in the index) after every step. Safe to run while the
-    /// vault changes: a chunk edited meanwhile is simply picked up by the next pass.
+    /// Embeds every chunk and memory entry that has no vector yet, then drops vectors nothing
+    /// uses. `progress` hears (chunks with a vector, chunks in the index) after every step. Safe
+    /// to run while the vault changes: a chunk edited meanwhile is picked up by the next pass.
     pub fn embed_pending(&self, progress: &dyn Fn(VectorCounts)) -> Result<EmbedPass, OpsError> {
         let Some(engine) = self.semantic() else {
             return Err(OpsError::invalid_argument(
@@ -216,11 +216,47 @@ impl Ops {
                 progress(self.index.vector_counts()?);
             }
         }
+        pass.embedded += self.embed_pending_memory(&engine)?;
         pass.pruned = self.index.prune_vectors()?;
         pass.counts = self.index.vector_counts()?;
         progress(pass.counts);
         engine.first_pass_done.store(true, Ordering::Release);
         Ok(pass)
+    }
+
+    /// Embeds the memory entries that have no vector yet (one vector per distinct entry text);
+    /// returns how many were stored. The texts come from the index, not the files: an entry's
+    /// hash names exactly the text it was indexed with, so a file edited meanwhile cannot pair a
+    /// vector with the wrong hash.
+    fn embed_pending_memory(&self, engine: &SemanticSearch) -> Result<usize, OpsError> {
+        let mut embedded = 0;
+        loop {
+            let mut pending = self
+                .index
+                .pending_memory_vectors(NOTES_PER_STEP * CHUNKS_PER_RUN)?;
+            if pending.is_empty() {
+                return Ok(embedded);
+            }
+            pending.sort_by_key(|entry| entry.text.len());
+            let mut stored = 0;
+            for run in pending.chunks(CHUNKS_PER_RUN) {
+                let vectors = engine
+                    .service()
+                    .embed_documents(run.iter().map(|entry| entry.text.clone()).collect())
+                    .map_err(|error| OpsError::Internal(Box::new(error)))?;
+                let items: Vec<(String, Vec<f32>)> = run
+                    .iter()
+                    .map(|entry| entry.hash.clone())
+                    .zip(vectors)
+                    .collect();
+                stored += self.index.store_vectors(items)?;
+            }
+            if stored == 0 {
+                // A model that answers with fewer vectors than texts would loop here forever.
+                return Ok(embedded);
+            }
+            embedded += stored;
+        }
     }
 
     /// The note's stem and text from disk (resolved like every read), or `None` when unreadable.
