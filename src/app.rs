@@ -120,6 +120,8 @@ pub fn sandbox_plan(config: &Config, binds_itself: bool) -> SandboxPlan {
     read_only.extend(semantic_paths(&crate::embed::resolve(
         &config.search.models,
     )));
+    // `vault_read_file` loads pdfium on the first page it renders, after the sandbox applies.
+    read_only.extend(pdfium_paths(&config.files.pdfium));
     // The sync's files: the lock is opened for reading (enough for flock); the marker and status
     // are replaced by rename, so their folders, which must exist (the sync service makes them).
     read_only.extend(config.sync.lock_file.iter().cloned());
@@ -190,6 +192,20 @@ fn semantic_paths(resolution: &crate::embed::Resolution) -> Vec<PathBuf> {
         paths.push(PathBuf::from("/sys/devices/system/cpu"));
     }
     paths.dedup();
+    paths
+}
+
+/// The folders pdfium may be loaded from: `pdfium::sandbox_paths`, plus the folder of the
+/// library's real file when it is reached through a symbolic link (as in a Nix profile).
+fn pdfium_paths(sources: &crate::files::pdf::pdfium::Sources) -> Vec<PathBuf> {
+    let mut paths = crate::files::pdf::pdfium::sandbox_paths(sources);
+    if let Ok(found) = crate::files::pdf::pdfium::locate(sources)
+        && let Ok(real) = found.value.canonicalize()
+        && let Some(folder) = real.parent()
+        && !paths.iter().any(|path| path == folder)
+    {
+        paths.push(folder.to_path_buf());
+    }
     paths
 }
 
@@ -598,7 +614,8 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
     Ok(Ops::new(vault, index)
         .with_audit(audit)
         .with_time_zone(config.time_zone.clone())
-        .with_daily_notes(config.daily_notes.clone()))
+        .with_daily_notes(config.daily_notes.clone())
+        .with_file_settings(config.files.clone()))
 }
 
 /// The state directory holds derived data only; it is private to the service user.

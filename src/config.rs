@@ -15,6 +15,7 @@ use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
 use crate::mcp::ToolGroup;
+use crate::ops::FileSettings;
 use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// The largest note Quire reads or writes unless configured otherwise.
@@ -53,6 +54,19 @@ struct RawConfig {
     sync: RawSync,
     #[serde(default)]
     memory: RawMemory,
+    #[serde(default)]
+    files: RawFiles,
+}
+
+/// `[files]`: reading the vault's files that are not notes (`vault_read_file`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFiles {
+    max_read_bytes: Option<u64>,
+    image_budget_bytes: Option<usize>,
+    max_text_bytes: Option<usize>,
+    pdf_render_pages: Option<usize>,
+    pdfium_library: Option<PathBuf>,
 }
 
 /// `[memory]`: the folder where agents keep dated facts about the user.
@@ -298,6 +312,8 @@ pub struct Config {
     pub sync: SyncConfig,
     /// `[memory]`: the memory layer's folder, or `None` when the layer is off.
     pub memory_folder: Option<VaultPath>,
+    /// `[files]`: caps and budgets for `vault_read_file`, and where pdfium is looked for.
+    pub files: FileSettings,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -554,7 +570,9 @@ impl Config {
             status_file: sync_path("sync.status_file", &raw.sync.status_file)?,
         };
         let memory_folder = memory_folder(&raw.memory)?;
+        let files = files_config(&raw.files, &file_dir, env)?;
         Ok(Config {
+            files,
             memory_folder,
             sync,
             access,
@@ -700,6 +718,77 @@ fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
         folder: raw.folder.map(|folder| folder.trim().to_string()),
         format: raw.format.map(|format| format.trim().to_string()),
         template: raw.template.map(|template| template.trim().to_string()),
+    })
+}
+
+/// Lowers `[files]`: each value checked against a range that keeps a read bounded, the pdfium
+/// path relative to the config file, and the environment's `QUIRE_PDFIUM_LIBRARY` and data
+/// directory added as the places pdfium is looked for after it.
+fn files_config(
+    raw: &RawFiles,
+    file_dir: &Path,
+    env: &Environment,
+) -> Result<FileSettings, ConfigError> {
+    let defaults = FileSettings::default();
+    fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+        key: &'static str,
+        value: Option<T>,
+        default: T,
+        (min, max): (T, T),
+        unit: &str,
+    ) -> Result<T, ConfigError> {
+        let value = value.unwrap_or(default);
+        if value < min || value > max {
+            return Err(ConfigError::Setting {
+                key,
+                message: format!("{value} is out of range; use {min} to {max} {unit}"),
+            });
+        }
+        Ok(value)
+    }
+    let variable = |name: &str| {
+        env.variables
+            .get(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    Ok(FileSettings {
+        max_read_bytes: in_range(
+            "files.max_read_bytes",
+            raw.max_read_bytes,
+            defaults.max_read_bytes,
+            (1, 4 * 1024 * 1024 * 1024),
+            "bytes",
+        )?,
+        image_budget_bytes: in_range(
+            "files.image_budget_bytes",
+            raw.image_budget_bytes,
+            defaults.image_budget_bytes,
+            (1024, 16 * 1024 * 1024),
+            "bytes",
+        )?,
+        max_text_bytes: in_range(
+            "files.max_text_bytes",
+            raw.max_text_bytes,
+            defaults.max_text_bytes,
+            (1, 64 * 1024 * 1024),
+            "bytes",
+        )?,
+        pdf_render_pages: in_range(
+            "files.pdf_render_pages",
+            raw.pdf_render_pages,
+            defaults.pdf_render_pages,
+            (1, 50),
+            "pages",
+        )?,
+        pdfium: crate::files::pdf::pdfium::Sources {
+            configured: raw.pdfium_library.as_ref().map(|p| absolute(file_dir, p)),
+            env: variable(crate::files::pdf::pdfium::LIBRARY_ENV),
+            data_dir: crate::embed::data_dir(
+                variable("XDG_DATA_HOME").as_deref(),
+                env.home.as_deref(),
+            ),
+        },
     })
 }
 

@@ -92,6 +92,7 @@ pub fn report(config: &Config) -> String {
         describe_oauth(config, config.http.is_none())
     ));
     lines.extend(doctor_semantic(config));
+    lines.push(doctor_pdfium(config));
     let plan = crate::app::sandbox_plan(config, config.http.is_some());
     let sandbox = match crate::systemd::apply_sandbox(&plan) {
         Ok(report) => report.to_string(),
@@ -139,6 +140,29 @@ fn doctor_sync(config: &Config) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The pdfium line of `quire doctor`: which library renders PDF pages (`vault_read_file` with
+/// `raw: true`), from where, and whether it loads. Without it only page rendering is missing.
+fn doctor_pdfium(config: &Config) -> String {
+    use crate::files::pdf::{pdfium, render};
+    match pdfium::locate(&config.files.pdfium) {
+        Ok(found) => match render::check_library(&found.value) {
+            Ok(()) => format!(
+                "pdfium:          {} (from {}); PDF pages render as images",
+                found.value.display(),
+                found.why
+            ),
+            Err(error) => format!(
+                "pdfium:          WARNING {} (from {}) does not load: {error}",
+                found.value.display(),
+                found.why
+            ),
+        },
+        Err(why) => format!(
+            "pdfium:          not installed ({why}); PDF text works, page images need `quire pdfium install`"
+        ),
+    }
 }
 
 /// The semantic search lines of `quire doctor`: which library and model, why, and whether they

@@ -40,6 +40,15 @@ pub enum OpsError {
     UnsupportedExtension { path: String, allowed: &'static str },
     #[error("{0}")]
     InvalidArgument(String),
+    /// A vault file whose content cannot be returned as asked. `code` is the file reader's own
+    /// stable code (`not_utf8`, `too_large`, `pdf_encrypted`, `unsupported`, ...), so an agent
+    /// can tell a password-protected PDF from a missing renderer.
+    #[error("'{path}': {message}")]
+    File {
+        path: String,
+        code: &'static str,
+        message: String,
+    },
     #[error(
         "the properties block of '{path}' is not valid YAML at line {line}, column {column}: {message}. Fix the YAML between the '---' lines (for example quote values containing ': ' or '#') and retry."
     )]
@@ -101,6 +110,7 @@ impl OpsError {
             OpsError::TooLarge { .. } => "too_large",
             OpsError::UnsupportedExtension { .. } => "unsupported_extension",
             OpsError::InvalidArgument(_) => "invalid_argument",
+            OpsError::File { code, .. } => code,
             OpsError::InvalidProperties { .. } => "invalid_properties",
             OpsError::HeadingNotFound { .. } => "heading_not_found",
             OpsError::AmbiguousHeading { .. } => "ambiguous_heading",

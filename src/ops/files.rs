@@ -1,5 +1,11 @@
-//! The vault's files as files: listing every file (not only notes) and answering what is at a
-//! path. Listings walk the file system, not the index, so a file copied in a second ago is there.
+//! The vault's files as files: listing every file (not only notes), answering what is at a path,
+//! and reading the ones that are not notes (images, canvases, text formats, PDFs) through the
+//! `files` kernels. Listings walk the file system, not the index, so a file copied in a second
+//! ago is there.
+//!
+//! A read applies the notes' rules (path syntax, hidden folders, ACL: a denied file answers
+//! exactly like a missing one), refuses kinds it does not read before touching the disk, and
+//! checks the size cap from the file's metadata before reading a byte.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +13,52 @@ use super::notes::parse_path;
 use super::paging::{Cursor, check_limit};
 use super::{Context, Ops, OpsError, rfc3339};
 use crate::acl::Action;
+use crate::files::image::{FitOptions, FittedImage, ImageError, fit_image, human_bytes};
+use crate::files::pdf::{self, PdfError, PdfLimits, RenderOptions, pdfium};
+use crate::files::text::{TextError, TextOutput, TextRequest, read_text, window_text};
+use crate::files::{FileKind, readable_kinds_phrase};
+use crate::markdown::canvas::render_canvas;
 use crate::vault::{FoundFile, VaultError, VaultPath};
+
+/// What to read of a file that is not a note.
+#[derive(Debug, Clone, Default)]
+pub struct ReadFile {
+    pub path: String,
+    /// A canvas's JSON as it is, or a PDF's pages as images, instead of their markdown.
+    pub raw: bool,
+    /// First line of a text window (1-based); for a raw PDF, the first page.
+    pub start_line: Option<u64>,
+    /// Lines in the window; for a raw PDF, pages to render (at most `pdf_render_pages`).
+    pub limit: Option<u64>,
+}
+
+/// One piece of what a read returns, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilePart {
+    Text(String),
+    /// Encoded image bytes (`mime_type` says which format).
+    Image {
+        bytes: Vec<u8>,
+        mime_type: &'static str,
+    },
+}
+
+/// A file read for an agent: text, or images each preceded by a line saying what they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    pub path: String,
+    pub kind: FileKind,
+    /// The file's size on disk.
+    pub bytes: u64,
+    pub modified: String,
+    /// sha256 of the file's bytes.
+    pub revision: String,
+    pub parts: Vec<FilePart>,
+}
+
+/// The pixel ceiling of one rendered PDF page: a page is sent at most 1568 px on its long edge,
+/// so rendering more only costs memory.
+const RENDER_MAX_PIXELS: u64 = 4_000_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct ListFiles {
@@ -240,6 +291,286 @@ impl Ops {
             revision,
         })
     }
+
+    pub fn read_file(&self, ctx: &Context, request: ReadFile) -> Result<FileRead, OpsError> {
+        let path = parse_path(&request.path)?;
+        let kind = FileKind::of_path(path.as_str());
+        match kind {
+            FileKind::Markdown => {
+                return Err(OpsError::UnsupportedExtension {
+                    path: path.to_string(),
+                    allowed: "it is a note; read it with vault_read_note",
+                });
+            }
+            FileKind::Unknown => {
+                return Err(OpsError::File {
+                    path: path.to_string(),
+                    code: "unsupported_extension",
+                    message: format!(
+                        "this kind of file cannot be read; readable kinds are {}",
+                        readable_kinds_phrase()
+                    ),
+                });
+            }
+            _ => {}
+        }
+        self.require_read(ctx, &path).map_err(file_not_found)?;
+        let limit = self.files.max_read_bytes;
+        let file = self
+            .vault
+            .read_up_to(&path, limit)
+            .map_err(|error| match error {
+                VaultError::TooLarge { path, bytes, limit } => OpsError::TooLarge {
+                    path,
+                    bytes,
+                    limit,
+                    hint: "Files over the cap are not read; ask the operator to raise files.max_read_bytes.",
+                },
+                VaultError::IsFolder { path } => OpsError::invalid_argument(format!(
+                    "'{path}' is a folder; list its files with vault_list_files"
+                )),
+                other => file_not_found(OpsError::from_vault(other, None)),
+            })?;
+        let parts = match kind {
+            FileKind::Image => self.read_image(&path, &file.bytes)?,
+            FileKind::Canvas if request.raw => self.text_file(&path, &file.bytes, &request)?,
+            FileKind::Canvas => {
+                let json = std::str::from_utf8(&file.bytes).map_err(|_| {
+                    file_error(&path, "invalid_canvas", "the canvas is not UTF-8 text")
+                })?;
+                let rendered = render_canvas(json)
+                    .map_err(|error| file_error(&path, error.code(), &error.to_string()))?;
+                self.text_window(&path, &rendered.markdown, &request)?
+            }
+            FileKind::Text => self.text_file(&path, &file.bytes, &request)?,
+            FileKind::Pdf if request.raw => self.render_pdf(&path, &file.bytes, &request)?,
+            FileKind::Pdf => {
+                let text = pdf::pdf_to_markdown(&file.bytes, &PdfLimits::STANDARD)
+                    .map_err(|error| pdf_error(&path, error))?;
+                self.text_window(&path, &text.markdown, &request)?
+            }
+            FileKind::Markdown | FileKind::Unknown => Vec::new(),
+        };
+        Ok(FileRead {
+            path: path.to_string(),
+            kind,
+            bytes: file.bytes.len() as u64,
+            modified: rfc3339(file.modified),
+            revision: file.revision.to_string(),
+            parts,
+        })
+    }
+
+    fn text_request(&self, request: &ReadFile) -> TextRequest {
+        let count = |value: Option<u64>| value.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        TextRequest {
+            start_line: count(request.start_line),
+            limit: count(request.limit),
+            cap_bytes: self.files.max_text_bytes,
+        }
+    }
+
+    fn text_file(
+        &self,
+        path: &VaultPath,
+        bytes: &[u8],
+        request: &ReadFile,
+    ) -> Result<Vec<FilePart>, OpsError> {
+        read_text(bytes, self.text_request(request))
+            .map(text_parts)
+            .map_err(|error| text_error(path, error))
+    }
+
+    fn text_window(
+        &self,
+        path: &VaultPath,
+        text: &str,
+        request: &ReadFile,
+    ) -> Result<Vec<FilePart>, OpsError> {
+        window_text(text, self.text_request(request))
+            .map(text_parts)
+            .map_err(|error| text_error(path, error))
+    }
+
+    fn fit(&self, path: &VaultPath, bytes: &[u8], budget: usize) -> Result<FittedImage, OpsError> {
+        let options = FitOptions {
+            budget_bytes: budget,
+            ..FitOptions::DEFAULT
+        };
+        fit_image(bytes, options).map_err(|error| image_error(path, error))
+    }
+
+    fn read_image(&self, path: &VaultPath, bytes: &[u8]) -> Result<Vec<FilePart>, OpsError> {
+        let fitted = self.fit(path, bytes, self.files.image_budget_bytes)?;
+        Ok(vec![
+            FilePart::Text(fitted.metadata),
+            FilePart::Image {
+                bytes: fitted.bytes,
+                mime_type: fitted.mime_type,
+            },
+        ])
+    }
+
+    /// Pages `start_line ..` (`limit` of them, at most `pdf_render_pages`) as images sharing the
+    /// image budget, one page rendered at a time so memory holds one page's pixels.
+    fn render_pdf(
+        &self,
+        path: &VaultPath,
+        bytes: &[u8],
+        request: &ReadFile,
+    ) -> Result<Vec<FilePart>, OpsError> {
+        let library = pdfium::locate(&self.files.pdfium)
+            .map_err(|why| pdf_error(path, pdf::render::library_missing(&why)))?
+            .value;
+        let first = match request.start_line {
+            Some(0) => {
+                return Err(OpsError::invalid_argument(
+                    "start_line is the first page to render and counts from 1; got 0",
+                ));
+            }
+            Some(page) => usize::try_from(page).unwrap_or(usize::MAX),
+            None => 1,
+        };
+        let most = self.files.pdf_render_pages.max(1);
+        let wanted = match request.limit {
+            Some(0) => {
+                return Err(OpsError::invalid_argument(
+                    "limit is the number of pages to render and counts from 1; got 0",
+                ));
+            }
+            Some(count) => usize::try_from(count).unwrap_or(usize::MAX).min(most),
+            None => most,
+        };
+        // The page count from the text reader's parse, which reads no page content with
+        // max_pages 0; pdfium checks the range itself when that parser cannot open the file.
+        let counted = PdfLimits {
+            max_pages: 0,
+            ..PdfLimits::STANDARD
+        };
+        let total = pdf::pdf_to_markdown(bytes, &counted)
+            .ok()
+            .map(|text| text.pages);
+        if let Some(total) = total
+            && first > total
+        {
+            return Err(pdf_error(
+                path,
+                PdfError::PageOutOfRange {
+                    page: first,
+                    pages: total,
+                },
+            ));
+        }
+        let last = first
+            .saturating_add(wanted - 1)
+            .min(total.unwrap_or(usize::MAX));
+        let pages: Vec<usize> = (first..=last).collect();
+        let budget = self.files.image_budget_bytes / pages.len().max(1);
+        let options = RenderOptions {
+            max_pixels: RENDER_MAX_PIXELS,
+            ..RenderOptions::STANDARD
+        };
+        let mut images = Vec::with_capacity(pages.len());
+        for &page in &pages {
+            let rendered = match pdf::render_pages(bytes, &[page], &library, &options) {
+                Ok(mut rendered) => rendered.pop(),
+                // Past the end of a file only pdfium could count: stop at its last page.
+                Err(PdfError::PageOutOfRange { .. }) if page > first => break,
+                Err(error) => return Err(pdf_error(path, error)),
+            };
+            let Some(rendered) = rendered else { break };
+            let png = encode_page(&rendered).map_err(|error| OpsError::Internal(error.into()))?;
+            let fitted = self.fit(path, &png, budget)?;
+            images.push((page, fitted));
+        }
+        let rendered_last = images.last().map_or(first, |(page, _)| *page);
+        let total_text = total.map_or_else(String::new, |total| format!(" of {total}"));
+        let next = match total {
+            Some(total) if rendered_last < total => {
+                format!(" Next: start_line {}.", rendered_last + 1)
+            }
+            _ => String::new(),
+        };
+        let mut parts = vec![FilePart::Text(format!(
+            "PDF {}: pages {first}-{rendered_last}{total_text} rendered as images within {} ({} per page).{next}",
+            human_bytes(bytes.len()),
+            human_bytes(self.files.image_budget_bytes),
+            human_bytes(budget),
+        ))];
+        for (page, fitted) in images {
+            parts.push(FilePart::Text(format!(
+                "Page {page}: {}x{} px, {} {}.",
+                fitted.width,
+                fitted.height,
+                if fitted.mime_type == "image/png" {
+                    "PNG"
+                } else {
+                    "JPEG"
+                },
+                human_bytes(fitted.bytes.len())
+            )));
+            parts.push(FilePart::Image {
+                bytes: fitted.bytes,
+                mime_type: fitted.mime_type,
+            });
+        }
+        Ok(parts)
+    }
+
+}
+
+fn text_parts(output: TextOutput) -> Vec<FilePart> {
+    vec![FilePart::Text(output.rendered())]
+}
+
+fn file_error(path: &VaultPath, code: &'static str, message: &str) -> OpsError {
+    OpsError::File {
+        path: path.to_string(),
+        code,
+        message: message.to_owned(),
+    }
+}
+
+fn text_error(path: &VaultPath, error: TextError) -> OpsError {
+    file_error(path, error.code(), &error.to_string())
+}
+
+fn image_error(path: &VaultPath, error: ImageError) -> OpsError {
+    match error {
+        // An encoder refusing a decoded image is a bug, not a property of the file.
+        error @ ImageError::Encode { .. } => OpsError::Internal(Box::new(error)),
+        error => file_error(path, error.code(), &error.to_string()),
+    }
+}
+
+fn pdf_error(path: &VaultPath, error: PdfError) -> OpsError {
+    file_error(path, error.code(), &error.to_string())
+}
+
+/// A missing file's answer, pointing at the listing of files rather than of notes; a denied file
+/// goes through here too, so the two answers stay identical.
+fn file_not_found(error: OpsError) -> OpsError {
+    match error {
+        OpsError::NotFound { what, .. } => OpsError::NotFound {
+            what,
+            hint: "Check the spelling, or call vault_list_files to see what exists.",
+        },
+        other => other,
+    }
+}
+
+/// A rendered page as a PNG (fast, lossless) for the image fitter, which re-encodes it anyway.
+fn encode_page(page: &pdf::RenderedPage) -> Result<Vec<u8>, image::ImageError> {
+    use image::ImageEncoder;
+    use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+    let mut png = Vec::new();
+    PngEncoder::new_with_quality(&mut png, CompressionType::Fast, FilterType::Sub).write_image(
+        &page.rgba,
+        page.width,
+        page.height,
+        image::ExtendedColorType::Rgba8,
+    )?;
+    Ok(png)
 }
 
 fn kind_of(path: &VaultPath) -> PathKind {

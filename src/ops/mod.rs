@@ -36,7 +36,9 @@ pub use daily::{
 };
 pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, UpdateProperties};
 pub use error::OpsError;
-pub use files::{FileEntry, FileList, ListFiles, PathKind, PathStat, StatPath};
+pub use files::{
+    FileEntry, FileList, FilePart, FileRead, ListFiles, PathKind, PathStat, ReadFile, StatPath,
+};
 pub use links::{
     Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,
     OutgoingLink, OutgoingLinks, TargetKind,
@@ -106,17 +108,30 @@ pub struct Ops {
     files: FileSettings,
 }
 
-/// Limits on reading the vault's files that are not notes.
+/// Limits on reading the vault's files that are not notes (`[files]`).
 #[derive(Debug, Clone)]
 pub struct FileSettings {
     /// The largest file `vault_read_file` reads (and `vault_stat` hashes).
     pub max_read_bytes: u64,
+    /// The most bytes of encoded image one read returns (split across the pages of a rendered PDF).
+    pub image_budget_bytes: usize,
+    /// The most bytes of text one read returns.
+    pub max_text_bytes: usize,
+    /// The most PDF pages one `raw` read renders.
+    pub pdf_render_pages: usize,
+    /// Where the pdfium library that renders PDF pages is looked for, on every render (so
+    /// installing it fixes a running server).
+    pub pdfium: crate::files::pdf::pdfium::Sources,
 }
 
 impl Default for FileSettings {
     fn default() -> FileSettings {
         FileSettings {
             max_read_bytes: 50 * 1024 * 1024,
+            image_budget_bytes: crate::files::image::DEFAULT_IMAGE_BUDGET,
+            max_text_bytes: crate::files::text::DEFAULT_TEXT_CAP,
+            pdf_render_pages: 5,
+            pdfium: crate::files::pdf::pdfium::Sources::default(),
         }
     }
 }

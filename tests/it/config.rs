@@ -765,12 +765,12 @@ fn tool_groups_are_checked_and_default_to_all() {
         &[
             "tools.groups",
             "\"graph\"",
-            "notes, search, links, tasks, daily",
+            "notes, search, links, tasks, daily, files",
         ],
     );
     check_error(
         "[vault]\npath = \"Notes\"\n[tools]\ngroups = []\n",
-        &["tools.groups", "notes, search, links, tasks, daily"],
+        &["tools.groups", "notes, search, links, tasks, daily, files"],
     );
     check_error(
         "[vault]\npath = \"Notes\"\n[tools]\ngroup = [\"notes\"]\n",

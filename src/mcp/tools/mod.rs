@@ -1,5 +1,5 @@
 //! The tool surface: the groups a deployment may serve, each an area with its own router and wire
-//! types (`notes`, `search`, `links`, `tasks`, `daily`), and what the areas share: the paging
+//! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`), and what the areas share: the paging
 //! parameters, the note listing result, and the rule that a tool list never mentions a tool it
 //! leaves out.
 //!
@@ -8,6 +8,7 @@
 //! both to `QuireServer::run`.
 
 mod daily;
+mod files;
 mod links;
 mod notes;
 mod search;
@@ -37,15 +38,18 @@ pub enum ToolGroup {
     Tasks,
     /// Daily and other periodic notes.
     Daily,
+    /// The vault's other files: reading images, canvases, text formats and PDFs, listing, stat.
+    Files,
 }
 
 impl ToolGroup {
-    pub const ALL: [ToolGroup; 5] = [
+    pub const ALL: [ToolGroup; 6] = [
         ToolGroup::Notes,
         ToolGroup::Search,
         ToolGroup::Links,
         ToolGroup::Tasks,
         ToolGroup::Daily,
+        ToolGroup::Files,
     ];
 
     /// The name a configuration uses.
@@ -56,6 +60,7 @@ impl ToolGroup {
             ToolGroup::Links => "links",
             ToolGroup::Tasks => "tasks",
             ToolGroup::Daily => "daily",
+            ToolGroup::Files => "files",
         }
     }
 
@@ -72,6 +77,7 @@ impl ToolGroup {
             ToolGroup::Links => QuireServer::links_tools(),
             ToolGroup::Tasks => QuireServer::tasks_tools(),
             ToolGroup::Daily => QuireServer::daily_tools(),
+            ToolGroup::Files => QuireServer::files_tools(),
         }
     }
 }
