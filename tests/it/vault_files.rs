@@ -1,10 +1,11 @@
-//! `list_files` and `stat_path` on real files: every file of the vault (not only notes), from the
-//! file system rather than the index, with counts, paging, subfolders and the caller's rules.
+//! `list_files`, `stat_path` and `read_file` on real files: every file of the vault (not only notes),
+//! from the file system rather than the index, with counts, paging, subfolders, caps and the
+//! caller's rules.
 
 use std::collections::BTreeMap;
 
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
-use quire::ops::{Context, ListFiles, PathKind, StatPath};
+use quire::ops::{Context, FilePart, FileRead, ListFiles, OpsError, PathKind, ReadFile, StatPath};
 
 use crate::support::TestVault;
 
@@ -252,4 +253,111 @@ fn stat_tells_notes_files_and_folders_apart() {
         )
         .is_err()
     );
+}
+
+fn read_file(vault: &TestVault, ctx: &Context, path: &str) -> Result<FileRead, OpsError> {
+    vault.ops.read_file(
+        ctx,
+        ReadFile {
+            path: path.into(),
+            ..ReadFile::default()
+        },
+    )
+}
+
+#[test]
+fn read_file_dispatches_on_the_kind_within_the_configured_caps() {
+    let builder = TestVault::builder()
+        .notes(&[
+            ("Home.md", "# Home\n"),
+            ("Data/table.csv", "a,b\r\n1,2\r\n3,4"),
+            ("Data/long.log", &"0123456789\n".repeat(10)),
+            ("Data/archive.zip", "PK"),
+            ("Private/keys.txt", "secret"),
+        ])
+        .config("[files]\nmax_text_bytes = 50\nmax_read_bytes = 200\n");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/files/hopper.jpg"),
+        builder.root().join("hopper.jpg"),
+    )
+    .expect("copy");
+    let vault = builder.open();
+    let owner = Context::owner();
+    let read = read_file(&vault, &owner, "Data/table.csv").expect("csv");
+    assert_eq!(read.parts, [FilePart::Text("a,b\r\n1,2\r\n3,4".into())]);
+    assert_eq!(read.bytes, 13);
+
+    let windowed = vault
+        .ops
+        .read_file(
+            &owner,
+            ReadFile {
+                path: "Data/long.log".into(),
+                start_line: Some(2),
+                limit: Some(2),
+                ..ReadFile::default()
+            },
+        )
+        .expect("window");
+    assert_eq!(
+        windowed.parts,
+        [FilePart::Text(
+            "Lines 2-3 of 10; next start_line: 4.\n\n0123456789\n0123456789\n".into()
+        )]
+    );
+    let capped = read_file(&vault, &owner, "Data/long.log").expect_err("110 bytes > 50");
+    assert_eq!(capped.code(), "too_large");
+    assert!(
+        capped.to_string().contains("start_line 1 with limit 4"),
+        "{capped}"
+    );
+
+    // hopper.jpg is 6,412 bytes, over max_read_bytes: refused before it is read.
+    let big = read_file(&vault, &owner, "hopper.jpg").expect_err("over the read cap");
+    assert_eq!(big.code(), "too_large");
+    assert!(big.to_string().contains("files.max_read_bytes"), "{big}");
+
+    let note = read_file(&vault, &owner, "Home.md").expect_err("a note");
+    assert_eq!(note.code(), "unsupported_extension");
+    assert!(note.to_string().contains("vault_read_note"), "{note}");
+    let zip = read_file(&vault, &owner, "Data/archive.zip").expect_err("unknown kind");
+    assert_eq!(zip.code(), "unsupported_extension");
+    assert!(
+        zip.to_string()
+            .contains(&quire::files::readable_kinds_phrase()),
+        "{zip}"
+    );
+
+    // A denied file answers exactly like a missing one.
+    let (policy, reader) = reader();
+    vault.ops.set_policy(policy);
+    let denied = read_file(&vault, &reader, "Private/keys.txt").expect_err("denied");
+    let missing = read_file(&vault, &reader, "Private/none.txt").expect_err("missing");
+    assert_eq!(denied.code(), "not_found");
+    assert_eq!(
+        denied.to_string().replace("keys", "none"),
+        missing.to_string()
+    );
+}
+
+#[test]
+fn an_image_is_one_metadata_line_and_one_image_within_the_budget() {
+    let builder = TestVault::builder().config("[files]\nimage_budget_bytes = 4096\n");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/files/hopper.jpg"),
+        builder.root().join("hopper.jpg"),
+    )
+    .expect("copy");
+    let vault = builder.open();
+    let read = read_file(&vault, &Context::owner(), "hopper.jpg").expect("image");
+    let [FilePart::Text(line), FilePart::Image { bytes, mime_type }] = read.parts.as_slice() else {
+        panic!("{:?}", read.parts.len());
+    };
+    assert!(
+        line.starts_with("Image: JPEG 6.3 KiB, 128x128 px"),
+        "{line}"
+    );
+    assert_eq!(*mime_type, "image/jpeg");
+    assert!(bytes.len() <= 4096, "{}", bytes.len());
+    assert_eq!(read.kind, quire::files::FileKind::Image);
 }
