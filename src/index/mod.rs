@@ -33,8 +33,8 @@ pub use document::{CHUNK_WORDS, note_chunks, number_in, parse_date_time};
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, FileHit, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter, PropertyValue,
-    RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
+    Count, FileFilter, FileHit, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
+    PropertyValue, RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
@@ -550,7 +550,37 @@ impl Index {
         limit: usize,
         keep: &dyn Fn(&str) -> bool,
     ) -> Result<Page<FileHit, usize>, IndexError> {
-        self.read(|connection| read::search_files(connection, expression, offset, limit, keep))
+        self.search_files_in(expression, &FileFilter::default(), offset, limit, keep)
+    }
+
+    /// `search_files` within a folder and modification-time range.
+    pub fn search_files_in(
+        &self,
+        expression: &str,
+        filter: &FileFilter,
+        offset: usize,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Page<FileHit, usize>, IndexError> {
+        self.read(|connection| {
+            read::search_files(connection, expression, filter, offset, limit, keep)
+        })
+    }
+
+    /// `search_files_in` ranked with statistics over the files `keep` admits only (see
+    /// `read::search_files_scoped`): for callers some rule restricts.
+    pub fn search_files_scoped(
+        &self,
+        query: &MatchQuery,
+        expression: &str,
+        filter: &FileFilter,
+        offset: usize,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Page<FileHit, usize>, IndexError> {
+        self.read(|connection| {
+            read::search_files_scoped(connection, query, expression, filter, offset, limit, keep)
+        })
     }
 
     /// The best `limit` memory entries for `expression`, optionally in one memory file.

@@ -103,6 +103,8 @@ pub struct SearchHit {
     pub note: NoteRow,
     /// Higher is better (the negated BM25 rank); 0 when there was no query text.
     pub score: f64,
+    /// The hit's own offset in its ranked list: where a page that stops before it resumes.
+    pub at: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +123,9 @@ pub struct Count {
 
 /// BM25 weights of the FTS columns: title (with aliases), headings, property values, body.
 const BM25_WEIGHTS: &str = "10.0, 5.0, 2.0, 1.0";
+/// BM25 weights of the files' FTS columns: file name, text. Whole numbers, like the notes', so a
+/// scoped ranking recovers frequencies exactly.
+const FILE_BM25_WEIGHTS: &str = "5.0, 1.0";
 
 pub(super) const NOTE_COLUMNS: &str = "n.path, n.name, n.size, n.mtime, n.created, n.tags";
 
@@ -262,9 +267,24 @@ impl Conditions {
 pub(super) fn page_by_offset<R>(
     offset: usize,
     limit: usize,
-    mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
+    fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
     keep: &dyn Fn(&R) -> bool,
 ) -> rusqlite::Result<Page<R, usize>> {
+    let page = page_by_offset_at(offset, limit, fetch, keep)?;
+    Ok(Page {
+        rows: page.rows.into_iter().map(|(_, row)| row).collect(),
+        next: page.next,
+    })
+}
+
+/// `page_by_offset` with each row's own offset in the query, so a caller that uses only the head
+/// of a page knows where the rest starts.
+fn page_by_offset_at<R>(
+    offset: usize,
+    limit: usize,
+    mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
+    keep: &dyn Fn(&R) -> bool,
+) -> rusqlite::Result<Page<(usize, R), usize>> {
     // One more row than the page, to know whether another page follows; excluded rows are rare,
     // so a second batch is rarely needed.
     let batch = limit + 1;
@@ -282,7 +302,7 @@ pub(super) fn page_by_offset<R>(
                         next: Some(at - 1),
                     });
                 }
-                rows.push(row);
+                rows.push((at - 1, row));
             }
         }
         if count < batch {
@@ -369,6 +389,22 @@ pub fn list_recent(
     limit: usize,
     keep: &dyn Fn(&NoteRow) -> bool,
 ) -> rusqlite::Result<Page<NoteRow, usize>> {
+    let page = recent_page(connection, filter, order, offset, limit, keep)?;
+    Ok(Page {
+        rows: page.rows.into_iter().map(|(_, row)| row).collect(),
+        next: page.next,
+    })
+}
+
+/// `list_recent` with each note's offset in the list.
+fn recent_page(
+    connection: &Connection,
+    filter: &NoteFilter,
+    order: RecentOrder,
+    offset: usize,
+    limit: usize,
+    keep: &dyn Fn(&NoteRow) -> bool,
+) -> rusqlite::Result<Page<(usize, NoteRow), usize>> {
     let conditions = Conditions::from_filter(filter);
     let column = match order {
         RecentOrder::Modified => "n.mtime",
@@ -378,7 +414,7 @@ pub fn list_recent(
         "SELECT {NOTE_COLUMNS} FROM notes n{} ORDER BY {column} DESC, n.path LIMIT ? OFFSET ?",
         conditions.where_clause()
     );
-    page_by_offset(
+    page_by_offset_at(
         offset,
         limit,
         |at, batch| {
@@ -406,7 +442,7 @@ pub fn search(
     let Some(all) = &query.all else {
         // No words to rank by: the notes that pass the filters, most recently modified first.
         let offset = start.map_or(0, |start| start.offset);
-        let page = list_recent(
+        let page = recent_page(
             connection,
             filter,
             RecentOrder::Modified,
@@ -418,7 +454,11 @@ pub fn search(
             hits: page
                 .rows
                 .into_iter()
-                .map(|note| SearchHit { note, score: 0.0 })
+                .map(|(at, note)| SearchHit {
+                    note,
+                    score: 0.0,
+                    at,
+                })
                 .collect(),
             next: page.next.map(|offset| SearchPosition {
                 offset,
@@ -446,7 +486,7 @@ pub fn search(
          ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
     );
     let run = |expression: &str, offset: usize, any_word: bool| {
-        let page = page_by_offset(
+        let page = page_by_offset_at(
             offset,
             limit,
             |at, batch| {
@@ -459,6 +499,7 @@ pub fn search(
                     Ok(SearchHit {
                         note: note_row(row)?,
                         score: -row.get::<_, f64>(6)?,
+                        at: 0,
                     })
                 })?;
                 rows.collect()
@@ -466,7 +507,11 @@ pub fn search(
             &|hit: &SearchHit| keep(&hit.note),
         )?;
         Ok::<_, rusqlite::Error>(SearchPage {
-            hits: page.rows,
+            hits: page
+                .rows
+                .into_iter()
+                .map(|(at, hit)| SearchHit { at, ..hit })
+                .collect(),
             next: page.next.map(|offset| SearchPosition { offset, any_word }),
             any_word,
         })
@@ -520,11 +565,19 @@ pub fn search_scoped(
     let Some(all) = &query.all else {
         return search(connection, query, filter, start, limit, keep);
     };
-    let corpus = ScopedCorpus::load(connection, query, keep)?;
+    let corpus = ScopedCorpus::notes(connection, query, keep)?;
     let run = |expression: &str, offset: usize, any_word: bool| {
         let mut hits = corpus.ranked(connection, expression, filter)?;
         let more = hits.len() > offset.saturating_add(limit);
-        let hits: Vec<SearchHit> = hits.drain(offset.min(hits.len())..).take(limit).collect();
+        let hits: Vec<SearchHit> = hits
+            .drain(offset.min(hits.len())..)
+            .take(limit)
+            .enumerate()
+            .map(|(index, hit)| SearchHit {
+                at: offset + index,
+                ..hit
+            })
+            .collect();
         Ok::<_, rusqlite::Error>(SearchPage {
             hits,
             next: more.then_some(SearchPosition {
@@ -537,29 +590,61 @@ pub fn search_scoped(
     every_word_then_any(query, all, start, run)
 }
 
-/// The statistics of the notes one caller may see, and each phrase's frequency in them.
-struct ScopedCorpus {
-    /// Visible notes: id to (row, length in tokens over all columns).
-    visible: HashMap<i64, (NoteRow, f64)>,
+/// An FTS5 table a scoped ranking recomputes BM25 over.
+struct FtsTable {
+    /// The table's `_docsize` shadow table (token counts per row).
+    docsize: &'static str,
+    /// `SELECT rowid, bm25(...)` over the table for one MATCH expression, with its weights.
+    scored: String,
+}
+
+impl FtsTable {
+    fn notes() -> FtsTable {
+        FtsTable {
+            docsize: "notes_fts_docsize",
+            scored: format!(
+                "SELECT rowid, bm25(notes_fts, {BM25_WEIGHTS}) FROM notes_fts WHERE notes_fts MATCH ?"
+            ),
+        }
+    }
+
+    fn files() -> FtsTable {
+        FtsTable {
+            docsize: "files_fts_docsize",
+            scored: format!(
+                "SELECT rowid, bm25(files_fts, {FILE_BM25_WEIGHTS}) FROM files_fts WHERE files_fts MATCH ?"
+            ),
+        }
+    }
+}
+
+/// The statistics of the rows (notes or files) one caller may see, and each phrase's frequency
+/// in them.
+struct ScopedCorpus<R> {
+    /// Visible rows: id to (row, length in tokens over all columns).
+    visible: HashMap<i64, (R, f64)>,
     average_length: f64,
-    /// Per phrase: inverse document frequency over the visible notes, and the weighted frequency
-    /// in each visible note that holds it.
+    /// Per phrase: inverse document frequency over the visible rows, and the weighted frequency
+    /// in each visible row that holds it.
     phrases: Vec<(f64, HashMap<i64, f64>)>,
 }
 
-impl ScopedCorpus {
+impl<R> ScopedCorpus<R> {
+    /// The corpus of `rows` (id and row, already the visible ones) of `table`.
     fn load(
         connection: &Connection,
+        table: &FtsTable,
         query: &MatchQuery,
-        keep: &dyn Fn(&NoteRow) -> bool,
-    ) -> rusqlite::Result<ScopedCorpus> {
+        rows: Vec<(i64, R)>,
+    ) -> rusqlite::Result<ScopedCorpus<R>> {
         let mut lengths: HashMap<i64, f64> = HashMap::new();
-        let mut statement = connection.prepare_cached("SELECT id, sz FROM notes_fts_docsize")?;
-        let rows = statement.query_map([], |row| {
+        let mut statement =
+            connection.prepare_cached(&format!("SELECT id, sz FROM {}", table.docsize))?;
+        let sizes = statement.query_map([], |row| {
             Ok((row.get::<_, i64>(0)?, row.get::<_, Vec<u8>>(1)?))
         })?;
-        for row in rows {
-            let (id, sizes) = row?;
+        for size in sizes {
+            let (id, sizes) = size?;
             lengths.insert(id, column_sizes_total(&sizes));
         }
         let table_rows = lengths.len() as f64;
@@ -568,18 +653,10 @@ impl ScopedCorpus {
         } else {
             lengths.values().sum::<f64>() / table_rows
         };
-        let mut visible: HashMap<i64, (NoteRow, f64)> = HashMap::new();
-        let mut statement =
-            connection.prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.id FROM notes n"))?;
-        let rows = statement.query_map([], |row| Ok((note_row(row)?, row.get::<_, i64>(6)?)))?;
-        for row in rows {
-            let (note, id) = row?;
-            if let Some(length) = lengths.get(&id)
-                && keep(&note)
-            {
-                visible.insert(id, (note, *length));
-            }
-        }
+        let visible: HashMap<i64, (R, f64)> = rows
+            .into_iter()
+            .filter_map(|(id, row)| Some((id, (row, *lengths.get(&id)?))))
+            .collect();
         let count = visible.len() as f64;
         let average_length = if visible.is_empty() {
             0.0
@@ -587,9 +664,7 @@ impl ScopedCorpus {
             visible.values().map(|(_, length)| length).sum::<f64>() / count
         };
         let mut phrases = Vec::new();
-        let mut statement = connection.prepare_cached(&format!(
-            "SELECT rowid, bm25(notes_fts, {BM25_WEIGHTS}) FROM notes_fts WHERE notes_fts MATCH ?"
-        ))?;
+        let mut statement = connection.prepare_cached(&table.scored)?;
         for phrase in &query.phrases {
             let scored: Vec<(i64, f64)> = statement
                 .query_map([phrase], |row| Ok((row.get(0)?, -row.get::<_, f64>(1)?)))?
@@ -620,6 +695,39 @@ impl ScopedCorpus {
         })
     }
 
+    /// The visible row `id` and its score over the visible rows; `None` when it is not visible.
+    fn scored(&self, id: i64) -> Option<(&R, f64)> {
+        let (row, length) = self.visible.get(&id)?;
+        let saturation =
+            BM25_K1 * (1.0 - BM25_B + BM25_B * length / self.average_length.max(f64::MIN_POSITIVE));
+        let score = self
+            .phrases
+            .iter()
+            .map(|(idf, frequencies)| {
+                let frequency = frequencies.get(&id).copied().unwrap_or(0.0);
+                idf * (frequency * (BM25_K1 + 1.0)) / (frequency + saturation)
+            })
+            .sum();
+        Some((row, score))
+    }
+}
+
+impl ScopedCorpus<NoteRow> {
+    /// The corpus of the notes `keep` admits.
+    fn notes(
+        connection: &Connection,
+        query: &MatchQuery,
+        keep: &dyn Fn(&NoteRow) -> bool,
+    ) -> rusqlite::Result<ScopedCorpus<NoteRow>> {
+        let mut statement =
+            connection.prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.id FROM notes n"))?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get::<_, i64>(6)?, note_row(row)?)))?
+            .filter(|row| row.as_ref().map_or(true, |(_, note)| keep(note)))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        ScopedCorpus::load(connection, &FtsTable::notes(), query, rows)
+    }
+
     /// Every visible note matching `expression` and the filters, best first (ties by path).
     fn ranked(
         &self,
@@ -641,20 +749,11 @@ impl ScopedCorpus {
         let mut hits: Vec<SearchHit> = ids
             .into_iter()
             .filter_map(|id| {
-                let (note, length) = self.visible.get(&id)?;
-                let saturation = BM25_K1
-                    * (1.0 - BM25_B + BM25_B * length / self.average_length.max(f64::MIN_POSITIVE));
-                let score = self
-                    .phrases
-                    .iter()
-                    .map(|(idf, frequencies)| {
-                        let frequency = frequencies.get(&id).copied().unwrap_or(0.0);
-                        idf * (frequency * (BM25_K1 + 1.0)) / (frequency + saturation)
-                    })
-                    .sum();
+                let (note, score) = self.scored(id)?;
                 Some(SearchHit {
                     note: note.clone(),
                     score,
+                    at: 0,
                 })
             })
             .collect();
@@ -898,6 +997,55 @@ pub struct FileHit {
     pub score: f64,
     /// The indexed text (at most `file_text::MAX_INDEXED_BYTES`), for the snippet.
     pub body: String,
+    /// The hit's own offset in its ranked list: where a page that stops before it resumes.
+    pub at: usize,
+}
+
+/// The conditions a file search can honour: the note-only ones (tags, properties, type, created)
+/// have no meaning for a file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileFilter {
+    /// Vault-relative folder; `None` or `""` is the whole vault.
+    pub folder: Option<String>,
+    pub modified: TimeRange,
+}
+
+impl FileFilter {
+    /// ` AND rowid IN (...)` restricting a `files_fts` query, with its parameters; nothing when
+    /// the filter is empty.
+    fn clause(&self) -> (String, Vec<SqlValue>) {
+        let mut conditions = Conditions::default();
+        let folder = self.folder.as_deref().unwrap_or("");
+        if !folder.is_empty() {
+            let (low, high) = subtree_range(folder);
+            conditions.push(
+                "f.path > ? AND f.path < ?",
+                [SqlValue::Text(low), SqlValue::Text(high)],
+            );
+        }
+        if let Some(from) = self.modified.from {
+            conditions.push(
+                "f.mtime >= ?",
+                [SqlValue::Integer(from.saturating_mul(1_000_000_000))],
+            );
+        }
+        if let Some(until) = self.modified.until {
+            conditions.push(
+                "f.mtime < ?",
+                [SqlValue::Integer(until.saturating_mul(1_000_000_000))],
+            );
+        }
+        if conditions.sql.is_empty() {
+            return (String::new(), Vec::new());
+        }
+        (
+            format!(
+                " AND rowid IN (SELECT f.id FROM files f{})",
+                conditions.where_clause()
+            ),
+            conditions.params,
+        )
+    }
 }
 
 /// Ranked full-text search over the files' indexed text, with `expression` (one of a
@@ -905,40 +1053,117 @@ pub struct FileHit {
 pub fn search_files(
     connection: &Connection,
     expression: &str,
+    filter: &FileFilter,
     offset: usize,
     limit: usize,
     keep: &dyn Fn(&str) -> bool,
 ) -> rusqlite::Result<Page<FileHit, usize>> {
-    page_by_offset(
+    let (filtered, filter_params) = filter.clause();
+    let sql = format!(
+        "SELECT f.path, f.size, f.mtime, r.rank, r.body FROM (
+             SELECT rowid AS id, bm25(files_fts, {FILE_BM25_WEIGHTS}) AS rank, body FROM files_fts
+             WHERE files_fts MATCH ?{filtered} ORDER BY 2 LIMIT ? OFFSET ?
+         ) r JOIN files f ON f.id = r.id ORDER BY r.rank"
+    );
+    let page = page_by_offset_at(
         offset,
         limit,
         |at, batch| {
-            let mut statement = connection.prepare_cached(
-                "SELECT f.path, f.size, f.mtime, r.rank, r.body FROM (
-                     SELECT rowid AS id, bm25(files_fts, 5.0, 1.0) AS rank, body FROM files_fts
-                     WHERE files_fts MATCH ?1 ORDER BY 2 LIMIT ?2 OFFSET ?3
-                 ) r JOIN files f ON f.id = r.id ORDER BY r.rank",
-            )?;
-            let rows = statement.query_map(
-                params_from_iter([
-                    SqlValue::Text(expression.to_owned()),
-                    SqlValue::Integer(batch as i64),
-                    SqlValue::Integer(at as i64),
-                ]),
-                |row| {
-                    Ok(FileHit {
-                        path: row.get(0)?,
-                        size: row.get(1)?,
-                        mtime: row.get(2)?,
-                        score: -row.get::<_, f64>(3)?,
-                        body: row.get(4)?,
-                    })
-                },
-            )?;
+            let mut params = vec![SqlValue::Text(expression.to_owned())];
+            params.extend(filter_params.iter().cloned());
+            params.push(SqlValue::Integer(batch as i64));
+            params.push(SqlValue::Integer(at as i64));
+            let mut statement = connection.prepare_cached(&sql)?;
+            let rows = statement.query_map(params_from_iter(params), |row| {
+                Ok(FileHit {
+                    path: row.get(0)?,
+                    size: row.get(1)?,
+                    mtime: row.get(2)?,
+                    score: -row.get::<_, f64>(3)?,
+                    body: row.get(4)?,
+                    at: 0,
+                })
+            })?;
             rows.collect()
         },
         &|hit: &FileHit| keep(&hit.path),
-    )
+    )?;
+    Ok(Page {
+        rows: page
+            .rows
+            .into_iter()
+            .map(|(at, hit)| FileHit { at, ..hit })
+            .collect(),
+        next: page.next,
+    })
+}
+
+/// `search_files` ranked with statistics over the files `keep` admits only, like `search_scoped`
+/// for notes: a restricted caller's scores, order and offsets never depend on a file it cannot
+/// see. `expression` is `query.all` or `query.any`.
+pub fn search_files_scoped(
+    connection: &Connection,
+    query: &MatchQuery,
+    expression: &str,
+    filter: &FileFilter,
+    offset: usize,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> rusqlite::Result<Page<FileHit, usize>> {
+    let mut statement = connection.prepare_cached("SELECT id, path, size, mtime FROM files")?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                (
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                    row.get::<_, i64>(3)?,
+                ),
+            ))
+        })?
+        .filter(|row| row.as_ref().map_or(true, |(_, (path, _, _))| keep(path)))
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let corpus = ScopedCorpus::load(connection, &FtsTable::files(), query, rows)?;
+    let (filtered, filter_params) = filter.clause();
+    let mut params = vec![SqlValue::Text(expression.to_owned())];
+    params.extend(filter_params);
+    let mut statement = connection.prepare_cached(&format!(
+        "SELECT rowid FROM files_fts WHERE files_fts MATCH ?{filtered}"
+    ))?;
+    let ids: Vec<i64> = statement
+        .query_map(params_from_iter(params), |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut ranked: Vec<(i64, &(String, i64, i64), f64)> = ids
+        .into_iter()
+        .filter_map(|id| {
+            let (row, score) = corpus.scored(id)?;
+            Some((id, row, score))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.0.cmp(&b.1.0)));
+    let more = ranked.len() > offset.saturating_add(limit);
+    let mut body = connection.prepare_cached("SELECT body FROM files_fts WHERE rowid = ?")?;
+    let rows = ranked
+        .into_iter()
+        .enumerate()
+        .skip(offset)
+        .take(limit)
+        .map(|(at, (id, (path, size, mtime), score))| {
+            Ok(FileHit {
+                path: path.clone(),
+                size: *size,
+                mtime: *mtime,
+                score,
+                body: body.query_row([id], |row| row.get(0))?,
+                at,
+            })
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Page {
+        rows,
+        next: more.then_some(offset + limit),
+    })
 }
 
 /// A memory entry whose text (with its file and section) matched a search.

@@ -6,8 +6,6 @@
 //! rule: pass `next_cursor` back unchanged with the same other arguments, or start over. A cursor
 //! never carries anything the caller could not see on the page it came with.
 
-use crate::index::SearchPosition;
-
 use super::OpsError;
 
 /// Page size when the client names none.
@@ -35,6 +33,16 @@ pub(super) enum VectorList {
     Hybrid,
 }
 
+/// Where the next page of a keyword search starts in each of its two ranked lists (`None`: that
+/// list is done, or was not searched), and whether the first page fell back to matching any word,
+/// so later pages run the same query over both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct KeywordPosition {
+    pub notes: Option<usize>,
+    pub files: Option<usize>,
+    pub any_word: bool,
+}
+
 /// Where the next page of a listing starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Cursor {
@@ -43,9 +51,8 @@ pub(super) enum Cursor {
     After(String),
     /// A row offset in a ranked, counted or in-memory list.
     Offset(usize),
-    /// A keyword search position; it also remembers whether the first page fell back to matching
-    /// any word, so later pages run the same query.
-    Keyword(SearchPosition),
+    /// A keyword search position over notes and files.
+    Keyword(KeywordPosition),
     /// A row offset in a semantic or hybrid result list.
     Vector { list: VectorList, offset: usize },
 }
@@ -60,11 +67,18 @@ impl Cursor {
         let text = match self {
             Cursor::After(path) => format!("{AFTER}{path}"),
             Cursor::Offset(offset) => format!("{OFFSET}{offset}"),
-            Cursor::Keyword(position) => format!(
-                "{KEYWORD}{}:{}",
-                position.offset,
-                u8::from(position.any_word)
-            ),
+            // `search:<notes>:<any word>[:<files>]`, `-` for a finished note list: without files it
+            // is the text cursors had before files were searched.
+            Cursor::Keyword(position) => {
+                let notes = position
+                    .notes
+                    .map_or_else(|| "-".to_string(), |notes| notes.to_string());
+                let any_word = u8::from(position.any_word);
+                match position.files {
+                    Some(files) => format!("{KEYWORD}{notes}:{any_word}:{files}"),
+                    None => format!("{KEYWORD}{notes}:{any_word}"),
+                }
+            }
             Cursor::Vector { list, offset } => {
                 let letter = match list {
                     VectorList::Semantic => "s",
@@ -90,10 +104,24 @@ impl Cursor {
             return Some(Cursor::Offset(offset.parse().ok()?));
         }
         if let Some(rest) = text.strip_prefix(KEYWORD) {
-            let (offset, any_word) = rest.split_once(':')?;
-            return Some(Cursor::Keyword(SearchPosition {
-                offset: offset.parse().ok()?,
-                any_word: any_word == "1",
+            let mut parts = rest.split(':');
+            let notes = match parts.next()? {
+                "-" => None,
+                notes => Some(notes.parse().ok()?),
+            };
+            let any_word = match parts.next()? {
+                "0" => false,
+                "1" => true,
+                _ => return None,
+            };
+            let files = parts.next().map(str::parse).transpose().ok()?;
+            if parts.next().is_some() {
+                return None;
+            }
+            return Some(Cursor::Keyword(KeywordPosition {
+                notes,
+                files,
+                any_word,
             }));
         }
         let (letter, offset) = text.strip_prefix(VECTOR)?.split_once(':')?;
@@ -160,13 +188,20 @@ mod tests {
             Cursor::After("Daily/2025-01-01.md".into()),
             Cursor::After(String::new()),
             Cursor::Offset(7),
-            Cursor::Keyword(SearchPosition {
-                offset: 40,
+            Cursor::Keyword(KeywordPosition {
+                notes: Some(40),
+                files: None,
                 any_word: true,
             }),
-            Cursor::Keyword(SearchPosition {
-                offset: 0,
+            Cursor::Keyword(KeywordPosition {
+                notes: Some(0),
+                files: Some(3),
                 any_word: false,
+            }),
+            Cursor::Keyword(KeywordPosition {
+                notes: None,
+                files: Some(12),
+                any_word: true,
             }),
             Cursor::Vector {
                 list: VectorList::Semantic,
@@ -195,8 +230,9 @@ mod tests {
         );
         assert_eq!(
             Cursor::decode(&hex::encode("search:10:0")).expect("ours"),
-            Cursor::Keyword(SearchPosition {
-                offset: 10,
+            Cursor::Keyword(KeywordPosition {
+                notes: Some(10),
+                files: None,
                 any_word: false
             })
         );
@@ -219,6 +255,9 @@ mod tests {
             hex::encode("offset:-1"),
             hex::encode("vec:x:1"),
             hex::encode("search:1"),
+            hex::encode("search:1:2"),
+            hex::encode("search:1:0:x"),
+            hex::encode("search:1:0:2:3"),
             hex::encode([0xff, 0xfe]),
         ];
         for raw in &foreign {

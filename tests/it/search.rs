@@ -1125,3 +1125,420 @@ fn r18_scoped_ranking_equals_fts5_bm25_when_everything_is_visible() {
         }
     }
 }
+
+/// Issue 20, item 4: a vault where notes and other files (a CSV, a canvas, a PDF, a text file)
+/// share the word "quince", plus the PDF's own long word in one note.
+fn files_fixture(extra: &[(&str, &str)]) -> (TestVault, String) {
+    let pdf = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pdf/generated-known.pdf"),
+    )
+    .expect("the generated PDF");
+    let pdf_text =
+        quire::files::pdf::pdf_to_markdown(&pdf, &quire::files::pdf::PdfLimits::STANDARD)
+            .expect("pdf");
+    let word = pdf_text
+        .markdown
+        .split_whitespace()
+        .find(|word| word.len() > 8 && word.chars().all(char::is_alphabetic))
+        .expect("a long word in the PDF")
+        .to_lowercase();
+    let canvas = r#"{"nodes":[{"id":"a","type":"text","text":"Plant the quince trees by the quince hedge","x":0,"y":0,"width":100,"height":50}],"edges":[]}"#;
+    let mut builder = TestVault::builder()
+        .notes(&[
+            (
+                "Garden/Quince.md",
+                "---\ntags: [fruit]\ntype: plant\n---\n# Quince\nquince quince jelly\n",
+            ),
+            ("Garden/Orchard.md", "An orchard with one quince tree.\n"),
+            (
+                "Notes/Long.md",
+                &format!("{} quince\n", "filler ".repeat(200)),
+            ),
+            ("Notes/Paper.md", &format!("About the {word} paper.\n")),
+            ("Data/harvest.csv", "crop,kilos\nquince,12\nquince,14\n"),
+            ("Boards/orchard.canvas", canvas),
+            ("Garden/log.txt", "picked quince today\n"),
+        ])
+        .notes(extra);
+    std::fs::write(builder.root().join("paper.pdf"), &pdf).expect("write");
+    builder = builder.note("Notes/unrelated.md", "nothing to see\n");
+    (builder.open(), word)
+}
+
+fn search_with(
+    fixture: &TestVault,
+    context: &Context,
+    request: ops::SearchNotes,
+) -> ops::SearchResults {
+    fixture
+        .ops
+        .search(context, request)
+        .expect("search succeeds")
+}
+
+fn kinds(results: &ops::SearchResults) -> Vec<(&str, &str)> {
+    results
+        .results
+        .iter()
+        .map(|r| (r.kind, r.path.as_str()))
+        .collect()
+}
+
+/// Every page of `request`, limit `limit`, from the first to the last.
+fn all_pages(
+    fixture: &TestVault,
+    context: &Context,
+    request: &ops::SearchNotes,
+    limit: u32,
+) -> Vec<Vec<ops::SearchResult>> {
+    let mut pages = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = search_with(
+            fixture,
+            context,
+            ops::SearchNotes {
+                limit: Some(limit),
+                cursor: cursor.clone(),
+                ..request.clone()
+            },
+        );
+        cursor = page.next_cursor.clone();
+        pages.push(page.results);
+        if cursor.is_none() {
+            return pages;
+        }
+        assert!(pages.len() < 100, "paging ends");
+    }
+}
+
+#[test]
+fn r20_keyword_search_finds_files_beside_notes_by_score() {
+    let (fixture, word) = files_fixture(&[]);
+    let found = search(&fixture, "quince");
+    assert_eq!(found.search_mode, "keyword");
+    assert!(!found.matched_any_word);
+    let hits = kinds(&found);
+    for expected in [
+        ("note", "Garden/Quince.md"),
+        ("note", "Garden/Orchard.md"),
+        ("note", "Notes/Long.md"),
+        ("file", "Data/harvest.csv"),
+        ("file", "Boards/orchard.canvas"),
+        ("file", "Garden/log.txt"),
+    ] {
+        assert!(hits.contains(&expected), "{expected:?} in {hits:?}");
+    }
+    assert_eq!(hits.len(), 6, "{hits:?}");
+    // One ranking: best first, whatever the kind, and notes and files interleave.
+    let scores: Vec<f64> = found.results.iter().map(|r| r.score).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    let first_file = hits.iter().position(|(kind, _)| *kind == "file");
+    let last_note = hits.iter().rposition(|(kind, _)| *kind == "note");
+    assert!(first_file < last_note, "interleaved by score: {hits:?}");
+    for result in &found.results {
+        assert!(result.snippet.contains("**quince**"), "{result:?}");
+        assert!(result.bytes > 0);
+        assert!(result.modified.contains('T'));
+        if result.kind == "file" {
+            assert!(result.tags.is_empty());
+            assert_eq!(Some(result.title.as_str()), result.path.rsplit('/').next());
+        }
+    }
+    // The PDF's text is found, and the note that shares its word.
+    let pdf = search(&fixture, &word);
+    let mut hits = kinds(&pdf);
+    hits.sort();
+    assert_eq!(hits, [("file", "paper.pdf"), ("note", "Notes/Paper.md")]);
+}
+
+#[test]
+fn r20_paging_through_notes_and_files_yields_every_hit_once() {
+    let (fixture, _) = files_fixture(&[]);
+    let request = ops::SearchNotes {
+        query: "quince".into(),
+        ..ops::SearchNotes::default()
+    };
+    let whole = search_with(&fixture, &ctx(), request.clone());
+    let whole: Vec<(String, String)> = whole
+        .results
+        .iter()
+        .map(|r| (r.kind.to_string(), r.path.clone()))
+        .collect();
+    for limit in [1, 2, 4, 5] {
+        let pages = all_pages(&fixture, &ctx(), &request, limit);
+        assert!(pages.iter().all(|page| page.len() <= limit as usize));
+        let paged: Vec<(String, String)> = pages
+            .iter()
+            .flatten()
+            .map(|r| (r.kind.to_string(), r.path.clone()))
+            .collect();
+        let unique: BTreeSet<_> = paged.iter().cloned().collect();
+        assert_eq!(
+            unique.len(),
+            paged.len(),
+            "limit {limit}: no repeats: {paged:?}"
+        );
+        assert_eq!(
+            unique,
+            whole.iter().cloned().collect::<BTreeSet<_>>(),
+            "limit {limit}"
+        );
+        let scores: Vec<f64> = pages.iter().flatten().map(|r| r.score).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "limit {limit}: {scores:?}"
+        );
+    }
+}
+
+#[test]
+fn r20_every_word_or_any_word_is_one_decision_for_notes_and_files() {
+    let (fixture, _) = files_fixture(&[("Data/pairs.txt", "quince and medlar\n")]);
+    // Only a file has both words: no note comes in through any-word.
+    let both = search(&fixture, "quince medlar");
+    assert!(!both.matched_any_word);
+    assert_eq!(kinds(&both), [("file", "Data/pairs.txt")]);
+    // Nothing has both: notes and files match any word, and later pages stay on any word.
+    let request = ops::SearchNotes {
+        query: "quince zebrawood".into(),
+        ..ops::SearchNotes::default()
+    };
+    let any = search_with(&fixture, &ctx(), request.clone());
+    assert!(any.matched_any_word);
+    assert!(kinds(&any).iter().any(|(kind, _)| *kind == "note"));
+    assert!(kinds(&any).iter().any(|(kind, _)| *kind == "file"));
+    let pages = all_pages(&fixture, &ctx(), &request, 2);
+    assert_eq!(pages.iter().flatten().count(), any.results.len());
+}
+
+#[test]
+fn r20_note_only_filters_leave_files_out_and_folder_applies_to_both() {
+    let (fixture, _) = files_fixture(&[]);
+    let with = |filters: ops::SearchFilters, query: &str| {
+        let found = search_with(
+            &fixture,
+            &ctx(),
+            ops::SearchNotes {
+                query: query.into(),
+                filters,
+                ..ops::SearchNotes::default()
+            },
+        );
+        let mut hits: Vec<(String, String)> = kinds(&found)
+            .into_iter()
+            .map(|(kind, path)| (kind.to_string(), path.to_string()))
+            .collect();
+        hits.sort();
+        hits
+    };
+    let note_only = |hits: &[(String, String)]| hits.iter().all(|(kind, _)| kind == "note");
+    let tagged = with(
+        ops::SearchFilters {
+            tags: vec!["fruit".into()],
+            ..ops::SearchFilters::default()
+        },
+        "quince",
+    );
+    assert_eq!(
+        tagged,
+        [("note".to_string(), "Garden/Quince.md".to_string())]
+    );
+    let typed = with(
+        ops::SearchFilters {
+            note_type: Some("plant".into()),
+            ..ops::SearchFilters::default()
+        },
+        "quince",
+    );
+    assert!(note_only(&typed) && !typed.is_empty());
+    let mut properties = Map::new();
+    properties.insert("type".into(), Value::Null);
+    let property = with(
+        ops::SearchFilters {
+            properties,
+            ..ops::SearchFilters::default()
+        },
+        "quince",
+    );
+    assert!(note_only(&property) && !property.is_empty());
+    let created = with(
+        ops::SearchFilters {
+            created: Some(ops::DateFilter {
+                after: Some("1990-01-01".into()),
+                ..ops::DateFilter::default()
+            }),
+            ..ops::SearchFilters::default()
+        },
+        "quince",
+    );
+    assert!(note_only(&created) && !created.is_empty());
+    // A folder holds files as well as notes.
+    let garden = with(
+        ops::SearchFilters {
+            folder: Some("Garden".into()),
+            ..ops::SearchFilters::default()
+        },
+        "quince",
+    );
+    assert_eq!(
+        garden,
+        [
+            ("file".to_string(), "Garden/log.txt".to_string()),
+            ("note".to_string(), "Garden/Orchard.md".to_string()),
+            ("note".to_string(), "Garden/Quince.md".to_string()),
+        ]
+    );
+    // Files have a modification time.
+    let modified = |after: &str| {
+        with(
+            ops::SearchFilters {
+                modified: Some(ops::DateFilter {
+                    after: Some(after.into()),
+                    ..ops::DateFilter::default()
+                }),
+                ..ops::SearchFilters::default()
+            },
+            "quince",
+        )
+    };
+    assert!(
+        modified("2000-01-01")
+            .iter()
+            .any(|(kind, _)| kind == "file")
+    );
+    assert!(modified("2999-01-01").is_empty());
+    // An empty query lists notes only, newest first.
+    let listed = with(ops::SearchFilters::default(), "");
+    assert!(note_only(&listed) && !listed.is_empty());
+}
+
+#[test]
+fn r20_a_restricted_caller_never_sees_or_senses_a_denied_file() {
+    use std::collections::BTreeMap;
+
+    use quire::acl::{IdentityRules, Policy, Principal, Rule};
+    let reader = Context::new(
+        Principal::Identity {
+            name: "reader".into(),
+            client_id: None,
+        },
+        "vault_search",
+    );
+    let restrict = |fixture: &TestVault| {
+        let mut identities = BTreeMap::new();
+        identities.insert(
+            "reader".to_string(),
+            IdentityRules {
+                read: vec![Rule::parse("/").expect("rule")],
+                write: Vec::new(),
+                deny: vec![Rule::parse("Private/").expect("rule")],
+            },
+        );
+        fixture.ops.set_policy(Policy::new(Vec::new(), identities));
+    };
+    let secret = [
+        ("Private/quince.csv", "quince,quince,quince\nquince\n"),
+        ("Private/more.txt", "quince quince\n"),
+    ];
+    let (with_secret, _) = files_fixture(&secret);
+    let (without, _) = files_fixture(&[]);
+    restrict(&with_secret);
+    restrict(&without);
+    let request = ops::SearchNotes {
+        query: "quince".into(),
+        ..ops::SearchNotes::default()
+    };
+    // The owner sees the private files.
+    let owner = search_with(&with_secret, &ctx(), request.clone());
+    assert!(kinds(&owner).contains(&("file", "Private/quince.csv")));
+    for limit in [1, 3, 50] {
+        let seen = all_pages(&with_secret, &reader, &request, limit);
+        let clean = all_pages(&without, &reader, &request, limit);
+        let view = |pages: &[Vec<ops::SearchResult>]| -> Vec<(String, String, String)> {
+            pages
+                .iter()
+                .flatten()
+                .map(|r| {
+                    (
+                        r.kind.to_string(),
+                        r.path.clone(),
+                        format!("{:.9}", r.score),
+                    )
+                })
+                .collect()
+        };
+        assert!(
+            view(&seen)
+                .iter()
+                .all(|(_, path, _)| !path.starts_with("Private/")),
+            "{:?}",
+            view(&seen)
+        );
+        // Same hits, same scores, same number of pages: nothing depends on the hidden files.
+        assert_eq!(view(&seen), view(&clean), "limit {limit}");
+        assert_eq!(seen.len(), clean.len(), "limit {limit}");
+    }
+    // Cursors are the same text in both vaults.
+    let first = |fixture: &TestVault| {
+        search_with(
+            fixture,
+            &reader,
+            ops::SearchNotes {
+                limit: Some(2),
+                ..request.clone()
+            },
+        )
+        .next_cursor
+    };
+    assert_eq!(first(&with_secret), first(&without));
+}
+
+#[test]
+fn r20_scoped_file_scores_equal_fts5_bm25_when_everything_is_visible() {
+    use std::collections::BTreeMap;
+
+    use quire::acl::{IdentityRules, Policy, Principal, Rule};
+    let (fixture, _) = files_fixture(&[]);
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "reader".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: Vec::new(),
+            deny: Vec::new(),
+        },
+    );
+    fixture.ops.set_policy(Policy::new(Vec::new(), identities));
+    let reader = Context::new(
+        Principal::Identity {
+            name: "reader".into(),
+            client_id: None,
+        },
+        "vault_search",
+    );
+    for query in ["quince", "quince trees", "quin*", "harvest"] {
+        let request = ops::SearchNotes {
+            query: query.into(),
+            ..ops::SearchNotes::default()
+        };
+        let files = |results: ops::SearchResults| -> Vec<f64> {
+            results
+                .results
+                .into_iter()
+                .filter(|r| r.kind == "file")
+                .map(|r| r.score)
+                .collect()
+        };
+        let owner = files(search_with(&fixture, &ctx(), request.clone()));
+        let scoped = files(search_with(&fixture, &reader, request));
+        assert!(!owner.is_empty(), "{query}");
+        assert_eq!(owner.len(), scoped.len(), "{query}");
+        for (a, b) in owner.iter().zip(&scoped) {
+            assert!(
+                (a - b).abs() < 1e-9 * a.abs().max(1.0),
+                "{query}: {owner:?} vs {scoped:?}"
+            );
+        }
+    }
+}

@@ -137,3 +137,50 @@ async def test_the_other_search_tools_answer_in_their_documented_shapes(session,
 
     res = await session.call_tool("vault_grep", {"pattern": "(", "regex": True})
     assert res.is_error and res.content[0].text.startswith("invalid_argument: ")
+
+
+async def test_keyword_search_finds_canvases_and_text_files_beside_notes(open_session, vault: Path):
+    # Issue 20, item 4: files other than notes are found by their text, marked `kind: "file"`.
+    (vault / "Boards").mkdir(exist_ok=True)
+    (vault / "Boards/Plan.canvas").write_text(
+        '{"nodes":[{"id":"a","type":"text","text":"The wombatine route goes north",'
+        '"x":0,"y":0,"width":100,"height":50}],"edges":[]}'
+    )
+    (vault / "Data").mkdir(exist_ok=True)
+    (vault / "Data/trips.csv").write_text("place,animal\nridge,wombatine\n")
+    (vault / "Trips.md").write_text("# Trips\nA wombatine walk.\n")
+    async with open_session(vault) as session:
+        found = await search(session, "wombatine", mode="keyword")
+        hits = {(hit["kind"], hit["path"]) for hit in found["results"]}
+        assert hits == {
+            ("note", "Trips.md"),
+            ("file", "Boards/Plan.canvas"),
+            ("file", "Data/trips.csv"),
+        }
+        scores = [hit["score"] for hit in found["results"]]
+        assert scores == sorted(scores, reverse=True)
+        for hit in found["results"]:
+            assert "**wombatine**" in hit["snippet"], hit
+            assert hit["bytes"] > 0 and hit["modified"]
+        # Every note hit says it is one, in any search.
+        other = await search(session, "", limit=5)
+        assert other["results"] and all(hit["kind"] == "note" for hit in other["results"])
+
+        # Paging walks both lists once each.
+        seen, cursor = [], None
+        while True:
+            args = {"limit": 1, "mode": "keyword"}
+            if cursor:
+                args["cursor"] = cursor
+            page = await search(session, "wombatine", **args)
+            seen += [(hit["kind"], hit["path"]) for hit in page["results"]]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        assert sorted(seen) == sorted(hits)
+
+        # A note-only filter leaves files out; a folder applies to files too.
+        tagged = await search(session, "wombatine", filters={"tags": ["trip"]})
+        assert tagged["results"] == []
+        in_data = await search(session, "wombatine", filters={"folder": "Data"})
+        assert paths(in_data) == ["Data/trips.csv"]

@@ -58,7 +58,7 @@ impl From<DateFilterParams> for ops::DateFilter {
 #[serde(deny_unknown_fields)]
 #[schemars(inline)]
 pub struct SearchFiltersParams {
-    /// Only notes in this folder and below.
+    /// Only this folder and below.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub folder: Option<String>,
@@ -103,8 +103,10 @@ pub struct SearchParams {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchHit {
+    /// "note", or "file" (a canvas, PDF or text file).
+    pub kind: String,
     pub path: String,
-    /// The note's name (file name without .md).
+    /// The note's name (without .md), or the file's name.
     pub title: String,
     /// Relevance (BM25; higher is better; 0 when there was no query text).
     pub score: f64,
@@ -140,6 +142,7 @@ impl From<ops::SearchResults> for SearchResult {
                 .results
                 .into_iter()
                 .map(|hit| SearchHit {
+                    kind: hit.kind.to_string(),
                     path: hit.path,
                     title: hit.title,
                     score: significant(hit.score),
@@ -600,7 +603,7 @@ impl From<SearchByPropertyParams> for ops::SearchByProperty {
 #[tool_router(router = search_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "Search notes by words and by meaning, to find notes about a topic when you do not know their paths. Keyword ranking is BM25 over title, aliases, headings, properties and body; with an embedding model, `mode` auto adds semantic (vector) search, and `search_mode` says what answered (with a `notice` when the asked mode could not be honoured). An empty `query` lists the notes matching `filters`, newest first. Obsidian's excluded files are left out.",
+        description = "Search notes by words and by meaning, to find notes about a topic when you do not know their paths. Keyword ranking is BM25 over title, aliases, headings, properties and body, and keyword search also finds canvases, PDFs and text files (`kind` \"file\"; not with note-only filters); with an embedding model, `mode` auto adds semantic (vector) search, and `search_mode` says what answered (with a `notice` when the asked mode could not be honoured). An empty `query` lists the notes matching `filters`, newest first. Obsidian's excluded files are left out.",
         annotations(
             title = "Search notes",
             read_only_hint = true,

@@ -46,12 +46,16 @@ pub struct SearchNotes {
 
 #[derive(Debug, Clone)]
 pub struct SearchResult {
+    /// `note`, or `file` for a canvas, PDF or text file found by its indexed text.
+    pub kind: &'static str,
     pub path: String,
+    /// A note's name, or a file's name with its extension.
     pub title: String,
     pub score: f64,
     pub snippet: String,
     pub bytes: u64,
     pub modified: String,
+    /// Empty for files.
     pub tags: Vec<String>,
 }
 
@@ -88,8 +92,10 @@ impl Ops {
                 _ => return Err(paging::invalid(raw)),
             },
         };
+        let files = file_filter(&filter);
         let shown = self.search_visibility(ctx);
         let keep = |row: &NoteRow| shown.shows(&row.path);
+        let keep_file = |path: &str| shown.shows(path);
         let notice = if start.is_some() {
             None
         } else {
@@ -98,13 +104,23 @@ impl Ops {
                 Err(notice) => notice,
             }
         };
-        let found = self.keyword_results(ctx, &request.query, &filter, start, limit, &keep)?;
+        let found = self.keyword_results(
+            ctx,
+            &request.query,
+            &filter,
+            files.as_ref(),
+            start,
+            limit,
+            &keep,
+            &keep_file,
+        )?;
         Ok(SearchResults { notice, ..found })
     }
 
     /// One ranked note as a result, with its snippet for `query`.
     fn search_result(&self, note: NoteRow, score: f64, query: &index::MatchQuery) -> SearchResult {
         SearchResult {
+            kind: "note",
             snippet: self.index.snippet(&note.path, query),
             score,
             path: note.path,
@@ -114,6 +130,21 @@ impl Ops {
             tags: note.tags,
         }
     }
+}
+
+/// The part of a note filter that files honour, or `None` when the filter has a condition only a
+/// note can meet (tags, properties, type, created), which no file passes.
+fn file_filter(filter: &index::NoteFilter) -> Option<index::FileFilter> {
+    let note_only = !filter.tags.is_empty()
+        || !filter.properties.is_empty()
+        || filter.note_type.is_some()
+        || filter.created != index::TimeRange::default()
+        || filter.direct_only
+        || filter.only_paths.is_some();
+    (!note_only).then(|| index::FileFilter {
+        folder: filter.folder.clone(),
+        modified: filter.modified,
+    })
 }
 
 /// What a client-triggered index rebuild did.
