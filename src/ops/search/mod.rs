@@ -1,9 +1,11 @@
 //! Searching the vault: ranked search over the index (keyword, semantic, hybrid), grep, the tag,
 //! folder, property and recency listings, and the counted vocabularies.
 //!
-//! This file holds `vault_search_notes`' request and result types and its mode dispatch: the
-//! cursor and the mode decide whether the semantic leg (`semantic`) answers or keyword search
-//! (`keyword`) does. Inputs are validated in `filters` (dates, tags, properties) and turned into the
+//! This file holds `vault_search`'s request and result types and its mode dispatch: the cursor
+//! and the mode decide whether the semantic leg (`semantic`) answers or keyword search (`keyword`)
+//! does. Keyword search also returns files that are not notes (canvases, PDFs, text formats) by
+//! their indexed text, unless a filter only notes can meet is given; semantic and hybrid results
+//! are notes only for now. Inputs are validated in `filters` (dates, tags, properties) and turned into the
 //! index's filters; client text never reaches SQL or FTS syntax. Obsidian's excluded files are left
 //! out of search results (keyword search, grep, tag and property searches) but stay listable by
 //! folder and in `vault_list_notes`. Every function blocks: call it off the async executor.
