@@ -516,7 +516,6 @@ impl Ops {
         }
         Ok(parts)
     }
-
 }
 
 fn text_parts(output: TextOutput) -> Vec<FilePart> {

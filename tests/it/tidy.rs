@@ -149,13 +149,13 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("mcp", &["acl", "index", "ops"]),
-    ("config", &["acl", "embed", "mcp", "vault"]),
+    ("config", &["acl", "embed", "files", "mcp", "ops", "vault"]),
     ("http", &["acl", "config", "mcp", "sync_status"]),
     ("systemd", &["health"]),
     (
         "app",
         &[
-            "config", "embed", "health", "http", "index", "mcp", "ops", "systemd", "vault",
+            "config", "embed", "files", "health", "http", "index", "mcp", "ops", "systemd", "vault",
         ],
     ),
     (
