@@ -615,7 +615,8 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
         .with_audit(audit)
         .with_time_zone(config.time_zone.clone())
         .with_daily_notes(config.daily_notes.clone())
-        .with_file_settings(config.files.clone()))
+        .with_file_settings(config.files.clone())
+        .with_protected_folders(config.protected_folders.clone()))
 }
 
 /// The state directory holds derived data only; it is private to the service user.

@@ -218,6 +218,9 @@ struct RawFeatures {
 #[serde(deny_unknown_fields)]
 struct RawVault {
     path: Option<PathBuf>,
+    /// Folders `vault_delete_note` and `vault_move_note` refuse to touch; replaces the default
+    /// (the memory and daily-notes folders).
+    protected_folders: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -314,6 +317,10 @@ pub struct Config {
     pub memory_folder: Option<VaultPath>,
     /// `[files]`: caps and budgets for `vault_read_file`, and where pdfium is looked for.
     pub files: FileSettings,
+    /// `[vault] protected_folders`: the folders notes cannot be deleted from or moved out of or
+    /// into; `None` for the default (the memory folder and the daily-notes folder, resolved on
+    /// every call).
+    pub protected_folders: Option<Vec<VaultPath>>,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -524,7 +531,7 @@ impl Config {
                 });
             }
         }
-        let tool_groups = tool_groups(&raw.tools)?;
+        let mut tool_groups = tool_groups(&raw.tools)?;
         let access = access(&raw.acl, &raw.identities, &file_dir, env)?;
         let test_loopback_port = match env.variables.get(CIMD_TEST_PORT_VARIABLE) {
             None => None,
@@ -571,9 +578,15 @@ impl Config {
         };
         let memory_folder = memory_folder(&raw.memory)?;
         let files = files_config(&raw.files, &file_dir, env)?;
+        if memory_folder.is_none() {
+            // The layer is off: its tools go with it, whatever `[tools] groups` says.
+            tool_groups.retain(|group| *group != ToolGroup::Memory);
+        }
+        let protected_folders = protected_folders(raw.vault.protected_folders.as_deref())?;
         Ok(Config {
             files,
             memory_folder,
+            protected_folders,
             sync,
             access,
             search,
@@ -1134,4 +1147,31 @@ fn memory_folder(raw: &RawMemory) -> Result<Option<VaultPath>, ConfigError> {
                 "{folder:?} is not a vault folder ({error}); give a vault-relative folder such as \"About Me\""
             ),
         })
+}
+
+/// `[vault] protected_folders` lowered: vault folders, each once; `None` when the key is absent.
+fn protected_folders(raw: Option<&[String]>) -> Result<Option<Vec<VaultPath>>, ConfigError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let mut folders: Vec<VaultPath> = Vec::new();
+    for folder in raw {
+        let trimmed = folder.trim().trim_matches('/');
+        let parsed = VaultPath::parse_folder(trimmed).map_err(|error| ConfigError::Setting {
+            key: "vault.protected_folders",
+            message: format!(
+                "{folder:?} is not a vault folder ({error}); give vault-relative folders such as \"About Me\""
+            ),
+        })?;
+        let Some(parsed) = parsed else {
+            return Err(ConfigError::Setting {
+                key: "vault.protected_folders",
+                message: format!(
+                    "{folder:?} names the vault root, which would forbid every delete and move; name folders such as \"About Me\", or use [features] disabled_tools to turn vault_delete_note and vault_move_note off"
+                ),
+            });
+        };
+        if !folders.contains(&parsed) {
+            folders.push(parsed);
+        }
+    }
+    Ok(Some(folders))
 }

@@ -351,7 +351,7 @@ impl Ops {
     }
 
     /// Notes no other visible file links to (embeds and canvas cards count as links), outside the
-    /// daily-notes and templates folders, `exclude_folders` and Obsidian's excluded files, in path
+    /// daily-notes, templates and memory folders, `exclude_folders` and Obsidian's excluded files, in path
     /// order.
     pub fn find_orphans(&self, ctx: &Context, request: FindOrphans) -> Result<NoteList, OpsError> {
         let limit = check_limit(request.limit)?;
@@ -370,6 +370,7 @@ impl Ops {
             self.vault
                 .generated_note_folders()
                 .into_iter()
+                .chain(self.vault.memory_folder().map(VaultPath::to_string))
                 .map(|folder| format!("{folder}/")),
         );
         let visibility = self.visibility(ctx);

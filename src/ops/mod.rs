@@ -106,6 +106,8 @@ pub struct Ops {
     /// Semantic search, once its model has loaded (or why it is unavailable).
     semantic: RwLock<search::SemanticSlot>,
     files: FileSettings,
+    /// `[vault] protected_folders`, or `None` for the default set (see `notes::protected_folders`).
+    protected_folders: Option<Vec<VaultPath>>,
 }
 
 /// Limits on reading the vault's files that are not notes (`[files]`).
@@ -173,7 +175,15 @@ impl Ops {
             daily_notes: crate::vault::DailyNotesOverrides::default(),
             semantic: RwLock::new(search::SemanticSlot::default()),
             files: FileSettings::default(),
+            protected_folders: None,
         }
+    }
+
+    /// Protects exactly `folders` from deletes and moves; `None` protects the default set (the
+    /// memory folder and the daily-notes folder).
+    pub fn with_protected_folders(mut self, folders: Option<Vec<VaultPath>>) -> Ops {
+        self.protected_folders = folders;
+        self
     }
 
     /// Reads files other than notes within `settings`.

@@ -285,6 +285,8 @@ impl Ops {
         }
         self.require_write(ctx, &old)?;
         self.require_write(ctx, &new)?;
+        self.refuse_protected(&old)?;
+        self.refuse_protected(&new)?;
         let old_extension = old.extension().map(|e| e.to_lowercase());
         if old_extension != new.extension().map(|e| e.to_lowercase()) {
             return Err(OpsError::invalid_argument(format!(

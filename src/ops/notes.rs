@@ -332,6 +332,7 @@ impl Ops {
         let path = parse_path(&request.path)?;
         check_writable(&path)?;
         self.require_write(ctx, &path)?;
+        self.refuse_protected(&path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
         let _lock = self.vault.lock(&path);
         let resolved = self
@@ -374,7 +375,90 @@ impl Ops {
     }
 }
 
+/// Why a folder is protected, named in refusals so the user knows which setting to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Protection {
+    /// Listed in `[vault] protected_folders`.
+    Configured,
+    /// The memory folder, protected by default.
+    Memory,
+    /// The daily-notes folder, protected by default.
+    Daily,
+}
+
+impl Protection {
+    fn describe(self) -> &'static str {
+        match self {
+            Protection::Configured => "listed in [vault] protected_folders of Quire's config",
+            Protection::Memory => {
+                "the memory folder, protected by default; [vault] protected_folders in Quire's config replaces the list"
+            }
+            Protection::Daily => {
+                "the daily-notes folder, protected by default; [vault] protected_folders in Quire's config replaces the list"
+            }
+        }
+    }
+}
+
 impl Ops {
+    /// The folders no note may be deleted from or moved out of or into, each with why: `[vault]
+    /// protected_folders` when set, else the memory folder and the daily-notes folder, the latter
+    /// resolved now from Obsidian's settings (none when daily notes live at the vault root). A
+    /// `daily-notes.json` that cannot be read is an error: the folder to protect is unknown.
+    pub(super) fn protected_folders(&self) -> Result<Vec<(String, Protection)>, String> {
+        if let Some(folders) = &self.protected_folders {
+            return Ok(folders
+                .iter()
+                .map(|folder| (folder.to_string(), Protection::Configured))
+                .collect());
+        }
+        let mut folders = Vec::new();
+        if let Some(memory) = self.vault.memory_folder() {
+            folders.push((memory.to_string(), Protection::Memory));
+        }
+        let daily = match &self.daily_notes.folder {
+            Some(folder) => folder.trim().trim_matches('/').to_owned(),
+            None => self.vault.daily_notes_folder()?,
+        };
+        if !daily.is_empty() {
+            folders.push((daily, Protection::Daily));
+        }
+        Ok(folders)
+    }
+
+    /// Refuses `path` when it lies inside a protected folder. Paths arrive canonical (`VaultPath`
+    /// has no `..`, `.` or `\`); the comparison ignores case, so a case-aliased spelling on a
+    /// case-insensitive file system is refused too.
+    pub(super) fn refuse_protected(&self, path: &VaultPath) -> Result<(), OpsError> {
+        let lowered = path.as_str().to_lowercase();
+        let folders = self.protected_folders().map_err(|why| OpsError::PathForbidden {
+            input: path.to_string(),
+            reason: format!(
+                "notes cannot be deleted or moved while the daily-notes folder, which is protected, is unknown ({why}); fix Obsidian's Daily notes settings, or set [daily_notes] folder or [vault] protected_folders in Quire's config"
+            ),
+        })?;
+        for (folder, why) in folders {
+            let inside = lowered
+                .strip_prefix(&folder.to_lowercase())
+                .is_some_and(|rest| rest.starts_with('/'));
+            if inside {
+                return Err(OpsError::PathForbidden {
+                    input: path.to_string(),
+                    reason: format!(
+                        "it is in '{folder}', a protected folder ({}): notes there cannot be deleted, moved out or moved in{}",
+                        why.describe(),
+                        if why == Protection::Memory {
+                            "; to remove one memory entry, use vault_delete_memory"
+                        } else {
+                            ""
+                        }
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// A vault file's text (invalid UTF-8 replaced), through the vault's reader, which refuses
     /// folders, non-regular files and files over the size cap.
     pub(super) fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {

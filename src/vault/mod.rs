@@ -317,6 +317,12 @@ impl Vault {
         settings::generated_note_folders(&self.root)
     }
 
+    /// The daily-notes folder from Obsidian's settings, read now (see
+    /// `settings::daily_notes_folder`).
+    pub fn daily_notes_folder(&self) -> Result<String, String> {
+        settings::daily_notes_folder(&self.root)
+    }
+
     /// Obsidian's excluded files, read now from `.obsidian/app.json`.
     pub fn excluded_files(&self) -> ExcludedFiles {
         ExcludedFiles::read(&self.root)

@@ -392,6 +392,26 @@ impl LinkSettings {
     }
 }
 
+/// The daily-notes folder as the daily-note tools find it (`daily-notes.json`, else the Periodic
+/// Notes plugin's daily section), without leading or trailing `/`; `""` is the vault root. Read
+/// quietly, on every call: a missing file is Obsidian's default (the root). `Err` says why a
+/// `daily-notes.json` that exists cannot be used, so a caller guarding that folder can refuse
+/// rather than guess.
+pub fn daily_notes_folder(root: &Path) -> Result<String, String> {
+    let folder = match read_json(root, DAILY_NOTES_SETTINGS) {
+        Json::Object(object) => object
+            .get("folder")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        Json::Missing => periodic_section(root, Period::Daily, &mut Vec::new())
+            .map(|settings| settings.folder)
+            .unwrap_or_default(),
+        Json::Invalid(why) => return Err(format!("{DAILY_NOTES_SETTINGS} {why}")),
+    };
+    Ok(folder.trim().trim_matches('/').to_owned())
+}
+
 /// The folders Obsidian fills with notes nobody links to by design: the daily notes folder
 /// (`.obsidian/daily-notes.json` `folder`) and the templates folder (`.obsidian/templates.json`
 /// `folder`), without leading or trailing `/`. Unset folders are left out.

@@ -777,3 +777,37 @@ fn tool_groups_are_checked_and_default_to_all() {
         &["group"],
     );
 }
+
+#[test]
+fn protected_folders_and_the_memory_toggle() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(config.protected_folders, None, "the default set");
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\nprotected_folders = [\"/Private/\", \"Private\", \"A/B\"]\n")
+        .expect("valid");
+    let folders: Vec<String> = config
+        .protected_folders
+        .expect("configured")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(folders, ["Private", "A/B"]);
+    check_error(
+        "[vault]\npath = \"Notes\"\nprotected_folders = [\"/\"]\n",
+        &["vault.protected_folders", "vault root"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\nprotected_folders = [\"../x\"]\n",
+        &["vault.protected_folders", "\"../x\""],
+    );
+    // Turning the memory layer off takes its tool group with it.
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n[memory]\nenabled = false\n")
+        .expect("valid");
+    assert_eq!(config.memory_folder, None);
+    assert!(!config.tool_groups.contains(&ToolGroup::Memory));
+    assert!(config.tool_groups.contains(&ToolGroup::Notes));
+}

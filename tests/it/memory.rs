@@ -369,3 +369,195 @@ fn the_bootstrap_waits_for_the_first_sync_and_never_touches_an_existing_folder()
     );
     assert!(!root.join("About Me/Agents.md").exists());
 }
+
+fn delete_note(path: &str) -> quire::ops::DeleteNote {
+    quire::ops::DeleteNote {
+        path: path.into(),
+        expected_revision: None,
+        prune_empty_folders: false,
+    }
+}
+
+fn move_note(from: &str, to: &str) -> quire::ops::MoveNote {
+    quire::ops::MoveNote {
+        old_path: from.into(),
+        new_path: to.into(),
+        dry_run: false,
+        prune_empty_folders: false,
+    }
+}
+
+/// A vault with memory files, daily notes in `Journal/` (from Obsidian's settings) and a note
+/// elsewhere.
+fn protected_setup(config: &str) -> TestVault {
+    TestVault::builder()
+        .note(".obsidian/daily-notes.json", r#"{"folder": "Journal/"}"#)
+        .note(
+            "About Me/Me.md",
+            "## Basics\n- 2026-01-01 — Lives in Lyon.\n",
+        )
+        .note("Journal/2026-11-30.md", "- 09:00 woke up\n")
+        .note("Inbox/Idea.md", "An idea.\n")
+        .config(config)
+        .open()
+}
+
+#[test]
+fn notes_in_protected_folders_cannot_be_deleted_or_moved_out_or_in() {
+    let vault = protected_setup("");
+    let ops = &vault.ops;
+    let ctx = Context::owner();
+    // Any spelling of the folder's case is the same folder on a case-insensitive file system.
+    for path in ["About Me/Me.md", "about me/Me.md", "Journal/2026-11-30.md"] {
+        let refused = ops.delete_note(&ctx, delete_note(path)).expect_err(path);
+        assert_eq!(refused.code(), "path_forbidden", "{path}");
+        assert!(
+            refused.to_string().contains("[vault] protected_folders"),
+            "{refused}"
+        );
+    }
+    let memory = ops
+        .delete_note(&ctx, delete_note("About Me/Me.md"))
+        .expect_err("protected");
+    assert!(
+        memory.to_string().contains("vault_delete_memory"),
+        "{memory}"
+    );
+    for (from, to) in [
+        ("About Me/Me.md", "Inbox/Me.md"),
+        ("About Me/Me.md", "About Me/Myself.md"),
+        ("Inbox/Idea.md", "About Me/Idea.md"),
+        ("Inbox/Idea.md", "journal/Idea.md"),
+        ("Journal/2026-11-30.md", "Archive/2026-11-30.md"),
+    ] {
+        let refused = ops
+            .move_note(&ctx, move_note(from, to))
+            .expect_err(&format!("{from} -> {to}"));
+        assert_eq!(refused.code(), "path_forbidden", "{from} -> {to}");
+    }
+    assert!(vault.path("About Me/Me.md").exists());
+    assert!(vault.path("Journal/2026-11-30.md").exists());
+    assert!(vault.path("Inbox/Idea.md").exists());
+    // A folder whose name merely starts like a protected one is not protected.
+    crate::support::write(&vault.root, "About Meetings/Notes.md", "x\n");
+    ops.delete_note(&ctx, delete_note("About Meetings/Notes.md"))
+        .expect("not protected");
+    // Elsewhere deletes and moves work, and the memory and daily-note tools keep working inside.
+    ops.move_note(&ctx, move_note("Inbox/Idea.md", "Inbox/Plan.md"))
+        .expect("move");
+    ops.update_memory(
+        &ctx,
+        update("Me", "Basics", "Works as a nurse.", "2026-11-30"),
+    )
+    .expect("memory update");
+    ops.delete_memory(
+        &ctx,
+        DeleteMemory {
+            file: "Me".into(),
+            section: "Basics".into(),
+            date: "2026-01-01".into(),
+            entry: "Lives in Lyon.".into(),
+        },
+    )
+    .expect("memory delete");
+    ops.append_daily_note(
+        &ctx,
+        quire::ops::AppendDailyNote {
+            text: "lunch".into(),
+            heading: None,
+            date: Some("2026-11-30".into()),
+            period: quire::ops::Period::Daily,
+            expected_revision: None,
+        },
+    )
+    .expect("daily append");
+    ops.delete_note(&ctx, delete_note("Inbox/Plan.md"))
+        .expect("delete");
+}
+
+#[test]
+fn the_protected_folders_follow_obsidian_and_the_config() {
+    // The daily-notes folder is read on every call: moved to the root, it protects nothing.
+    let vault = protected_setup("");
+    let ctx = Context::owner();
+    std::fs::write(
+        vault.path(".obsidian/daily-notes.json"),
+        r#"{"folder": ""}"#,
+    )
+    .expect("write");
+    vault
+        .ops
+        .delete_note(&ctx, delete_note("Journal/2026-11-30.md"))
+        .expect("no longer protected");
+    // A settings file that cannot be parsed leaves the folder to protect unknown: refuse.
+    std::fs::write(vault.path(".obsidian/daily-notes.json"), "{oops").expect("write");
+    let unknown = vault
+        .ops
+        .delete_note(&ctx, delete_note("Inbox/Idea.md"))
+        .expect_err("unknown daily folder");
+    assert_eq!(unknown.code(), "path_forbidden");
+    assert!(
+        unknown.to_string().contains("daily-notes.json"),
+        "{unknown}"
+    );
+
+    // `[vault] protected_folders` replaces the default set: Obsidian's file is not read.
+    let vault = protected_setup("[vault]\nprotected_folders = [\"Inbox/\"]\n");
+    std::fs::write(vault.path(".obsidian/daily-notes.json"), "{oops").expect("write");
+    let refused = vault
+        .ops
+        .delete_note(&ctx, delete_note("inbox/Idea.md"))
+        .expect_err("configured");
+    assert!(
+        refused
+            .to_string()
+            .contains("listed in [vault] protected_folders"),
+        "{refused}"
+    );
+    vault
+        .ops
+        .delete_note(&ctx, delete_note("About Me/Me.md"))
+        .expect("no longer protected");
+    vault
+        .ops
+        .delete_note(&ctx, delete_note("Journal/2026-11-30.md"))
+        .expect("no longer protected");
+
+    // `[daily_notes] folder` wins over Obsidian's; with the memory layer off, its folder is a
+    // plain folder again.
+    let vault = protected_setup("[daily_notes]\nfolder = \"Inbox\"\n[memory]\nenabled = false\n");
+    assert_eq!(
+        vault
+            .ops
+            .delete_note(&ctx, delete_note("Inbox/Idea.md"))
+            .expect_err("daily")
+            .code(),
+        "path_forbidden"
+    );
+    vault
+        .ops
+        .delete_note(&ctx, delete_note("Journal/2026-11-30.md"))
+        .expect("Obsidian's folder is overridden");
+    vault
+        .ops
+        .delete_note(&ctx, delete_note("About Me/Me.md"))
+        .expect("the layer is off");
+}
+
+#[test]
+fn memory_files_are_never_orphans() {
+    let vault = protected_setup("");
+    let orphans = vault
+        .ops
+        .find_orphans(
+            &Context::owner(),
+            quire::ops::FindOrphans {
+                exclude_folders: Vec::new(),
+                limit: None,
+                cursor: None,
+            },
+        )
+        .expect("orphans");
+    let paths: Vec<_> = orphans.notes.iter().map(|n| n.path.as_str()).collect();
+    assert_eq!(paths, ["Inbox/Idea.md"]);
+}

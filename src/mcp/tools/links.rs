@@ -273,7 +273,7 @@ impl QuireServer {
     }
 
     #[tool(
-        description = "List the notes no other note, canvas or embed links to, in path order: to find forgotten notes worth linking or archiving. Notes in the daily-notes and templates folders are never listed.",
+        description = "List the notes no other note, canvas or embed links to, in path order: to find forgotten notes worth linking or archiving. Notes in the daily-notes and templates folders are never listed. Nor are the files of vault_list_memory_files.",
         annotations(
             title = "Orphan notes",
             read_only_hint = true,

@@ -1,6 +1,6 @@
 //! The tool surface: the groups a deployment may serve, each an area with its own router and wire
-//! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`), and what the areas share: the paging
-//! parameters, the note listing result, and the rule that a tool list never mentions a tool it
+//! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`, `memory`), and what the areas share:
+//! the paging parameters, the note listing result, and the rule that a tool list never mentions a tool it
 //! leaves out.
 //!
 //! A tool is an `async fn` named after the tool (`vault_<verb>_<object>`), in its area's
@@ -10,6 +10,7 @@
 mod daily;
 mod files;
 mod links;
+mod memory;
 mod notes;
 mod search;
 mod tasks;
@@ -40,16 +41,19 @@ pub enum ToolGroup {
     Daily,
     /// The vault's other files: reading images, canvases, text formats and PDFs, listing, stat.
     Files,
+    /// The memory layer: dated facts about the user (left out when `[memory] enabled = false`).
+    Memory,
 }
 
 impl ToolGroup {
-    pub const ALL: [ToolGroup; 6] = [
+    pub const ALL: [ToolGroup; 7] = [
         ToolGroup::Notes,
         ToolGroup::Search,
         ToolGroup::Links,
         ToolGroup::Tasks,
         ToolGroup::Daily,
         ToolGroup::Files,
+        ToolGroup::Memory,
     ];
 
     /// The name a configuration uses.
@@ -61,6 +65,7 @@ impl ToolGroup {
             ToolGroup::Tasks => "tasks",
             ToolGroup::Daily => "daily",
             ToolGroup::Files => "files",
+            ToolGroup::Memory => "memory",
         }
     }
 
@@ -78,6 +83,7 @@ impl ToolGroup {
             ToolGroup::Tasks => QuireServer::tasks_tools(),
             ToolGroup::Daily => QuireServer::daily_tools(),
             ToolGroup::Files => QuireServer::files_tools(),
+            ToolGroup::Memory => QuireServer::memory_tools(),
         }
     }
 }

@@ -754,7 +754,7 @@ impl QuireServer {
     }
 
     #[tool(
-        description = "Move a note to the vault's trash (.trash/, restorable in Obsidian). Use only when the user asked to delete. Pass `expected_revision` from your last read, so a note that changed since is not deleted.",
+        description = "Move a note to the vault's trash (.trash/, restorable in Obsidian). Use only when the user asked to delete. Pass `expected_revision` from your last read, so a note that changed since is not deleted. Refused in protected folders ([vault] protected_folders).",
         annotations(
             title = "Delete note",
             read_only_hint = false,
@@ -881,7 +881,7 @@ impl QuireServer {
     }
 
     #[tool(
-        description = "Move or rename a note or attachment and rewrite every link that would break (wikilinks, embeds, markdown, property and canvas links), keeping each link's alias, heading and style as Obsidian does. Use it instead of copying and deleting; try `dry_run: true` first to see every change. Nothing changes when files you may read but not write link to it.",
+        description = "Move or rename a note or attachment and rewrite every link that would break (wikilinks, embeds, markdown, property and canvas links), keeping each link's alias, heading and style as Obsidian does. Use it instead of copying and deleting; try `dry_run: true` first to see every change. Nothing changes when files you may read but not write link to it, or to move out of or into protected folders.",
         annotations(
             title = "Move or rename a note",
             read_only_hint = false,
