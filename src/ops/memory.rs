@@ -265,7 +265,11 @@ impl Ops {
         let path = self.memory_path(&request.file)?;
         self.require_write(ctx, &path)?;
         let date = match &request.date {
-            Some(date) => date.trim().to_owned(),
+            // A line break is refused, not trimmed away: it is never part of a date.
+            Some(date) => {
+                memory::check_field("date", date).map_err(edit_error)?;
+                date.trim().to_owned()
+            }
             None => self.today().to_string(),
         };
         check_calendar_date(&date)?;

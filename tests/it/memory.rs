@@ -118,6 +118,7 @@ fn line_breaks_and_bad_dates_are_refused() {
         ),
         update("Opinions", "Food", "x", "2026-02-30"),
         update("Opinions", "Food", "x", "yesterday\n"),
+        update("Opinions", "Food", "x", "2026-01-01\r"),
     ] {
         let refused = ops
             .update_memory(&ctx, request.clone())

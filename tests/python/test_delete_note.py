@@ -127,9 +127,10 @@ async def test_delete_missing_is_not_found(session, vault):
 
 
 async def test_delete_twice(session, vault):
-    is_error, _, text = await delete(session, path="Daily/2024-01-01.md")
+    # Not a daily note: the daily-notes folder is protected (test_memory.py).
+    is_error, _, text = await delete(session, path="Projects/Beta.md")
     assert not is_error, text
-    is_error, _, text = await delete(session, path="Daily/2024-01-01.md")
+    is_error, _, text = await delete(session, path="Projects/Beta.md")
     assert is_error
     assert text.startswith("not_found:"), text
 
