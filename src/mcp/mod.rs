@@ -6,6 +6,7 @@
 //! both to `run`, which runs the operation on a blocking thread and maps the outcome (`error.rs`).
 //! This is the only module that knows rmcp.
 
+mod completions;
 mod error;
 mod instructions;
 mod logging;
@@ -21,11 +22,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Json;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool_handler};
@@ -229,6 +231,15 @@ impl QuireServer {
         tool_router
     }
 
+    /// What the prompts and completions depend on. The memory layer is served when it is on
+    /// (`[memory] enabled`).
+    fn prompts_served(&self) -> prompts::Served {
+        prompts::Served {
+            memory: self.shared.ops.memory_enabled(),
+            read_only: self.shared.features.read_only,
+        }
+    }
+
     /// Whether `principal` is offered `tool`: tools that change the vault need a write rule.
     fn offers(&self, principal: &Principal, tool: &rmcp::model::Tool) -> bool {
         !tools::writes(tool) || self.shared.ops.policy().may_write_somewhere(principal)
@@ -287,6 +298,7 @@ impl ServerHandler for QuireServer {
                 .enable_resources_subscribe()
                 .enable_resources_list_changed()
                 .enable_prompts()
+                .enable_completions()
                 .enable_logging()
                 .build(),
         )
@@ -547,7 +559,9 @@ impl ServerHandler for QuireServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(prompts::list()))
+        Ok(ListPromptsResult::with_all_items(prompts::list(
+            self.prompts_served(),
+        )))
     }
 
     async fn get_prompt(
@@ -557,19 +571,47 @@ impl ServerHandler for QuireServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let principal = principal_of(&context)?;
         let ops = Arc::clone(&self.shared.ops);
-        let name = request.name;
-        let offered = self.shared.listed.offered_names();
+        // The advice names only the tools this caller is offered.
+        let offered: Vec<String> = self
+            .tools_for(&principal)
+            .into_iter()
+            .map(|tool| tool.name.to_string())
+            .collect();
+        let served = self.prompts_served();
         tokio::task::spawn_blocking(move || {
             prompts::get(
                 &ops,
                 &Context::new(principal, "prompts/get"),
-                &name,
+                &request.name,
+                request.arguments.as_ref(),
                 &offered,
+                served,
             )
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
         .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let principal = principal_of(&context)?;
+        let ops = Arc::clone(&self.shared.ops);
+        let served = self.prompts_served();
+        tokio::task::spawn_blocking(move || {
+            completions::complete(
+                &ops,
+                &Context::new(principal, "completion/complete"),
+                &request,
+                served,
+            )
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map_err(|error| ErrorData::internal_error(error.to_string(), None))
     }
 
     #[allow(deprecated)] // Logging is deprecated after 2025-11-25, which we still serve.

@@ -311,6 +311,13 @@ impl Ops {
         })
     }
 
+    /// Where the daily note for `day` is (or would be), for looking up many days at once.
+    pub(super) fn daily_note_path(&self, day: Date) -> Result<VaultPath, OpsError> {
+        Ok(self
+            .periodic_target(Some(&day.to_string()), Period::Daily)?
+            .path)
+    }
+
     /// How `ww`/`gggg` count weeks: `[daily_notes] week_start`, English weeks by default.
     fn weeks(&self) -> WeekRule {
         match self.daily_notes.week_start {

@@ -9,6 +9,7 @@
 mod access;
 mod audit;
 mod clock;
+mod complete;
 mod daily;
 mod edit;
 mod error;
@@ -18,6 +19,7 @@ mod memory;
 mod move_note;
 mod notes;
 mod paging;
+mod review;
 mod search;
 mod tasks;
 
@@ -31,6 +33,7 @@ pub use crate::markdown::sections::PatchOperation;
 pub use crate::markdown::tasks::edit::LanePosition as TaskPosition;
 pub use crate::vault::Period;
 pub use audit::AuditLog;
+pub use complete::{Completions, MAX_COMPLETIONS};
 pub use daily::{
     AppendDailyNote, AppendedDailyNote, DailyNote, GetDailyNote, PeriodicSettingsUsed,
 };
@@ -51,6 +54,10 @@ pub use move_note::{LinkChange, MoveNote, MovedNote, RewrittenFile};
 pub use notes::{
     DeleteNote, DeletedNote, ListNotes, NoteList, NoteRead, NoteSummary, OutlineEntry, ReadMode,
     ReadNote, WriteNote, WrittenNote,
+};
+pub use review::{
+    Assembled, DEFAULT_MAX_CHARS as DEFAULT_REVIEW_CHARS, DailyReview, Material, MemoryReview,
+    envelope, escape_content,
 };
 pub use search::{
     CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
