@@ -317,11 +317,11 @@ impl Ops {
         for summary in &files {
             let entries: usize = summary.sections.iter().map(|s| s.entries).sum();
             outline.push_str(&format!(
-                "- {} ({}): {} entries in {} sections{}",
+                "- {} ({}): {} in {}{}",
                 summary.file,
                 summary.path,
-                entries,
-                summary.sections.len(),
+                counted(entries, "entry", "entries"),
+                counted(summary.sections.len(), "section", "sections"),
                 if summary.entry_policy == EntryPolicy::Living {
                     ", entry_policy: living"
                 } else {
@@ -569,17 +569,16 @@ fn structure_of(summary: &MemoryFileSummary) -> String {
     }
     for section in &summary.sections {
         text.push_str(&format!(
-            "- {}: {} {}\n",
+            "- {}: {}\n",
             section.name,
-            section.entries,
-            if section.entries == 1 {
-                "entry"
-            } else {
-                "entries"
-            }
+            counted(section.entries, "entry", "entries")
         ));
     }
     text
+}
+
+fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 fn task_line(task: &TaskItem) -> String {
