@@ -37,11 +37,20 @@ impl Completions {
     }
 }
 
+/// Whether `text` starts with `prefix`, ignoring case; allocation-free, since it runs on every
+/// path of the vault.
 fn starts_with_ignoring_case(text: &str, prefix: &str) -> bool {
-    text.len() >= prefix.len()
-        && text.is_char_boundary(prefix.len())
-        && (text[..prefix.len()].eq_ignore_ascii_case(prefix)
-            || text[..prefix.len()].to_lowercase() == prefix.to_lowercase())
+    if prefix.is_ascii() {
+        return text
+            .as_bytes()
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()));
+    }
+    let mut text = text.chars().flat_map(char::to_lowercase);
+    prefix
+        .chars()
+        .flat_map(char::to_lowercase)
+        .all(|wanted| text.next() == Some(wanted))
 }
 
 impl Ops {
@@ -106,20 +115,18 @@ impl Ops {
         ctx: &Context,
         prefix: &str,
     ) -> Result<Completions, OpsError> {
-        let today = self.today();
-        let mut days = Vec::new();
-        let mut day = today;
-        for _ in 0..=DAILY_DAYS_BACK {
-            // A daily-notes setup that names no valid path offers no dates, only the words.
-            let Ok(path) = self.daily_note_path(day) else {
-                break;
-            };
-            days.push((day, path));
+        let mut day = self.today();
+        let mut wanted = vec![day];
+        for _ in 0..DAILY_DAYS_BACK {
             match day.yesterday() {
                 Ok(before) => day = before,
                 Err(_) => break,
             }
+            wanted.push(day);
         }
+        // A daily-notes setup that names no valid path offers no dates, only the words.
+        let paths = self.daily_note_paths(&wanted).unwrap_or_default();
+        let days: Vec<_> = wanted.into_iter().zip(paths).collect();
         let folder = days
             .first()
             .and_then(|(_, path)| path.as_str().rsplit_once('/').map(|(f, _)| f.to_owned()));

@@ -237,36 +237,57 @@ impl Ops {
     /// The settings for `period` (Obsidian's, with the config's `[daily_notes]` winning for daily
     /// notes), the date the caller meant, and the note's path.
     fn periodic_target(&self, date: Option<&str>, period: Period) -> Result<Target, OpsError> {
-        let (settings, warnings) = if period == Period::Daily && self.daily_notes.is_complete() {
-            // Everything is configured: Obsidian's file is not consulted (nor warned about).
-            let base = PeriodicSettings {
-                folder: String::new(),
-                format: period.default_format().into(),
-                template: None,
-                source: None,
-            };
-            (self.daily_notes.apply(base), Vec::new())
-        } else {
-            let read = PeriodicSettings::read(self.vault.root(), period);
-            let settings = match read.settings {
-                Some(settings) if period == Period::Daily => self.daily_notes.apply(settings),
-                Some(settings) => settings,
-                None => {
-                    return Err(OpsError::invalid_argument(format!(
-                        "{} notes are not set up in this vault: they come from the Periodic Notes plugin's settings (.obsidian/plugins/periodic-notes/data.json), which {}. Enable {} notes in that plugin in Obsidian, or use period \"daily\"",
-                        period.name(),
-                        if read.warnings.is_empty() {
-                            "do not enable them"
-                        } else {
-                            "could not be read"
-                        },
-                        period.name()
-                    )));
-                }
-            };
-            (settings, read.warnings)
-        };
+        let (settings, warnings) = self.periodic_settings(period)?;
         let day = self.parse_day(date)?;
+        self.target_on(settings, warnings, day, period)
+    }
+
+    /// The settings for `period`, with the problems worked around.
+    fn periodic_settings(
+        &self,
+        period: Period,
+    ) -> Result<(PeriodicSettings, Vec<String>), OpsError> {
+        Ok(
+            if period == Period::Daily && self.daily_notes.is_complete() {
+                // Everything is configured: Obsidian's file is not consulted (nor warned about).
+                let base = PeriodicSettings {
+                    folder: String::new(),
+                    format: period.default_format().into(),
+                    template: None,
+                    source: None,
+                };
+                (self.daily_notes.apply(base), Vec::new())
+            } else {
+                let read = PeriodicSettings::read(self.vault.root(), period);
+                let settings = match read.settings {
+                    Some(settings) if period == Period::Daily => self.daily_notes.apply(settings),
+                    Some(settings) => settings,
+                    None => {
+                        return Err(OpsError::invalid_argument(format!(
+                            "{} notes are not set up in this vault: they come from the Periodic Notes plugin's settings (.obsidian/plugins/periodic-notes/data.json), which {}. Enable {} notes in that plugin in Obsidian, or use period \"daily\"",
+                            period.name(),
+                            if read.warnings.is_empty() {
+                                "do not enable them"
+                            } else {
+                                "could not be read"
+                            },
+                            period.name()
+                        )));
+                    }
+                };
+                (settings, read.warnings)
+            },
+        )
+    }
+
+    /// The note of `period` holding `day` under `settings`.
+    fn target_on(
+        &self,
+        settings: PeriodicSettings,
+        warnings: Vec<String>,
+        day: Date,
+        period: Period,
+    ) -> Result<Target, OpsError> {
         let start = period_start(day, period, &settings.format, self.weeks());
         let name = moment::format_in(
             &settings.format,
@@ -311,11 +332,18 @@ impl Ops {
         })
     }
 
-    /// Where the daily note for `day` is (or would be), for looking up many days at once.
-    pub(super) fn daily_note_path(&self, day: Date) -> Result<VaultPath, OpsError> {
-        Ok(self
-            .periodic_target(Some(&day.to_string()), Period::Daily)?
-            .path)
+    /// Where the daily notes for `days` are (or would be), the settings read once; stops at the
+    /// first day whose name is not a valid path.
+    pub(super) fn daily_note_paths(&self, days: &[Date]) -> Result<Vec<VaultPath>, OpsError> {
+        let (settings, _warnings) = self.periodic_settings(Period::Daily)?;
+        let mut paths = Vec::with_capacity(days.len());
+        for day in days {
+            match self.target_on(settings.clone(), Vec::new(), *day, Period::Daily) {
+                Ok(target) => paths.push(target.path),
+                Err(_) => break,
+            }
+        }
+        Ok(paths)
     }
 
     /// How `ww`/`gggg` count weeks: `[daily_notes] week_start`, English weeks by default.
