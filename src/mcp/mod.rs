@@ -235,7 +235,9 @@ impl QuireServer {
     /// (`[memory] enabled`).
     fn prompts_served(&self) -> prompts::Served {
         prompts::Served {
-            memory: self.shared.ops.memory_enabled(),
+            // The memory prompt goes with the memory tools: the layer on and its group served.
+            memory: self.shared.ops.memory_enabled()
+                && self.shared.features.groups.contains(&ToolGroup::Memory),
             read_only: self.shared.features.read_only,
         }
     }
