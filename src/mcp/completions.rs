@@ -1,4 +1,4 @@
-//! `completion/complete`: values for the prompts' arguments (`memory-review`'s `file`,
+//! `completion/complete`: values for the prompts' arguments (`memory-review`'s `file` and `section`,
 //! `daily-review`'s `date`) and for the `note://{+path}` template's `path`, from `ops`, as the
 //! caller, so nothing the caller may not read is offered. Anything else completes to nothing.
 
@@ -19,6 +19,16 @@ pub fn complete(
     let found = match (&request.r#ref, request.argument.name.as_str()) {
         (Reference::Prompt(prompt), "file") if prompt.name == MEMORY_REVIEW && served.memory => {
             ops.complete_memory_file(ctx, typed)?
+        }
+        (Reference::Prompt(prompt), "section") if prompt.name == MEMORY_REVIEW && served.memory => {
+            // The file chosen already, when the client says (completion context), narrows it.
+            let file = request
+                .context
+                .as_ref()
+                .and_then(|context| context.arguments.as_ref())
+                .and_then(|arguments| arguments.get("file"))
+                .map(String::as_str);
+            ops.complete_memory_section(ctx, file, typed)?
         }
         (Reference::Prompt(prompt), "date") if prompt.name == DAILY_REVIEW => {
             ops.complete_daily_date(ctx, typed)?

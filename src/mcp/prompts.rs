@@ -54,6 +54,10 @@ pub fn list(served: Served) -> Vec<Prompt> {
                     "file",
                     "One memory file to review, such as 'Opinions'; all files when omitted.",
                 ),
+                argument(
+                    "section",
+                    "Only the entries of this section (its name without '##'); every section when omitted.",
+                ),
                 argument("max_chars", MAX_CHARS_HELP),
             ]),
         );
@@ -117,6 +121,7 @@ pub fn get(
                 ops,
                 ctx,
                 text_argument("file").as_deref(),
+                text_argument("section").as_deref(),
                 max_chars,
                 offered,
                 served,
@@ -240,11 +245,12 @@ fn memory_review(
     ops: &Ops,
     ctx: &Context,
     file: Option<&str>,
+    section: Option<&str>,
     max_chars: usize,
     offered: &[String],
     served: Served,
 ) -> String {
-    let review = ops.memory_review(ctx, file, max_chars);
+    let review = ops.memory_review(ctx, file, section, max_chars);
     let mut text = String::from(
         "Review the memory layer below: what agents have recorded about the user, in dated entries. Read it as a timeline: each entry was true on its date, and a newer entry does not cancel an older one.\n\n\
          Reflect on it:\n\

@@ -108,6 +108,35 @@ impl Ops {
         Ok(Completions::from(names.into_iter()))
     }
 
+    /// The section names of the memory files the caller may read (of `file` only, when given)
+    /// that start with `prefix`, ignoring case; each name once, in file order.
+    pub fn complete_memory_section(
+        &self,
+        ctx: &Context,
+        file: Option<&str>,
+        prefix: &str,
+    ) -> Result<Completions, OpsError> {
+        if self.vault.memory_folder().is_none() {
+            return Ok(Completions::default());
+        }
+        let file = file.map(str::trim).filter(|name| !name.is_empty());
+        let file = file.map(|name| name.strip_suffix(".md").unwrap_or(name));
+        let mut names: Vec<String> = Vec::new();
+        for summary in self.list_memory_files(ctx)? {
+            if file.is_some_and(|wanted| !summary.file.eq_ignore_ascii_case(wanted)) {
+                continue;
+            }
+            for section in summary.sections {
+                if starts_with_ignoring_case(&section.name, prefix)
+                    && !names.contains(&section.name)
+                {
+                    names.push(section.name);
+                }
+            }
+        }
+        Ok(Completions::from(names.into_iter()))
+    }
+
     /// `today`, `yesterday`, then the dates of the daily notes of the last 60 days the caller may
     /// read, newest first.
     pub fn complete_daily_date(

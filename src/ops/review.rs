@@ -221,6 +221,7 @@ impl Ops {
         &self,
         ctx: &Context,
         file: Option<&str>,
+        section: Option<&str>,
         max_chars: usize,
     ) -> MemoryReview {
         let mut material = Material::new(max_chars);
@@ -263,6 +264,10 @@ impl Ops {
         if !files.is_empty() {
             let request = GetMemory {
                 file: wanted.map(|_| files[0].file.clone()),
+                section: section
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned),
                 ..GetMemory::default()
             };
             match self.get_memory(ctx, request) {

@@ -51,7 +51,7 @@ def assert_balanced(text: str) -> None:
 async def test_list_prompts_shows_the_three(session):
     listed = {p.name: p for p in (await session.list_prompts()).prompts}
     assert set(listed) == PROMPTS
-    assert {a.name for a in listed["memory-review"].arguments} == {"file", "max_chars"}
+    assert {a.name for a in listed["memory-review"].arguments} == {"file", "section", "max_chars"}
     assert {a.name for a in listed["daily-review"].arguments} == {"date", "max_chars"}
 
 
@@ -175,6 +175,20 @@ async def test_completions_for_prompt_arguments_and_the_template(session):
     assert by_name.completion.values == ["Projects/Garden Redesign.md"]
     nothing = await session.complete(prompt_ref("vault-orientation"), {"name": "x", "value": ""})
     assert nothing.completion.values == []
+
+
+async def test_memory_sections_complete_and_narrow_the_review(session):
+    # The example vault's memory files: Opinions has "Food" and "Tools"; Routines has "Mornings".
+    in_file = await session.complete(
+        prompt_ref("memory-review"), {"name": "section", "value": ""}, {"file": "Opinions"}
+    )
+    assert in_file.completion.values == ["Food", "Tools"]
+    anywhere = await session.complete(prompt_ref("memory-review"), {"name": "section", "value": "MO"})
+    assert anywhere.completion.values == ["Mornings"]
+    food = text_of(await session.get_prompt("memory-review", {"file": "Opinions", "section": "Food"}))
+    assert "quince jam" in food and "plain markdown" not in food
+    missing = text_of(await session.get_prompt("memory-review", {"section": "Nowhere"}))
+    assert "Nowhere" in missing, "an unknown section is said, not an error"
 
 
 async def test_recent_daily_notes_complete_as_dates(open_session, vault: Path):
