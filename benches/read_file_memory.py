@@ -48,7 +48,7 @@ async def main() -> None:
             pid = int(subprocess.check_output(["pgrep", "-f", f"serve --vault {vault}"]).split()[0])
             print(f"file: {size / MIB:.1f} MiB; server pid {pid}")
             print("before any read:", status(pid))
-            for n in range(1, 4):
+            for n in range(1, 9):
                 res = await session.call_tool(
                     "vault_read_file", {"path": "Logs/big.log", "start_line": 1000 * n, "limit": 50}
                 )

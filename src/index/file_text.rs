@@ -23,13 +23,31 @@ pub fn is_indexed(extension: &str) -> bool {
     )
 }
 
+/// How much of a file `extract` needs: a text format's first `MAX_INDEXED_BYTES` (plus a few
+/// bytes to finish the last character), so a 2 GB log costs 100 KiB of reading; a canvas or PDF
+/// must be read whole (`None`) to be parsed.
+pub fn bytes_needed(extension: &str) -> Option<u64> {
+    match FileKind::of_extension(extension) {
+        FileKind::Text => Some(MAX_INDEXED_BYTES as u64 + 4),
+        _ => None,
+    }
+}
+
 /// The text to index for a file with this (lower-case) extension, or `None` when it has none:
 /// text formats as they are (when UTF-8), a canvas as its markdown rendering, a PDF as its text
 /// layer. Scanned PDFs and files that do not parse have none; that is not an error here.
 pub fn extract(extension: &str, bytes: &[u8]) -> Option<String> {
     let text = match FileKind::of_extension(extension) {
         FileKind::Text => {
-            let text = std::str::from_utf8(bytes).ok()?;
+            let text = match std::str::from_utf8(bytes) {
+                Ok(text) => text,
+                // Only the file's first bytes were read: a character cut at the end is not
+                // a reason to call the file binary.
+                Err(error) if error.error_len().is_none() => {
+                    std::str::from_utf8(&bytes[..error.valid_up_to()]).ok()?
+                }
+                Err(_) => return None,
+            };
             text.strip_prefix('\u{feff}').unwrap_or(text).to_owned()
         }
         FileKind::Canvas => {
@@ -77,6 +95,13 @@ mod tests {
         assert_eq!(extract("png", b"a,b").as_deref(), None);
         assert_eq!(extract("txt", b"\xff\xfe bad").as_deref(), None);
         assert_eq!(extract("txt", b" \n ").as_deref(), None);
+    }
+
+    #[test]
+    fn a_prefix_cut_inside_a_character_is_still_text() {
+        let text = "é".repeat(10);
+        let cut = &text.as_bytes()[..5];
+        assert_eq!(extract("txt", cut).as_deref(), Some("éé"));
     }
 
     #[test]

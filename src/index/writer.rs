@@ -627,7 +627,7 @@ fn upsert_file(
     }
     // A file that vanished or cannot be read between the scan and here is recorded without
     // text; the watcher's next event for it brings the row up to date.
-    let Some(bytes) = vault::read_regular(fs_path).ok().flatten() else {
+    let Some(bytes) = read_for_text(fs_path, file_text::bytes_needed(&extension)) else {
         return Ok(());
     };
     if canvas && size <= vault.max_file_bytes() {
@@ -640,6 +640,17 @@ fn upsert_file(
             .execute(params![id, path.stem(), body])?;
     }
     Ok(())
+}
+
+/// The file's first `limit` bytes (all of it for `None`); `None` when it cannot be read.
+fn read_for_text(fs_path: &Path, limit: Option<u64>) -> Option<Vec<u8>> {
+    let Some(limit) = limit else {
+        return vault::read_regular(fs_path).ok().flatten();
+    };
+    let (file, _) = vault::open_regular(fs_path).ok().flatten()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn delete_links(transaction: &Transaction<'_>, source: &str) -> Result<(), IndexError> {
