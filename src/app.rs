@@ -284,6 +284,7 @@ pub async fn serve(
     reload: Reload,
 ) -> anyhow::Result<()> {
     let notifier = ServiceNotifier;
+    crate::embed::return_large_buffers();
     let health = Arc::new(Health::default());
     wait_for_first_sync(&config, &notifier).await;
     // The reconcile runs in the background; tools wait for it, the MCP handshake does not.

@@ -24,7 +24,10 @@ pub use locate::{Located, ModelSources, Resolution, data_dir, resolve};
 pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,
 };
-pub use onnx::{OnnxEmbedder, OnnxReranker, is_exiting, load_runtime, normalize, process_exiting};
+pub use onnx::{
+    OnnxEmbedder, OnnxReranker, is_exiting, load_runtime, normalize, process_exiting,
+    return_large_buffers,
+};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EmbedError {

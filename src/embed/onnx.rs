@@ -126,7 +126,9 @@ fn loaded(library: &Path) -> Result<Loaded, EmbedError> {
 /// cast to float) on several threads; with glibc's adaptive threshold they end up in per-thread
 /// heaps that never shrink (an idle server kept about 250 MB instead of about 80 MB in a
 /// measurement with the release build, level-1 optimisation, after embedding the example vault).
-fn return_large_buffers() {
+/// `serve` sets it at start too: reading a 50 MiB attachment otherwise raises the adaptive
+/// threshold, and each blocking thread's heap kept about 10 MB after such reads.
+pub fn return_large_buffers() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[allow(unsafe_code, reason = "glibc's mallopt has no safe wrapper")]
     // SAFETY: `mallopt` only changes glibc's allocation policy for later allocations; it takes
