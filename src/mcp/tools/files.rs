@@ -92,6 +92,7 @@ pub struct ListFilesResult {
     pub files: Vec<FileEntryResult>,
     /// Immediate subfolders (non-recursive listings, first page).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<String>")]
     pub folders: Option<Vec<String>>,
     /// Files per lower-case extension over all pages.
     pub extensions: BTreeMap<String, usize>,
