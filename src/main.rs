@@ -295,13 +295,16 @@ fn main() -> ExitCode {
             // In-flight blocking work (a write between its temp file and its rename) gets this
             // long to finish; the runtime then stops regardless.
             runtime.shutdown_timeout(SHUTDOWN_GRACE);
-            match outcome {
-                Ok(()) => ExitCode::SUCCESS,
+            let code = match outcome {
+                Ok(()) => 0,
                 Err(error) => {
                     tracing::error!("quire: {error:#}");
-                    ExitCode::from(EXIT_RUNTIME)
+                    EXIT_RUNTIME
                 }
-            }
+            };
+            // A model may still be loading on its thread: leave without ONNX Runtime's teardown.
+            quire::embed::exit_if_runtime_touched(i32::from(code));
+            ExitCode::from(code)
         }
     }
 }

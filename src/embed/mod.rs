@@ -25,8 +25,8 @@ pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,
 };
 pub use onnx::{
-    OnnxEmbedder, OnnxReranker, is_exiting, load_runtime, normalize, process_exiting,
-    return_large_buffers,
+    OnnxEmbedder, OnnxReranker, exit_if_runtime_touched, is_exiting, load_runtime, normalize,
+    process_exiting, return_large_buffers,
 };
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -40,6 +40,29 @@ pub fn process_exiting() {
     EXITING.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Ends the process at once with `code` when ONNX Runtime was ever touched, without running the
+/// C++ static destructors `exit` runs: a model still loading on another thread keeps calling
+/// into the runtime while `exit` tears it down, and the runtime then aborts ("cpuinfo_get_cores_count
+/// called before cpuinfo is initialized", SIGABRT) instead of the clean exit a client that
+/// leaves early must get. Flushes stdout and stderr first. Returns when the runtime was never used.
+pub fn exit_if_runtime_touched(code: i32) {
+    if ENVIRONMENT.get().is_none() {
+        return;
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[allow(
+        unsafe_code,
+        reason = "the standard library has no exit that skips atexit handlers"
+    )]
+    // SAFETY: `_exit` ends the process immediately and never returns; nothing of ours runs after
+    // it, and the index and the vault are crash-safe by design (WAL, atomic renames).
+    unsafe {
+        libc::_exit(code)
+    }
+}
+
 /// Whether `process_exiting` was called: work cut short then is not a failure to report.
 pub fn is_exiting() -> bool {
     EXITING.load(std::sync::atomic::Ordering::Relaxed)

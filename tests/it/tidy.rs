@@ -176,7 +176,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("lib", &[]),
-    ("main", &["app", "cli", "config", "mcp", "ops", "telemetry"]),
+    (
+        "main",
+        &["app", "cli", "config", "embed", "mcp", "ops", "telemetry"],
+    ),
 ];
 
 /// Code with comments, string and character literals blanked out, so a path named in a doc
