@@ -120,10 +120,13 @@ impl Ops {
             return Ok(Completions::default());
         }
         let file = file.map(str::trim).filter(|name| !name.is_empty());
-        let file = file.map(|name| name.strip_suffix(".md").unwrap_or(name));
+        let file = file.map(super::memory::stem);
         let mut names: Vec<String> = Vec::new();
         for summary in self.list_memory_files(ctx)? {
-            if file.is_some_and(|wanted| !summary.file.eq_ignore_ascii_case(wanted)) {
+            if file
+                .as_deref()
+                .is_some_and(|wanted| !summary.file.eq_ignore_ascii_case(wanted))
+            {
                 continue;
             }
             for section in summary.sections {

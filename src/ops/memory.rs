@@ -647,7 +647,8 @@ pub fn cut_recall<K: Clone + Eq + std::hash::Hash>(
     }
 }
 
-fn stem(name: &str) -> String {
+/// A memory file's name as the tools take it: trimmed, without `.md` (in any case).
+pub(super) fn stem(name: &str) -> String {
     let name = name.trim();
     match name.len().checked_sub(3) {
         Some(cut) if name.is_char_boundary(cut) && name[cut..].eq_ignore_ascii_case(".md") => {

@@ -235,8 +235,8 @@ impl Ops {
         };
         let wanted = file.map(str::trim).filter(|name| !name.is_empty());
         if let Some(name) = wanted {
-            let stem = name.strip_suffix(".md").unwrap_or(name);
-            files.retain(|summary| summary.file.eq_ignore_ascii_case(stem));
+            let stem = super::memory::stem(name);
+            files.retain(|summary| summary.file.eq_ignore_ascii_case(&stem));
             if files.is_empty() {
                 material.line(&format!(
                     "There is no memory file named {name:?} that can be read here; without the file argument the review covers every memory file."
