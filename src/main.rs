@@ -49,6 +49,10 @@ enum Command {
         /// `quire model install minilm`).
         #[arg(long)]
         embed: bool,
+        /// Then build a second index from scratch beside it and compare the two fact by fact;
+        /// exits non-zero and prints the differences when they disagree.
+        #[arg(long, conflicts_with = "rebuild")]
+        verify: bool,
     },
     /// Search the vault (hybrid with an installed model, else by keyword) and print the best matches.
     Search {
@@ -250,9 +254,20 @@ fn main() -> ExitCode {
             print!("{}", quire::cli::doctor::report(&config));
             ExitCode::SUCCESS
         }
-        Command::Index { rebuild, embed } => {
+        Command::Index {
+            rebuild,
+            embed,
+            verify,
+        } => {
             quire::telemetry::init_quiet();
-            finish(quire::cli::index::run(&config, rebuild, embed))
+            let mut outcome = quire::cli::index::run(&config, rebuild, embed);
+            if verify {
+                outcome = outcome.and_then(|mut summary| {
+                    summary.push_str(&quire::cli::index::verify(&config)?);
+                    Ok(summary)
+                });
+            }
+            finish(outcome)
         }
         Command::Search {
             query,

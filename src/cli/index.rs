@@ -65,6 +65,61 @@ pub fn run(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<String
     Ok(summary)
 }
 
+/// `quire index --verify`: the index just brought up to date must hold exactly what a rebuild
+/// from scratch holds. The rebuild goes to a sibling file (same file system, removed afterwards)
+/// so the live index is never touched; the first differing facts are named.
+pub fn verify(config: &Config) -> anyhow::Result<String> {
+    let ops = build_ops(config, IndexOptions::default())?;
+    let live = ops.index().dump().context("reading the index")?;
+    let mut fresh_path = config.index.clone().into_os_string();
+    fresh_path.push(format!(".verify-{}", std::process::id()));
+    let fresh_path = std::path::PathBuf::from(fresh_path);
+    let fresh = (|| -> anyhow::Result<Vec<String>> {
+        let index = crate::index::Index::open(
+            &fresh_path,
+            std::sync::Arc::clone(ops.index().vault()),
+            IndexOptions {
+                rebuild: true,
+                ..IndexOptions::default()
+            },
+        )?;
+        index.wait_ready()?;
+        Ok(index.dump()?)
+    })();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = fresh_path.clone().into_os_string();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+    let fresh = fresh.context("building the comparison index")?;
+    if live == fresh {
+        return Ok(format!(
+            "verified: the index holds exactly what a fresh rebuild holds ({} facts)\n",
+            live.len()
+        ));
+    }
+    let only_live: Vec<&String> = live
+        .iter()
+        .filter(|fact| fresh.binary_search(fact).is_err())
+        .collect();
+    let only_fresh: Vec<&String> = fresh
+        .iter()
+        .filter(|fact| live.binary_search(fact).is_err())
+        .collect();
+    let mut report = format!(
+        "the index differs from a fresh rebuild: {} facts only in the index, {} only in the rebuild (run `quire index --rebuild` to repair)",
+        only_live.len(),
+        only_fresh.len()
+    );
+    for fact in only_live.iter().take(20) {
+        report.push_str(&format!("\n  index only:   {fact}"));
+    }
+    for fact in only_fresh.iter().take(20) {
+        report.push_str(&format!("\n  rebuild only: {fact}"));
+    }
+    anyhow::bail!(report)
+}
+
 /// `quire index --embed`: computes the missing vectors in the foreground with a progress bar.
 fn embed_now(config: &Config, ops: &Ops) -> anyhow::Result<String> {
     let service = crate::embed::resolve(&config.search.models)
