@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""Load and soak over Streamable HTTP with bearer auth (issue 24, item 6).
+
+Stateless MCP 2026-07-28 requests come from wrk (tests/reliability/mcp.lua), 2025-11-25 sessions
+from the official Python SDK (one ClientSession per simulated agent). For each concurrency it
+prints calls/s and p50/p99 per tool, then soaks at 32 connections mixing reads, searches, greps
+and writes while sampling the server's resident memory, open descriptors and threads.
+
+    tests/reliability/load.py            the long run: 10k-note vault, 1/8/32/128, 30 min soak
+    tests/reliability/load.py --quick    the CI variant: example vault, 1/8/32, 10 s each, 60 s soak
+
+Exits non-zero on any error answer, a p99 above 3x p50 is reported (not fatal: a shared CI
+machine cannot promise tails), and a soak whose memory, descriptors or threads keep growing fails.
+Needs wrk (apt-get install wrk). QUIRE_BIN picks the binary (default: release if built, else debug).
+"""
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+LUA = Path(__file__).resolve().parent / "mcp.lua"
+MODERN = "2026-07-28"
+
+
+def log(*parts):
+    print(*parts, flush=True)
+
+
+def quire_bin() -> Path:
+    if os.environ.get("QUIRE_BIN"):
+        return Path(os.environ["QUIRE_BIN"])
+    release = REPO / "target/release/quire"
+    return release if release.exists() else REPO / "target/debug/quire"
+
+
+def vault_source(size: int | None) -> Path:
+    if size is None:
+        return REPO / "examples/vault"
+    generated = REPO / f"target/bench-revisions/vault-{size}"
+    if not generated.is_dir():
+        vocab = SHARED / "vaults/tasks-docs"
+        if not vocab.is_dir():
+            if os.environ.get("QUIRE_REQUIRE_SHARED") == "1":
+                sys.exit(f"FAIL: {vocab} is missing and QUIRE_REQUIRE_SHARED=1")
+            log(f"SKIP: {vocab} is absent (needed to generate the {size}-note vault)")
+            sys.exit(0)
+        generated.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, str(REPO / "benches/gen_vault.py"), "--notes", str(size),
+             "--vocab-from", str(vocab), "--seed", "42", str(generated)],
+            check=True, stdout=subprocess.DEVNULL)
+    return generated
+
+
+class Server:
+    def __init__(self, binary: Path, vault: Path, work: Path):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.out = work / "server.out"
+        env = dict(os.environ, XDG_STATE_HOME=str(work / "state"), RUST_LOG="warn")
+        self.process = subprocess.Popen(
+            [str(binary), "serve", "--vault", str(vault), "--http", f"127.0.0.1:{self.port}"],
+            stdout=open(self.out, "w"), stderr=open(work / "server.err", "w"), env=env)
+        deadline = time.time() + 60
+        self.token = None
+        while time.time() < deadline and self.token is None:
+            match = re.search(r"^  Token: (\S+)", self.out.read_text(), re.M)
+            self.token = match.group(1) if match else None
+            time.sleep(0.1)
+        if self.token is None:
+            self.stop()
+            sys.exit(f"FAIL: the server printed no token: {(work / 'server.err').read_text()[-2000:]}")
+
+    def headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
+
+    def sample(self) -> dict:
+        pid = self.process.pid
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+        threads = int(re.search(r"Threads:\s+(\d+)", status).group(1))
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        return {"rss_kb": rss, "threads": threads, "fds": fds}
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def stateless_body(tool: str, arguments: dict) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}, separators=(",", ":"))
+
+
+def workload(vault: Path, rng: random.Random) -> dict:
+    """Per tool, the arguments to rotate through, drawn from the vault's own notes."""
+    notes = sorted(str(p.relative_to(vault)) for p in vault.rglob("*.md")
+                   if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+    words = sorted({w.lower() for n in notes for w in re.findall(r"[A-Za-z]{5,}", Path(n).stem)})
+    if len(words) < 4:
+        words += ["garden", "notes", "project", "meeting"]
+    reads = [{"path": p} for p in rng.sample(notes, min(200, len(notes)))]
+    searches = [{"query": " ".join(rng.sample(words, 2)), "limit": 10} for _ in range(100)]
+    greps = [{"pattern": rng.choice(words), "limit": 20} for _ in range(100)]
+    return {"vault_read_note": reads, "vault_search": searches, "vault_grep": greps}
+
+
+RUNS = iter(range(1, 1 << 30))
+
+
+def write_template() -> str:
+    """A write to a note no earlier wrk run used: run number, then wrk thread and counter."""
+    return stateless_body("vault_write_note", {"path": f"Load/r{next(RUNS)}-t%d-%d.md", "body": "load test note\n"})
+
+
+def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds: int) -> dict:
+    script = work / "run.lua"
+    script.write_text("bodies = " + lua_list(bodies) + "\nwrite_template = " + lua_string(write_template())
+                      + "\n" + LUA.read_text())
+    headers = []
+    for name, value in {**server.headers(), "MCP-Protocol-Version": MODERN,
+                        "Mcp-Method": "tools/call"}.items():
+        headers += ["-H", f"{name}: {value}"]
+    threads = max(1, min(2, connections))
+    done = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
+         "-s", str(script), *headers, server.url], capture_output=True, text=True)
+    match = re.search(r"RESULT requests=(\d+) rps=([\d.]+) p50_ms=([\d.]+) p99_ms=([\d.]+) errors=(\d+)",
+                      done.stdout)
+    if not match:
+        sys.exit(f"FAIL: wrk printed no result:\n{done.stdout}\n{done.stderr}")
+    if done.stderr.strip():
+        log(done.stderr.strip()[:600])
+    return {"requests": int(match.group(1)), "rps": float(match.group(2)), "p50": float(match.group(3)),
+            "p99": float(match.group(4)), "errors": int(match.group(5))}
+
+
+def lua_string(text: str) -> str:
+    return json.dumps(text)  # a JSON string literal is a valid Lua string literal for this ASCII
+
+
+def lua_list(items: list[str]) -> str:
+    return "{" + ",".join(lua_string(item) for item in items) + "}"
+
+
+async def sessions(server: Server, load: dict, count: int, seconds: int) -> dict:
+    """`count` concurrent 2025-11-25 sessions of the official SDK, each calling the tools in turn."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+    latencies: dict[str, list[float]] = {tool: [] for tool in load}
+    errors: list[str] = []
+    stop_at = time.monotonic() + seconds + 5  # handshakes first
+
+    async def agent(number: int):
+        rng = random.Random(number)
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(server.url, http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    if session.protocol_version != "2025-11-25":
+                        errors.append(f"negotiated {session.protocol_version}")
+                    tools = list(load)
+                    turn = number
+                    while time.monotonic() < stop_at:
+                        tool = tools[turn % len(tools)]
+                        turn += 1
+                        started = time.perf_counter()
+                        result = await session.call_tool(tool, rng.choice(load[tool]))
+                        latencies[tool].append((time.perf_counter() - started) * 1000)
+                        if result.is_error:
+                            errors.append(f"{tool}: {result.content[0].text[:200]}")
+
+    started = time.monotonic()
+    outcomes = await asyncio.gather(*(agent(n) for n in range(count)), return_exceptions=True)
+    elapsed = time.monotonic() - started
+    errors += [f"session failed: {o!r}"[:300] for o in outcomes if isinstance(o, BaseException)]
+    figures = {}
+    for tool, values in latencies.items():
+        values.sort()
+        if values:
+            figures[tool] = {"calls": len(values), "rps": len(values) / elapsed,
+                             "p50": values[len(values) // 2], "p99": values[int(len(values) * 0.99)]}
+    return {"tools": figures, "errors": errors}
+
+
+def wait_ready(server: Server, seconds: int = 600):
+    """Until a search answers with results (the startup index build is done)."""
+    import urllib.request
+    body = stateless_body("vault_search", {"query": "note", "limit": 1}).encode()
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        request = urllib.request.Request(server.url, data=body, headers={
+            **server.headers(), "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call",
+            "Mcp-Name": "vault_search"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                if b'"isError":true' not in answer.read():
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    sys.exit("FAIL: the server never became ready")
+
+
+def trend(samples: list[dict], key: str) -> tuple[float, float]:
+    """Mean of the second quarter against the last quarter (the first is warm-up)."""
+    values = [s[key] for s in samples]
+    q = max(1, len(values) // 4)
+    return statistics.mean(values[q:2 * q]), statistics.mean(values[-q:])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--size", type=int, help="synthetic vault notes (default 10000; --quick: example vault)")
+    parser.add_argument("--concurrency", default=None, help="comma list (default 1,8,32,128; --quick 1,8,32)")
+    parser.add_argument("--seconds", type=int, default=None, help="per tool and concurrency (default 20; --quick 5)")
+    parser.add_argument("--soak-minutes", type=float, default=None, help="default 30; --quick 1")
+    parser.add_argument("--seed", type=int, default=24)
+    args = parser.parse_args()
+    quick = args.quick
+    size = args.size if args.size else (None if quick else 10000)
+    levels = [int(c) for c in (args.concurrency or ("1,8,32" if quick else "1,8,32,128")).split(",")]
+    seconds = args.seconds or (5 if quick else 20)
+    soak_minutes = args.soak_minutes if args.soak_minutes is not None else (1 if quick else 30)
+    if shutil.which("wrk") is None:
+        sys.exit("FAIL: wrk is needed (apt-get install wrk)")
+    binary = quire_bin()
+    rng = random.Random(args.seed)
+    log(f"load: {binary}, vault {'example' if size is None else f'{size} notes'}, seed {args.seed}, "
+        f"concurrency {levels}, {seconds} s each, soak {soak_minutes} min")
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="quire-load-") as tmp:
+        work = Path(tmp)
+        vault = work / "vault"
+        shutil.copytree(vault_source(size), vault, symlinks=True)
+        server = Server(binary, vault, work)
+        try:
+            began = time.monotonic()
+            wait_ready(server)
+            log(f"ready in {time.monotonic() - began:.1f} s")
+            load = workload(vault, rng)
+            bodies = {tool: [stateless_body(tool, a) for a in argsets] for tool, argsets in load.items()}
+            bodies["vault_write_note"] = ["WRITE"]
+            log("\nstateless 2026-07-28 (wrk):")
+            log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
+            for connections in levels:
+                for tool, tool_bodies in bodies.items():
+                    figure = wrk(server, work, tool_bodies, connections, seconds)
+                    tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
+                    log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
+                        f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
+                    if figure["errors"]:
+                        failures.append(f"wrk {tool} at {connections}: {figure['errors']} errors")
+            log("\n2025-11-25 sessions (official Python SDK, one client process; its own cost included):")
+            log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+            for count in levels:
+                outcome = asyncio.run(sessions(server, load, count, seconds))
+                for tool, figure in outcome["tools"].items():
+                    log(f"  {tool:<18} {count:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} {figure['p99']:>8.2f}")
+                if outcome["errors"]:
+                    failures.append(f"{count} sessions: {len(outcome['errors'])} errors, first: {outcome['errors'][0]}")
+            mix = bodies["vault_read_note"][:50] + bodies["vault_search"][:20] + bodies["vault_grep"][:10] + ["WRITE"] * 5
+            log(f"\nsoak: wrk, 32 connections, {soak_minutes} min, mix of reads/searches/greps/writes 50:20:10:5")
+            samples = [server.sample()]
+            soak_end = time.monotonic() + soak_minutes * 60
+            totals = {"requests": 0, "errors": 0}
+            slice_seconds = 30 if soak_minutes >= 5 else 10
+            while time.monotonic() < soak_end:
+                span = max(1, min(slice_seconds, int(soak_end - time.monotonic())))
+                figure = wrk(server, work, mix, 32, span)
+                totals["requests"] += figure["requests"]
+                totals["errors"] += figure["errors"]
+                samples.append(server.sample())
+                log(f"  t={int(time.monotonic() - (soak_end - soak_minutes * 60)):>5}s {figure['rps']:>7.0f}/s "
+                    f"p99 {figure['p99']:>7.2f} ms  rss {samples[-1]['rss_kb'] / 1024:.1f} MB  "
+                    f"fds {samples[-1]['fds']}  threads {samples[-1]['threads']}")
+            if totals["errors"]:
+                failures.append(f"soak: {totals['errors']} errors in {totals['requests']} calls")
+            if len(samples) >= 5:
+                for key, slack in (("rss_kb", 1.15), ("fds", 1.10), ("threads", 1.10)):
+                    early, late = trend(samples, key)
+                    grows = late > early * slack + 2
+                    log(f"  {key}: {early:.0f} -> {late:.0f}{'  GROWING' if grows else '  flat'}")
+                    if grows:
+                        failures.append(f"soak: {key} grows from {early:.0f} to {late:.0f}")
+            log(f"\nsoak: {totals['requests']} calls, {totals['errors']} errors")
+        finally:
+            server.stop()
+    if failures:
+        log("\nFAILED:\n  " + "\n  ".join(failures))
+        sys.exit(1)
+    log("\nload: no errors")
+
+
+if __name__ == "__main__":
+    main()

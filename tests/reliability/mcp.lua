@@ -1,0 +1,54 @@
+-- wrk script for Quire's load suite: stateless MCP 2026-07-28 tools/call requests.
+-- The runner writes a header defining `bodies` (request bodies to rotate through) and
+-- `write_template` (a format string taking thread id and counter, for writes to fresh notes).
+-- Every answer that is not HTTP 200 or whose JSON-RPC result is an error counts as an error.
+local threads = {}
+
+function setup(thread)
+  thread:set("id", #threads + 1)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  errors = 0
+  counter = 0
+  shown = 0
+end
+
+function request()
+  counter = counter + 1
+  -- An entry "WRITE" stands for a write to a fresh note (never the same path twice).
+  local body = bodies[(counter * 7 + id) % #bodies + 1]
+  if body == "WRITE" then
+    body = string.format(write_template, id, counter)
+  end
+  -- 2026-07-28 names the method and tool in headers too, and they must match the body.
+  local headers = {}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = value
+  end
+  headers["Mcp-Name"] = body:match('"name":"([^"]+)"')
+  return wrk.format("POST", nil, headers, body)
+end
+
+function response(status, headers, body)
+  if status ~= 200 or body:find('"isError":true', 1, true) or body:find('"error":{', 1, true) then
+    errors = errors + 1
+    if shown < 2 then
+      shown = shown + 1
+      io.stderr:write("error answer (HTTP " .. status .. "): " .. body:sub(1, 300) .. "\n")
+    end
+  end
+end
+
+function done(summary, latency, requests)
+  local failed = 0
+  for _, thread in ipairs(threads) do
+    failed = failed + thread:get("errors")
+  end
+  failed = failed + summary.errors.connect + summary.errors.read + summary.errors.write
+    + summary.errors.timeout
+  io.write(string.format("RESULT requests=%d rps=%.1f p50_ms=%.3f p99_ms=%.3f errors=%d\n",
+    summary.requests, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, failed))
+end
