@@ -41,7 +41,7 @@ pub use tasks::{
     TaskDateRange, TaskFacts, TaskOrder, TaskPage, TaskQuery, TaskRow, TaskScope,
     normal_tag as normal_task_tag,
 };
-pub use vectors::{PendingMemory, VectorCounts, VectorHit};
+pub use vectors::{FileVectorHit, PendingMemory, VectorCounts, VectorHit};
 pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
 pub use writer::{ProgressFn, memory_entry_text};
 
@@ -407,6 +407,27 @@ impl Index {
     }
 
     /// Up to `limit` memory entries (distinct by hash) that still need a vector.
+    /// Up to `limit` file chunks without a vector (see `vectors::pending_file_chunks`).
+    pub fn pending_file_vectors(&self, limit: usize) -> Result<Vec<PendingMemory>, IndexError> {
+        self.read(|connection| vectors::pending_file_chunks(connection, limit))
+    }
+
+    /// The files nearest to `query` by their closest chunk (see `vectors::nearest_files`).
+    pub fn nearest_files(
+        &self,
+        query: &[f32],
+        filter: &FileFilter,
+        limit: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<FileVectorHit>, IndexError> {
+        self.read(|connection| vectors::nearest_files(connection, query, filter, limit, keep))
+    }
+
+    /// A file chunk's text as it was embedded.
+    pub fn file_chunk_text(&self, path: &str, seq: usize) -> Result<Option<String>, IndexError> {
+        self.read(|connection| vectors::file_chunk_text(connection, path, seq))
+    }
+
     pub fn pending_memory_vectors(&self, limit: usize) -> Result<Vec<PendingMemory>, IndexError> {
         self.read(|connection| vectors::pending_memory(connection, limit))
     }

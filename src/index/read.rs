@@ -975,6 +975,10 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'chunk ' || n.path || ' ' || c.seq || ' ' || c.hash FROM chunks c JOIN notes n ON n.id = c.note_id",
         "SELECT 'orphan-chunk ' || c.note_id || ' ' || c.seq FROM chunks c
             WHERE c.note_id NOT IN (SELECT id FROM notes)",
+        "SELECT 'file-chunk ' || f.path || ' ' || c.seq || ' ' || c.hash FROM file_chunks c
+            JOIN files f ON f.id = c.file_id",
+        "SELECT 'orphan-file-chunk ' || c.file_id || ' ' || c.seq FROM file_chunks c
+            WHERE c.file_id NOT IN (SELECT id FROM files)",
     ];
     for sql in queries {
         let mut statement = connection.prepare(sql)?;
@@ -1014,6 +1018,21 @@ impl FileFilter {
     /// ` AND rowid IN (...)` restricting a `files_fts` query, with its parameters; nothing when
     /// the filter is empty.
     fn clause(&self) -> (String, Vec<SqlValue>) {
+        let conditions = self.conditions();
+        if conditions.sql.is_empty() {
+            return (String::new(), Vec::new());
+        }
+        (
+            format!(
+                " AND rowid IN (SELECT f.id FROM files f{})",
+                conditions.where_clause()
+            ),
+            conditions.params,
+        )
+    }
+
+    /// The filter as conditions on `files f`.
+    pub(super) fn conditions(&self) -> Conditions {
         let mut conditions = Conditions::default();
         let folder = self.folder.as_deref().unwrap_or("");
         if !folder.is_empty() {
@@ -1035,16 +1054,7 @@ impl FileFilter {
                 [SqlValue::Integer(until.saturating_mul(1_000_000_000))],
             );
         }
-        if conditions.sql.is_empty() {
-            return (String::new(), Vec::new());
-        }
-        (
-            format!(
-                " AND rowid IN (SELECT f.id FROM files f{})",
-                conditions.where_clause()
-            ),
-            conditions.params,
-        )
+        conditions
     }
 }
 

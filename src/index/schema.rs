@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -112,6 +112,14 @@ CREATE TABLE chunks(
     PRIMARY KEY(note_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX chunks_hash ON chunks(hash);
+CREATE TABLE file_chunks(
+    file_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY(file_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX file_chunks_hash ON file_chunks(hash);
 CREATE TABLE embeddings(id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE);
 CREATE TABLE memory_entries(
     id INTEGER PRIMARY KEY,

@@ -19,7 +19,8 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::read::{
-    Conditions, MemoryHit, NOTE_COLUMNS, NoteFilter, NoteRow, note_row, page_by_offset,
+    Conditions, FileFilter, FileHit, MemoryHit, NOTE_COLUMNS, NoteFilter, NoteRow, note_row,
+    page_by_offset,
 };
 use super::schema::VECTOR_TABLE;
 use super::vector_cache::{VectorCache, bump_epoch};
@@ -121,7 +122,8 @@ pub fn store(connection: &Connection, items: &[(String, Vec<f32>)]) -> rusqlite:
     Ok(stored)
 }
 
-/// Deletes vectors no chunk and no memory entry uses any more; returns how many.
+/// Deletes vectors no chunk (of a note or a file) and no memory entry uses any more; returns how
+/// many.
 pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
     if !has_vector_table(connection)? {
         return Ok(0);
@@ -131,7 +133,8 @@ pub fn prune(connection: &Connection) -> rusqlite::Result<usize> {
     let stale: Vec<i64> = connection
         .prepare_cached(
             "SELECT id FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash)
-                 AND NOT EXISTS (SELECT 1 FROM memory_entries m WHERE m.hash = e.hash)",
+                 AND NOT EXISTS (SELECT 1 FROM memory_entries m WHERE m.hash = e.hash)
+                 AND NOT EXISTS (SELECT 1 FROM file_chunks f WHERE f.hash = e.hash)",
         )?
         .query_map([], |row| row.get(0))?
         .collect::<Result<_, _>>()?;
@@ -261,6 +264,130 @@ pub fn nearest_memory(
     Ok(page.rows)
 }
 
+/// Up to `limit` chunks of files (canvases, PDFs, text formats) without a vector, one per
+/// distinct hash, with the text the writer indexed: the pass never parses a PDF again, and a file
+/// edited meanwhile cannot pair a vector with the wrong hash.
+pub fn pending_file_chunks(
+    connection: &Connection,
+    limit: usize,
+) -> rusqlite::Result<Vec<PendingMemory>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT c.hash, min(c.text) FROM file_chunks c
+         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)
+         GROUP BY c.hash ORDER BY c.hash LIMIT ?1",
+    )?;
+    let rows = statement.query_map([limit as i64], |row| {
+        Ok(PendingMemory {
+            hash: row.get(0)?,
+            text: row.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// A file near the query: its closest chunk's cosine distance and position, and the file as a
+/// keyword hit would carry it (`score` is the cosine similarity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileVectorHit {
+    pub file: FileHit,
+    pub distance: f64,
+    pub seq: usize,
+}
+
+/// The `limit` files whose closest chunk is nearest to `query`, among the files matching
+/// `filter` and passing `keep`, nearest first. Exact, like the filtered note search: a vault has
+/// far fewer indexed files than note chunks.
+pub fn nearest_files(
+    connection: &Connection,
+    query: &[f32],
+    filter: &FileFilter,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> rusqlite::Result<Vec<FileVectorHit>> {
+    if limit == 0 || !has_vector_table(connection)? {
+        return Ok(Vec::new());
+    }
+    let conditions = filter.conditions();
+    let sql = format!(
+        "SELECT f.path, f.size, f.mtime, f.id, c.seq, vec_distance_cosine(v.embedding, ?1) AS distance
+         FROM file_chunks c
+         JOIN files f ON f.id = c.file_id
+         JOIN embeddings e ON e.hash = c.hash
+         JOIN {VECTOR_TABLE} v ON v.rowid = e.id
+         WHERE 1{}
+         ORDER BY distance, f.path LIMIT ?",
+        conditions.and_clause()
+    );
+    let blob = to_blob(query);
+    let mut body = connection.prepare_cached("SELECT body FROM files_fts WHERE rowid = ?1")?;
+    let mut batch = (limit * 4).max(64);
+    loop {
+        let mut params = vec![SqlValue::Blob(blob.clone())];
+        params.extend(conditions.params.iter().cloned());
+        params.push(SqlValue::Integer(batch as i64));
+        let mut statement = connection.prepare_cached(&sql)?;
+        type Row = (String, i64, i64, i64, i64, f64);
+        let rows: Vec<Row> = statement
+            .query_map(params_from_iter(params), |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let exhausted = rows.len() < batch;
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        for (path, size, mtime, id, seq, distance) in rows {
+            if !seen.insert(path.clone()) || !keep(&path) {
+                continue;
+            }
+            let text: String = body
+                .query_row([id], |row| row.get(0))
+                .optional()?
+                .unwrap_or_default();
+            hits.push(FileVectorHit {
+                file: FileHit {
+                    path,
+                    size,
+                    mtime,
+                    score: 1.0 - distance,
+                    body: text,
+                    at: 0,
+                },
+                distance,
+                seq: seq.max(0) as usize,
+            });
+            if hits.len() == limit {
+                return Ok(hits);
+            }
+        }
+        if exhausted {
+            return Ok(hits);
+        }
+        batch *= 4;
+    }
+}
+
+/// The text of chunk `seq` of the file at `path` as it was embedded, for a reranker.
+pub fn file_chunk_text(
+    connection: &Connection,
+    path: &str,
+    seq: usize,
+) -> rusqlite::Result<Option<String>> {
+    connection
+        .prepare_cached(
+            "SELECT c.text FROM file_chunks c JOIN files f ON f.id = c.file_id
+             WHERE f.path = ?1 AND c.seq = ?2",
+        )?
+        .query_row(params![path, seq as i64], |row| row.get(0))
+        .optional()
+}
+
 /// Which of `hashes` have no vector yet.
 pub fn missing(connection: &Connection, hashes: &[String]) -> rusqlite::Result<HashSet<String>> {
     let mut statement = connection.prepare_cached("SELECT 1 FROM embeddings WHERE hash = ?1")?;
@@ -273,9 +400,12 @@ pub fn missing(connection: &Connection, hashes: &[String]) -> rusqlite::Result<H
     Ok(missing)
 }
 
+/// Chunks of notes and of files, and how many of them have a vector.
 pub fn counts(connection: &Connection) -> rusqlite::Result<VectorCounts> {
     connection.query_row(
-        "SELECT count(*), count(e.id) FROM chunks c LEFT JOIN embeddings e ON e.hash = c.hash",
+        "SELECT (SELECT count(*) FROM chunks) + (SELECT count(*) FROM file_chunks),
+                (SELECT count(*) FROM chunks c JOIN embeddings e ON e.hash = c.hash)
+                + (SELECT count(*) FROM file_chunks c JOIN embeddings e ON e.hash = c.hash)",
         [],
         |row| {
             Ok(VectorCounts {

@@ -608,6 +608,9 @@ fn upsert_file(
                 .prepare_cached("DELETE FROM files_fts WHERE rowid = ?1")?
                 .execute([id])?;
             transaction
+                .prepare_cached("DELETE FROM file_chunks WHERE file_id = ?1")?
+                .execute([id])?;
+            transaction
                 .prepare_cached("UPDATE files SET size = ?2, mtime = ?3 WHERE id = ?1")?
                 .execute(params![id, size as i64, nanos(modified)])?;
             id
@@ -638,6 +641,17 @@ fn upsert_file(
         transaction
             .prepare_cached("INSERT INTO files_fts(rowid, name, body) VALUES(?1, ?2, ?3)")?
             .execute(params![id, path.stem(), body])?;
+        // Chunked as a note is, titled with the file's full name, and kept with their text:
+        // the embedding pass must not parse a PDF again, and a reranker reads the chunk itself.
+        let mut insert_chunk = transaction.prepare_cached(
+            "INSERT INTO file_chunks(file_id, seq, hash, text) VALUES(?1, ?2, ?3, ?4)",
+        )?;
+        for (seq, (hash, chunk)) in document::note_chunks(path.file_name(), &body)
+            .into_iter()
+            .enumerate()
+        {
+            insert_chunk.execute(params![id, seq as i64, hash, chunk.text])?;
+        }
     }
     Ok(())
 }
@@ -1021,6 +1035,11 @@ fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexEr
     transaction
         .prepare_cached(
             "DELETE FROM files_fts WHERE rowid = (SELECT id FROM files WHERE path = ?1)",
+        )?
+        .execute([path])?;
+    transaction
+        .prepare_cached(
+            "DELETE FROM file_chunks WHERE file_id = (SELECT id FROM files WHERE path = ?1)",
         )?
         .execute([path])?;
     transaction

@@ -174,7 +174,11 @@ fn index_verify_passes_on_a_consistent_index_and_names_what_a_damaged_one_lost()
     let dir = tempfile::tempdir().expect("tempdir");
     let vault = dir.path().join("vault");
     std::fs::create_dir_all(&vault).expect("vault");
-    std::fs::write(vault.join("a.md"), "#garden notes\n- [ ] water 📅 2025-06-16\n").expect("a");
+    std::fs::write(
+        vault.join("a.md"),
+        "#garden notes\n- [ ] water 📅 2025-06-16\n",
+    )
+    .expect("a");
     std::fs::write(vault.join("b.md"), "See [[a]].\n").expect("b");
     let db = dir.path().join("index.db");
     let verify = || {
@@ -190,7 +194,10 @@ fn index_verify_passes_on_a_consistent_index_and_names_what_a_damaged_one_lost()
     let clean = verify();
     let stdout = String::from_utf8_lossy(&clean.stdout);
     assert!(clean.status.success(), "{stdout}");
-    assert!(stdout.contains("verified: the index holds exactly"), "{stdout}");
+    assert!(
+        stdout.contains("verified: the index holds exactly"),
+        "{stdout}"
+    );
 
     let connection = rusqlite::Connection::open(&db).expect("open");
     connection

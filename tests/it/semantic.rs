@@ -467,3 +467,118 @@ fn searches_follow_deleted_and_reused_vector_ids() {
         budget.results
     );
 }
+
+/// Files with text (a CSV, a canvas, a PDF) are found by meaning like notes: their chunks are
+/// embedded from the text the index extracted, they come back with `kind: "file"` in semantic and
+/// hybrid results, the note-only filters and access rules keep them out, and a reranker reads a
+/// PDF's extracted text, not its bytes.
+#[test]
+fn files_are_found_by_meaning_with_their_extracted_text() {
+    let pdf = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pdf/generated-known.pdf"),
+    )
+    .expect("fixture pdf");
+    let f = TestVault::builder()
+        .notes(NOTES)
+        .note("Finance/expenses.csv", "category,amount\nbudgeting,12\nsavings,30\n")
+        .note(
+            "Boards/Kitten plan.canvas",
+            r#"{"nodes":[{"id":"a","type":"text","text":"Adopting two kittens","x":0,"y":0,"width":200,"height":60}],"edges":[]}"#,
+        )
+        .note("Private/salary.txt", "budgeting my salary\n")
+        .open();
+    std::fs::write(f.path("Docs/Manual.pdf"), &pdf).unwrap_or_else(|_| {
+        std::fs::create_dir_all(f.path("Docs")).expect("folder");
+        std::fs::write(f.path("Docs/Manual.pdf"), &pdf).expect("pdf");
+    });
+    f.ops
+        .index()
+        .refresh(vec!["Docs/Manual.pdf".into()])
+        .expect("refresh");
+    f.ops
+        .enable_semantic(SemanticSearch::new(fake_service("fake:1", true), true))
+        .expect("enabled");
+    let pass = f.ops.embed_pending(&|_| {}).expect("embedded");
+    assert_eq!(pass.counts.pending(), 0, "file chunks are embedded too");
+    assert!(
+        pass.counts.chunks > NOTES.len() as u64 + 3,
+        "{:?}",
+        pass.counts
+    );
+
+    let semantic = search(&f.ops, "budget", SearchMode::Semantic);
+    let csv = semantic
+        .results
+        .iter()
+        .find(|hit| hit.path == "Finance/expenses.csv")
+        .unwrap_or_else(|| panic!("{:?}", paths(&semantic)));
+    assert_eq!(csv.kind, "file");
+    assert_eq!(csv.title, "expenses.csv");
+    let kittens = search(&f.ops, "kitten", SearchMode::Hybrid);
+    assert!(
+        paths(&kittens).contains(&"Boards/Kitten plan.canvas"),
+        "{:?}",
+        paths(&kittens)
+    );
+    assert!(paths(&kittens).contains(&"Pets/Kittens.md"));
+    // The reranker reads the PDF's extracted text (the fake reranker counts query words in the
+    // passage): it lifts the PDF, with three of the words, over the note with two.
+    let manual = search(
+        &f.ops,
+        "water tomato installing tool server",
+        SearchMode::Hybrid,
+    );
+    assert!(manual.reranked);
+    assert_eq!(paths(&manual)[0], "Docs/Manual.pdf", "{:?}", paths(&manual));
+    // A folder filter applies to files; a tag filter is for notes only.
+    assert!(
+        !paths(&search_as(
+            &f.ops,
+            &Context::owner(),
+            "budget",
+            SearchMode::Semantic,
+            Some("Pets")
+        ))
+        .contains(&"Finance/expenses.csv")
+    );
+    let mut tagged = SearchNotes {
+        query: "budget".into(),
+        mode: SearchMode::Semantic,
+        ..SearchNotes::default()
+    };
+    tagged.filters.tags = vec!["nothing".into()];
+    assert!(
+        f.ops
+            .search(&Context::owner(), tagged)
+            .expect("search")
+            .results
+            .is_empty()
+    );
+    // An identity that may not read Private/ never sees the file there, in any mode.
+    assert!(paths(&search(&f.ops, "salary", SearchMode::Semantic)).contains(&"Private/salary.txt"));
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "agent".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: vec![],
+            deny: vec![Rule::parse("Private/").expect("rule")],
+        },
+    );
+    f.ops.set_policy(Policy::new(vec![], identities));
+    let agent = Context::new(
+        Principal::Identity {
+            name: "agent".into(),
+            client_id: None,
+        },
+        "test",
+    );
+    for mode in [SearchMode::Semantic, SearchMode::Hybrid] {
+        let found = search_as(&f.ops, &agent, "salary budgeting", mode, None);
+        assert!(
+            !paths(&found).iter().any(|p| p.starts_with("Private/")),
+            "{mode:?}: {:?}",
+            paths(&found)
+        );
+    }
+}

@@ -159,3 +159,35 @@ def test_a_client_leaving_while_the_model_loads_leaves_no_alarming_log(
     assert proc.wait(timeout=30) == 0, log
     for alarming in ("Exception", "GetElementType", "embedding failed", "ERROR", "\x1b[1;31m"):
         assert alarming not in log, log
+
+
+async def test_the_real_model_finds_files_by_meaning(open_session, vault: Path, tmp_path: Path):
+    """A CSV and a canvas with no word of the query come back by meaning, as `kind: "file"`."""
+    require_model()
+    (vault / "Data").mkdir(exist_ok=True)
+    (vault / "Data" / "groceries.csv").write_text(
+        "item,quantity\nspaghetti,2\nparmesan,1\nbasil,1\n"
+    )
+    (vault / "Data" / "Trip.canvas").write_text(
+        '{"nodes":[{"id":"a","type":"text","text":"Flights to Lisbon and a hotel by the sea",'
+        '"x":0,"y":0,"width":300,"height":80}],"edges":[]}'
+    )
+    config = write_config(tmp_path, f'model_dir = "{MINILM}"\nonnxruntime = "{LIBRARY}"\n')
+    async with open_session(vault, extra_args=["--config", str(config)]) as session:
+        deadline = time.monotonic() + HYBRID_WAIT_S
+        found = await search(session, "italian cooking ingredients", mode="semantic")
+        while found["search_mode"] != "semantic" and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            found = await search(session, "italian cooking ingredients", mode="semantic")
+        # The pass may still be on its way to the files: wait for it.
+        while time.monotonic() < deadline and "Data/groceries.csv" not in [
+            hit["path"] for hit in found["results"][:3]
+        ]:
+            await asyncio.sleep(0.5)
+            found = await search(session, "italian cooking ingredients", mode="semantic")
+        top = {hit["path"]: hit for hit in found["results"][:3]}
+        assert "Data/groceries.csv" in top, found["results"][:5]
+        assert top["Data/groceries.csv"]["kind"] == "file"
+        travel = await search(session, "holiday in Portugal", mode="semantic")
+        assert travel["results"][0]["path"] == "Data/Trip.canvas", travel["results"][:3]
+        assert travel["results"][0]["kind"] == "file"

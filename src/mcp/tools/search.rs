@@ -603,7 +603,7 @@ impl From<SearchByPropertyParams> for ops::SearchByProperty {
 #[tool_router(router = search_tools, vis = "pub(super)")]
 impl QuireServer {
     #[tool(
-        description = "Search notes by words and by meaning, to find notes about a topic when you do not know their paths. Keyword ranking is BM25 over title, aliases, headings, properties and body, and keyword search also finds canvases, PDFs and text files (`kind` \"file\"; not with note-only filters); with an embedding model, `mode` auto adds semantic (vector) search, and `search_mode` says what answered (with a `notice` when the asked mode could not be honoured). An empty `query` lists the notes matching `filters`, newest first. Obsidian's excluded files are left out.",
+        description = "Search notes by words and by meaning, to find notes about a topic when you do not know their paths. Keyword ranking is BM25 over title, aliases, headings, properties and body, and every mode also finds canvases, PDFs and text files (`kind` \"file\"; not with note-only filters); with an embedding model, `mode` auto adds semantic (vector) search, and `search_mode` says what answered (with a `notice` when the asked mode could not be honoured). An empty `query` lists the notes matching `filters`, newest first. Obsidian's excluded files are left out.",
         annotations(
             title = "Search notes",
             read_only_hint = true,

@@ -29,7 +29,7 @@ impl Ops {
 
     /// Keyword search over files for this caller, scoped like `keyword_search`.
     #[allow(clippy::too_many_arguments)]
-    fn file_search(
+    pub(super) fn file_search(
         &self,
         ctx: &Context,
         query: &index::MatchQuery,
@@ -131,7 +131,7 @@ impl Ops {
     }
 
     /// One ranked file as a result, with a snippet of its indexed text.
-    fn file_result(&self, hit: FileHit, query: &index::MatchQuery) -> SearchResult {
+    pub(super) fn file_result(&self, hit: FileHit, query: &index::MatchQuery) -> SearchResult {
         SearchResult {
             kind: "file",
             snippet: self.index.file_snippet(&hit.body, query),

@@ -3,9 +3,9 @@
 //!
 //! This file holds `vault_search`'s request and result types and its mode dispatch: the cursor
 //! and the mode decide whether the semantic leg (`semantic`) answers or keyword search (`keyword`)
-//! does. Keyword search also returns files that are not notes (canvases, PDFs, text formats) by
-//! their indexed text, unless a filter only notes can meet is given; semantic and hybrid results
-//! are notes only for now. Inputs are validated in `filters` (dates, tags, properties) and turned into the
+//! does. Every mode also returns files that are not notes (canvases, PDFs, text formats) by
+//! their indexed text and its chunks' vectors, unless a filter only notes can meet is given.
+//! Inputs are validated in `filters` (dates, tags, properties) and turned into the
 //! index's filters; client text never reaches SQL or FTS syntax. Obsidian's excluded files are left
 //! out of search results (keyword search, grep, tag and property searches) but stay listable by
 //! folder and in `vault_list_notes`. Every function blocks: call it off the async executor.
@@ -101,7 +101,13 @@ impl Ops {
         let notice = if start.is_some() {
             None
         } else {
-            match self.vector_search(ctx, &request, vector_start, &filter, limit, &keep)? {
+            let scope = semantic::Scope {
+                filter: &filter,
+                files: files.as_ref(),
+                keep: &keep,
+                keep_file: &keep_file,
+            };
+            match self.vector_search(ctx, &request, vector_start, &scope, limit)? {
                 Ok(found) => return Ok(found),
                 Err(notice) => notice,
             }

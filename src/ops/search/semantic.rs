@@ -91,6 +91,16 @@ pub struct EmbedPass {
     pub counts: VectorCounts,
 }
 
+/// What a vector search may return: notes matching `filter` and passing `keep`, and, when the
+/// filter has a meaning for files (`files`), files passing `keep_file`.
+#[derive(Clone, Copy)]
+pub(super) struct Scope<'a> {
+    pub filter: &'a index::NoteFilter,
+    pub files: Option<&'a index::FileFilter>,
+    pub keep: &'a dyn Fn(&NoteRow) -> bool,
+    pub keep_file: &'a dyn Fn(&str) -> bool,
+}
+
 impl Ops {
     /// Semantic search from now on, with this model; vectors of another model are dropped.
     pub fn enable_semantic(&self, semantic: SemanticSearch) -> Result<(), OpsError> {
@@ -216,7 +226,10 @@ impl Ops {
                 progress(self.index.vector_counts()?);
             }
         }
-        pass.embedded += self.embed_pending_memory(&engine)?;
+        pass.embedded +=
+            self.embed_indexed_texts(&engine, &|limit| self.index.pending_file_vectors(limit))?;
+        pass.embedded +=
+            self.embed_indexed_texts(&engine, &|limit| self.index.pending_memory_vectors(limit))?;
         pass.pruned = self.index.prune_vectors()?;
         pass.counts = self.index.vector_counts()?;
         progress(pass.counts);
@@ -224,16 +237,18 @@ impl Ops {
         Ok(pass)
     }
 
-    /// Embeds the memory entries that have no vector yet (one vector per distinct entry text);
-    /// returns how many were stored. The texts come from the index, not the files: an entry's
-    /// hash names exactly the text it was indexed with, so a file edited meanwhile cannot pair a
-    /// vector with the wrong hash.
-    fn embed_pending_memory(&self, engine: &SemanticSearch) -> Result<usize, OpsError> {
+    /// Embeds texts the index keeps with their hashes (memory entries, chunks of files) that have
+    /// no vector yet, one vector per distinct text; returns how many were stored. The texts come
+    /// from the index, not the files: a hash names exactly the text it was indexed with, so a
+    /// file edited meanwhile cannot pair a vector with the wrong hash.
+    fn embed_indexed_texts(
+        &self,
+        engine: &SemanticSearch,
+        pending: &dyn Fn(usize) -> Result<Vec<index::PendingMemory>, index::IndexError>,
+    ) -> Result<usize, OpsError> {
         let mut embedded = 0;
         loop {
-            let mut pending = self
-                .index
-                .pending_memory_vectors(NOTES_PER_STEP * CHUNKS_PER_RUN)?;
+            let mut pending = pending(NOTES_PER_STEP * CHUNKS_PER_RUN)?;
             if pending.is_empty() {
                 return Ok(embedded);
             }
@@ -276,10 +291,15 @@ impl Ops {
         ctx: &Context,
         request: &SearchNotes,
         cursor: Option<(SearchMode, usize)>,
-        filter: &index::NoteFilter,
+        scope: &Scope<'_>,
         limit: usize,
-        keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<Result<SearchResults, Option<String>>, OpsError> {
+        let Scope {
+            filter,
+            files,
+            keep,
+            keep_file,
+        } = *scope;
         let (wanted, engine) = match self.vector_mode(request, cursor) {
             Ok(chosen) => chosen,
             Err(notice) => return Ok(Err(notice)),
@@ -295,22 +315,39 @@ impl Ops {
                 ))));
             }
         };
-        // The legs: nearest notes by their closest chunk, and for hybrid the keyword ranking,
-        // fused by reciprocal rank.
+        // The legs: nearest notes and files by their closest chunk, and for hybrid the keyword
+        // ranking, fused by reciprocal rank. A note path ends in `.md` and a file path never
+        // does, so one path names one result in both legs.
         let vector_hits = self.index.nearest(&query_vector, filter, depth, keep)?;
+        let file_vector_hits = match files {
+            Some(files) => self
+                .index
+                .nearest_files(&query_vector, files, depth, keep_file)?,
+            None => Vec::new(),
+        };
         let mut rows: HashMap<String, NoteRow> = HashMap::new();
+        let mut file_rows: HashMap<String, index::FileHit> = HashMap::new();
         let mut best_chunk: HashMap<String, usize> = HashMap::new();
         let mut similarity: HashMap<String, f64> = HashMap::new();
-        let vector_leg: Vec<String> = vector_hits
-            .into_iter()
-            .map(|hit| {
-                let path = hit.note.path.clone();
-                best_chunk.insert(path.clone(), hit.seq);
-                similarity.insert(path.clone(), 1.0 - hit.distance);
-                rows.insert(path.clone(), hit.note);
-                path
-            })
-            .collect();
+        let mut nearest: Vec<(String, f64)> = Vec::new();
+        for hit in vector_hits {
+            let path = hit.note.path.clone();
+            best_chunk.insert(path.clone(), hit.seq);
+            similarity.insert(path.clone(), 1.0 - hit.distance);
+            rows.insert(path.clone(), hit.note);
+            nearest.push((path, hit.distance));
+        }
+        for hit in file_vector_hits {
+            let path = hit.file.path.clone();
+            best_chunk.insert(path.clone(), hit.seq);
+            similarity.insert(path.clone(), 1.0 - hit.distance);
+            file_rows.insert(path.clone(), hit.file);
+            nearest.push((path, hit.distance));
+        }
+        // Stable: on equal distance the note (listed first) stays ahead.
+        nearest.sort_by(|a, b| a.1.total_cmp(&b.1));
+        nearest.truncate(depth);
+        let vector_leg: Vec<String> = nearest.into_iter().map(|(path, _)| path).collect();
         let query = index::parse_query(&request.query);
         let mut matched_any_word = false;
         let (mode_used, ranked): (&'static str, Vec<(String, f64)>) = match wanted {
@@ -324,15 +361,33 @@ impl Ops {
             _ => {
                 let page = self.keyword_search(ctx, &query, filter, None, depth, keep)?;
                 matched_any_word = page.any_word;
-                let keyword_leg: Vec<String> = page
+                let mut scored: Vec<(String, f64)> = page
                     .hits
                     .into_iter()
                     .map(|hit| {
                         let path = hit.note.path.clone();
                         rows.entry(path.clone()).or_insert(hit.note);
-                        path
+                        (path, hit.score)
                     })
                     .collect();
+                let expression = if matched_any_word {
+                    query.any.as_deref()
+                } else {
+                    query.all.as_deref()
+                };
+                if let (Some(files), Some(expression)) = (files, expression) {
+                    let found =
+                        self.file_search(ctx, &query, expression, files, 0, depth, keep_file)?;
+                    for hit in found.rows {
+                        let path = hit.path.clone();
+                        scored.push((path.clone(), hit.score));
+                        file_rows.entry(path).or_insert(hit);
+                    }
+                }
+                // Notes and files by one BM25 score scale, as keyword mode merges them.
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+                scored.truncate(depth);
+                let keyword_leg: Vec<String> = scored.into_iter().map(|(path, _)| path).collect();
                 (
                     "hybrid",
                     crate::search::reciprocal_rank_fusion(&[keyword_leg, vector_leg]),
@@ -356,9 +411,12 @@ impl Ops {
             .into_iter()
             .skip(offset)
             .take(limit)
-            .filter_map(|(path, score)| {
-                let note = rows.remove(&path)?;
-                Some(self.search_result(note, score, &query))
+            .filter_map(|(path, score)| match rows.remove(&path) {
+                Some(note) => Some(self.search_result(note, score, &query)),
+                None => {
+                    let file = file_rows.remove(&path)?;
+                    Some(self.file_result(index::FileHit { score, ..file }, &query))
+                }
             })
             .collect();
         Ok(Ok(SearchResults {
@@ -462,8 +520,18 @@ impl Ops {
     }
 
     /// The text a reranker reads for a note: its chunk `seq` (the one nearest the query, or the
-    /// first), cut from the note on disk now.
+    /// first), cut from the note on disk now. A file's chunk comes from the index, which holds
+    /// its text as extracted (a PDF on disk is not text).
     fn passage(&self, raw: &str, seq: usize) -> String {
+        if !raw.ends_with(".md") {
+            return self
+                .index
+                .file_chunk_text(raw, seq)
+                .ok()
+                .flatten()
+                .or_else(|| self.index.file_chunk_text(raw, 0).ok().flatten())
+                .unwrap_or_default();
+        }
         let Some((stem, text)) = self.note_text(raw) else {
             return String::new();
         };
