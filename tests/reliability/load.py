@@ -7,7 +7,7 @@ prints calls/s and p50/p99 per tool, then soaks at 32 connections mixing reads, 
 and writes while sampling the server's resident memory, open descriptors and threads.
 
     tests/reliability/load.py            the long run: 10k-note vault, 1/8/32/128, 30 min soak
-    tests/reliability/load.py --quick    the CI variant: example vault, 1/8/32, 10 s each, 60 s soak
+    tests/reliability/load.py --quick    the CI variant: example vault, 1/8/32, 3 s each, 45 s soak
 
 Exits non-zero on any error answer, a p99 above 3x p50 is reported (not fatal: a shared CI
 machine cannot promise tails), and a soak whose memory, descriptors or threads keep growing fails.
@@ -238,15 +238,15 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--size", type=int, help="synthetic vault notes (default 10000; --quick: example vault)")
     parser.add_argument("--concurrency", default=None, help="comma list (default 1,8,32,128; --quick 1,8,32)")
-    parser.add_argument("--seconds", type=int, default=None, help="per tool and concurrency (default 20; --quick 5)")
+    parser.add_argument("--seconds", type=int, default=None, help="per tool and concurrency (default 20; --quick 3)")
     parser.add_argument("--soak-minutes", type=float, default=None, help="default 30; --quick 1")
     parser.add_argument("--seed", type=int, default=24)
     args = parser.parse_args()
     quick = args.quick
     size = args.size if args.size else (None if quick else 10000)
     levels = [int(c) for c in (args.concurrency or ("1,8,32" if quick else "1,8,32,128")).split(",")]
-    seconds = args.seconds or (5 if quick else 20)
-    soak_minutes = args.soak_minutes if args.soak_minutes is not None else (1 if quick else 30)
+    seconds = args.seconds or (3 if quick else 20)
+    soak_minutes = args.soak_minutes if args.soak_minutes is not None else (0.75 if quick else 30)
     if shutil.which("wrk") is None:
         sys.exit("FAIL: wrk is needed (apt-get install wrk)")
     binary = quire_bin()

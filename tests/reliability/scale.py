@@ -7,7 +7,7 @@ made on disk (until a search finds the new word), then a restart on the existing
 ready and memory again.
 
     tests/reliability/scale.py             10,000 and 100,000 notes (release build)
-    tests/reliability/scale.py --quick     1,000 and 10,000 notes (the CI variant)
+    tests/reliability/scale.py --quick     1,000 and 5,000 notes (the CI variant)
 
 Needs ../shared/vaults/tasks-docs for the vocabulary (skips with a notice without it, fails when
 QUIRE_REQUIRE_SHARED=1). Fails if a size never becomes ready, a search errs, or an edit is not seen
@@ -108,7 +108,7 @@ def main():
     parser.add_argument("--sizes", help="comma list of note counts")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    sizes = [int(s) for s in (args.sizes or ("1000,10000" if args.quick else "10000,100000")).split(",")]
+    sizes = [int(s) for s in (args.sizes or ("1000,5000" if args.quick else "10000,100000")).split(",")]
     binary = quire_bin()
     log(f"scale: {binary}, sizes {sizes}, seed {args.seed}")
     results = {size: measure(binary, size, random.Random(args.seed)) for size in sizes}
