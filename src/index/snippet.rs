@@ -32,11 +32,14 @@ pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
         return String::new();
     }
     let spans = protected_spans(body);
+    // The spans are sorted and disjoint: the only candidate is the last one starting at or
+    // before `at`.
     let span_of = |at: usize| {
-        spans
-            .iter()
-            .find(|(from, to)| *from <= at && at < *to)
-            .copied()
+        let after = spans.partition_point(|(from, _)| *from <= at);
+        after
+            .checked_sub(1)
+            .map(|index| spans[index])
+            .filter(|(_, to)| at < *to)
     };
     let only_stopwords = terms.iter().all(|term| is_stopword(&term.text));
     for word in &mut words {
@@ -102,8 +105,17 @@ fn protected_spans(body: &str) -> Vec<(usize, usize)> {
     };
     let mut spans = Vec::new();
     let mut at = 0;
+    // The end of the line `at` is on, found once per line: a search per byte made a long
+    // paragraph cost its length squared (it was half of a search's time on a 10k-note vault).
+    let mut eol = 0;
     while at < bytes.len() {
-        let eol = line_end(at);
+        if at >= eol {
+            eol = line_end(at);
+            if eol == at {
+                at += 1;
+                continue;
+            }
+        }
         let found = match bytes[at] {
             b'[' if bytes.get(at + 1) == Some(&b'[') => find(at + 2, eol, b"]]").map(|close| {
                 (
