@@ -185,8 +185,41 @@ impl OpsError {
                 limit,
                 hint: "Split the content into smaller notes, or ask the operator to raise limits.max_note_bytes.",
             },
-            error @ VaultError::Io { .. } => OpsError::Internal(Box::new(error)),
+            VaultError::Io { path, source } => match refused_by_file_system(source.kind()) {
+                Some((code, message)) => {
+                    // The operator has to act (free space, remount, fix modes), so the log says it too.
+                    tracing::warn!(code, %path, error = %source, "the file system refused a vault operation");
+                    OpsError::File {
+                        path,
+                        code,
+                        message: message.into(),
+                    }
+                }
+                None => OpsError::Internal(Box::new(VaultError::Io { path, source })),
+            },
         }
+    }
+}
+
+/// The file-system failures the client can name and the operator can fix; others stay internal.
+/// A full disk, a read-only mount or a denied file is not Quire's fault, and "retry, report it"
+/// would send the agent round in circles.
+fn refused_by_file_system(kind: std::io::ErrorKind) -> Option<(&'static str, &'static str)> {
+    use std::io::ErrorKind;
+    match kind {
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => Some((
+            "disk_full",
+            "no space is left on the disk holding the vault. Tell the user; retry once space has been freed.",
+        )),
+        ErrorKind::ReadOnlyFilesystem => Some((
+            "read_only",
+            "the vault is on a read-only file system; reading still works. Tell the user; retry once it is mounted read-write.",
+        )),
+        ErrorKind::PermissionDenied => Some((
+            "permission_denied",
+            "the file system denies Quire access to it (its owner or mode, or the vault folder was replaced while Quire ran). Tell the user to fix its permissions or restart Quire; other notes are unaffected.",
+        )),
+        _ => None,
     }
 }
 
@@ -195,5 +228,44 @@ impl OpsError {
 impl From<IndexError> for OpsError {
     fn from(error: IndexError) -> OpsError {
         OpsError::Internal(Box::new(error))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    fn io_error(kind: io::ErrorKind) -> OpsError {
+        OpsError::from_vault(
+            VaultError::Io {
+                path: "Projects/Alpha.md".into(),
+                source: io::Error::from(kind),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn file_system_refusals_are_named_not_internal() {
+        for (kind, code, says) in [
+            (io::ErrorKind::StorageFull, "disk_full", "no space"),
+            (io::ErrorKind::QuotaExceeded, "disk_full", "no space"),
+            (io::ErrorKind::ReadOnlyFilesystem, "read_only", "read-only"),
+            (
+                io::ErrorKind::PermissionDenied,
+                "permission_denied",
+                "permissions",
+            ),
+        ] {
+            let error = io_error(kind);
+            assert_eq!(error.code(), code, "{kind:?}");
+            let text = error.to_string();
+            assert!(
+                text.contains("'Projects/Alpha.md'") && text.contains(says),
+                "{text}"
+            );
+        }
+        assert_eq!(io_error(io::ErrorKind::Other).code(), "internal");
     }
 }

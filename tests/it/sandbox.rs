@@ -132,6 +132,7 @@ fn child(dir: &Path) {
             },
         )
         .expect_err("denied by the sandbox");
-    assert_eq!(error.code(), "internal");
+    // The file system's refusal, named (not an internal error): the operator can act on it.
+    assert_eq!(error.code(), "permission_denied");
     println!("CHILD-OK");
 }
