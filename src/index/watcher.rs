@@ -130,7 +130,10 @@ fn changes_of(root: &Path, event: &notify::Event) -> Vec<VaultChange> {
                 }
             })
             .collect(),
-        EventKind::Modify(ModifyKind::Metadata(_)) | EventKind::Access(_) => Vec::new(),
+        EventKind::Access(_) => Vec::new(),
+        // Attribute changes (inotify's IN_ATTRIB: chmod, chown, touch) count too: a note made
+        // readable again or given back its old time changes nothing else, so without this the
+        // index would keep it missing or stale until the next restart.
         EventKind::Modify(_) | EventKind::Any | EventKind::Other => event
             .paths
             .iter()

@@ -98,6 +98,47 @@ fn creates_edits_and_deletes_are_searchable_quickly() {
 }
 
 #[test]
+fn attribute_changes_alone_reach_the_index() {
+    // Only IN_ATTRIB, as when a note's permissions are fixed or a sync client restores its time.
+    let live = live(&[("Dated.md", "a wombat note\n")]);
+    live.wait_for("wombat", &["Dated.md"]);
+    let file = std::fs::File::options()
+        .write(true)
+        .open(live.vault.root.join("Dated.md"))
+        .expect("open");
+    // 2001-06-15T12:00:00Z: the same calendar day in every time zone.
+    file.set_modified(std::time::UNIX_EPOCH + Duration::from_secs(992_606_400))
+        .expect("set the modification time");
+    drop(file);
+    let started = Instant::now();
+    loop {
+        let modified = live
+            .vault
+            .ops
+            .search(
+                &Context::owner(),
+                ops::SearchNotes {
+                    query: "wombat".into(),
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .expect("search")
+            .results
+            .first()
+            .map(|r| r.modified.clone())
+            .unwrap_or_default();
+        if modified.starts_with("2001-06-15") {
+            break;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "the index still has modified = {modified:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
 fn files_created_right_after_their_new_folders_are_seen() {
     let live = live(&[]);
     let deep = live.vault.root.join("Fresh/Deeper/Deepest");
