@@ -23,6 +23,7 @@ mod writer;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 use std::time::Duration;
 
@@ -112,6 +113,11 @@ impl Gate {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// Makes queries wait again, while a damaged database is rebuilt.
+    pub(crate) fn close(&self) {
+        *self.lock() = None;
+    }
+
     pub(crate) fn open(&self, outcome: Result<ReconcileStats, IndexError>) {
         if let Err(error) = &outcome {
             tracing::error!(%error, "the index could not be brought up to date");
@@ -151,6 +157,8 @@ struct Shared {
     gate: Arc<Gate>,
     /// The int8 copy of the vectors that unfiltered semantic searches scan.
     vector_cache: Mutex<vector_cache::VectorCache>,
+    /// How many times the writer replaced a missing or damaged database file.
+    generation: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Index {
@@ -173,9 +181,12 @@ impl Index {
         let (connection, _created) = schema::open_writer(db_path, vault.root(), options.rebuild)?;
         let (commands, receiver) = mpsc::channel();
         let gate = Arc::new(Gate::new());
+        let generation = Arc::new(AtomicU64::new(0));
         let writer = Writer {
             connection,
             vault: Arc::clone(&vault),
+            db_path: db_path.to_path_buf(),
+            generation: Arc::clone(&generation),
         };
         let writer_gate = Arc::clone(&gate);
         let progress = options.progress;
@@ -192,6 +203,7 @@ impl Index {
                 readers: Mutex::new(Vec::new()),
                 gate,
                 vector_cache: Mutex::default(),
+                generation,
             }),
         })
     }
@@ -288,11 +300,53 @@ impl Index {
             .map_err(IndexError::Thread)
     }
 
+    /// Runs `query` on a pooled read-only connection. A database deleted or damaged behind
+    /// Quire's back (the file removed, its pages overwritten) is rebuilt from the vault and the
+    /// query run again, so the index heals itself as its invariants promise.
     fn read<T>(
         &self,
-        query: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        mut query: impl FnMut(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T, IndexError> {
         self.wait_ready()?;
+        let generation = self.shared.generation.load(Ordering::Acquire);
+        match self.read_once(&mut query) {
+            Err(error) if schema::is_damaged(&self.shared.db_path) => {
+                tracing::warn!(%error, "the index database is missing or damaged; rebuilding it from the vault");
+                self.rebuild_damaged(generation)?;
+                self.read_once(&mut query)
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// Has the writer replace the database unless another caller already did (`seen` is the
+    /// generation the failed query ran on), then drops the connections to the old file.
+    fn rebuild_damaged(&self, seen: u64) -> Result<(), IndexError> {
+        let (reply, answer) = mpsc::channel();
+        self.shared
+            .commands
+            .send(Command::RebuildDamaged { seen, reply })
+            .map_err(|_| IndexError::WriterStopped)?;
+        answer.recv().map_err(|_| IndexError::WriterStopped)??;
+        self.shared
+            .readers
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clear();
+        *self
+            .shared
+            .vector_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) =
+            vector_cache::VectorCache::default();
+        Ok(())
+    }
+
+    fn read_once<T>(
+        &self,
+        query: &mut impl FnMut(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, IndexError> {
+        let generation = self.shared.generation.load(Ordering::Acquire);
         let pooled = self
             .shared
             .readers
@@ -309,7 +363,11 @@ impl Index {
             .readers
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if readers.len() < IDLE_READERS {
+        // A connection that failed, or was opened on a file since replaced, is not kept.
+        if readers.len() < IDLE_READERS
+            && outcome.is_ok()
+            && generation == self.shared.generation.load(Ordering::Acquire)
+        {
             readers.push(connection);
         }
         Ok(outcome?)

@@ -237,6 +237,20 @@ pub fn open_reader(db_path: &Path) -> Result<Connection, rusqlite::Error> {
     Ok(connection)
 }
 
+/// Whether the database file is missing or fails SQLite's quick check: asked only after a query
+/// failed, to tell a damaged index (rebuilt) from a passing error (reported).
+pub fn is_damaged(db_path: &Path) -> bool {
+    if !db_path.exists() {
+        return true;
+    }
+    let Ok(connection) = open_reader(db_path) else {
+        return true;
+    };
+    connection
+        .query_row("PRAGMA quick_check(1)", [], |row| row.get::<_, String>(0))
+        .map_or(true, |verdict| verdict != "ok")
+}
+
 fn configure(connection: &Connection) -> Result<(), rusqlite::Error> {
     connection.busy_timeout(Duration::from_secs(5))?;
     let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;

@@ -7,8 +7,8 @@
 //! converges on what the vault holds no matter in which order reports arrive.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -55,6 +55,12 @@ pub(super) enum Command {
     },
     /// Runs on the writable connection (vector storage); the closure sends its own reply.
     Run(Box<dyn FnOnce(&Connection) + Send>),
+    /// The database file is gone or damaged: start a new one and reconcile it, unless the
+    /// generation moved past `seen` (another query asked first).
+    RebuildDamaged {
+        seen: u64,
+        reply: mpsc::Sender<Result<(), IndexError>>,
+    },
 }
 
 /// Notes written per transaction during a reconcile, so the WAL stays bounded.
@@ -65,6 +71,8 @@ const OPTIMIZE_AFTER: usize = 1000;
 pub(super) struct Writer {
     pub connection: Connection,
     pub vault: Arc<Vault>,
+    pub db_path: PathBuf,
+    pub generation: Arc<AtomicU64>,
 }
 
 /// What the index holds about a note, to decide whether it changed.
@@ -190,8 +198,34 @@ impl Writer {
                     let _ = reply.send(self.reconcile_with(Some(&beating), force));
                 }
                 Command::Run(work) => work(&self.connection),
+                Command::RebuildDamaged { seen, reply } => {
+                    let mut outcome = Ok(());
+                    if self.generation.load(Ordering::Acquire) == seen {
+                        gate.close();
+                        let rebuilt = self.replace_database().and_then(|()| self.reconcile(None));
+                        outcome = rebuilt
+                            .as_ref()
+                            .map(|_| ())
+                            .map_err(|e| IndexError::ReconcileFailed(e.to_string()));
+                        gate.open(rebuilt);
+                    }
+                    let _ = reply.send(outcome);
+                }
             }
         }
+    }
+
+    /// Closes the old database before removing its files, so closing it cannot checkpoint into
+    /// or delete the new one's WAL, then opens a new empty one.
+    fn replace_database(&mut self) -> Result<(), IndexError> {
+        drop(std::mem::replace(
+            &mut self.connection,
+            Connection::open_in_memory()?,
+        ));
+        let (connection, _) = super::schema::open_writer(&self.db_path, self.vault.root(), true)?;
+        self.connection = connection;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
     }
 
     fn reconcile(

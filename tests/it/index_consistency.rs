@@ -216,3 +216,43 @@ fn index_verify_passes_on_a_consistent_index_and_names_what_a_damaged_one_lost()
         "the comparison index is removed"
     );
 }
+
+/// `index.db` deleted, or overwritten with garbage, while Quire runs: the next query finds the
+/// file missing or damaged, the writer rebuilds it from the vault, and the query is answered.
+#[test]
+fn an_index_deleted_or_overwritten_while_running_is_rebuilt_by_the_next_query() {
+    for damage in ["deleted", "overwritten"] {
+        let vault = TestVault::with_notes(&[
+            ("a.md", "a kestrel note, see [[b]]\n"),
+            ("b.md", "an otter note\n"),
+        ]);
+        // No query has run yet, so no pooled connection still holds the old file open.
+        let db = vault.config.index.clone();
+        for suffix in ["-wal", "-shm"] {
+            let mut path = db.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+        if damage == "deleted" {
+            std::fs::remove_file(&db).expect("delete index.db");
+        } else {
+            std::fs::write(&db, vec![0x5a; 64 * 1024]).expect("overwrite index.db");
+        }
+        let found = vault
+            .ops
+            .search(
+                &Context::owner(),
+                ops::SearchNotes {
+                    query: "kestrel".into(),
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .unwrap_or_else(|error| panic!("index {damage}: search failed: {error}"));
+        let paths: Vec<String> = found.results.into_iter().map(|r| r.path).collect();
+        assert_eq!(paths, ["a.md"], "index {damage}");
+        assert!(
+            vault.ops.index().dump().expect("dump") == vault.rebuilt_index().dump().expect("dump"),
+            "index {damage}: the rebuilt index holds exactly what a fresh rebuild holds"
+        );
+    }
+}
