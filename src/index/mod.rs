@@ -153,7 +153,8 @@ struct Shared {
     db_path: PathBuf,
     vault: Arc<Vault>,
     commands: mpsc::Sender<Command>,
-    readers: Mutex<Vec<Connection>>,
+    /// Idle read-only connections, each with the generation of the file it opened.
+    readers: Mutex<Vec<(u64, Connection)>>,
     gate: Arc<Gate>,
     /// The int8 copy of the vectors that unfiltered semantic searches scan.
     vector_cache: Mutex<vector_cache::VectorCache>,
@@ -309,7 +310,14 @@ impl Index {
     ) -> Result<T, IndexError> {
         self.wait_ready()?;
         let generation = self.shared.generation.load(Ordering::Acquire);
-        match self.read_once(&mut query) {
+        let outcome = self.read_once(&mut query);
+        if self.shared.generation.load(Ordering::Acquire) != generation {
+            // The database was replaced while this query ran, so its answer (or error) may come
+            // from a half-built one: ask again once the rebuild is done.
+            self.wait_ready()?;
+            return self.read_once(&mut query);
+        }
+        match outcome {
             Err(error) if schema::is_damaged(&self.shared.db_path) => {
                 tracing::warn!(%error, "the index database is missing or damaged; rebuilding it from the vault");
                 self.rebuild_damaged(generation)?;
@@ -320,7 +328,7 @@ impl Index {
     }
 
     /// Has the writer replace the database unless another caller already did (`seen` is the
-    /// generation the failed query ran on), then drops the connections to the old file.
+    /// generation the failed query ran on); pooled connections to the old file are then unused.
     fn rebuild_damaged(&self, seen: u64) -> Result<(), IndexError> {
         let (reply, answer) = mpsc::channel();
         self.shared
@@ -328,11 +336,6 @@ impl Index {
             .send(Command::RebuildDamaged { seen, reply })
             .map_err(|_| IndexError::WriterStopped)?;
         answer.recv().map_err(|_| IndexError::WriterStopped)??;
-        self.shared
-            .readers
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clear();
         *self
             .shared
             .vector_cache
@@ -354,8 +357,8 @@ impl Index {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .pop();
         let connection = match pooled {
-            Some(connection) => connection,
-            None => schema::open_reader(&self.shared.db_path)?,
+            Some((opened, connection)) if opened == generation => connection,
+            _ => schema::open_reader(&self.shared.db_path)?,
         };
         let outcome = query(&connection);
         let mut readers = self
@@ -368,7 +371,7 @@ impl Index {
             && outcome.is_ok()
             && generation == self.shared.generation.load(Ordering::Acquire)
         {
-            readers.push(connection);
+            readers.push((generation, connection));
         }
         Ok(outcome?)
     }

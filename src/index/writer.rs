@@ -201,7 +201,10 @@ impl Writer {
                 Command::RebuildDamaged { seen, reply } => {
                     let mut outcome = Ok(());
                     if self.generation.load(Ordering::Acquire) == seen {
+                        // Queries from now on wait, and those already running see the generation
+                        // move before the file does, so they retry instead of failing.
                         gate.close();
+                        self.generation.fetch_add(1, Ordering::AcqRel);
                         let rebuilt = self.replace_database().and_then(|()| self.reconcile(None));
                         outcome = rebuilt
                             .as_ref()
@@ -224,7 +227,6 @@ impl Writer {
         ));
         let (connection, _) = super::schema::open_writer(&self.db_path, self.vault.root(), true)?;
         self.connection = connection;
-        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
