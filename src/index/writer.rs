@@ -788,8 +788,17 @@ fn load(
     };
     // Only a regular file is opened: a FIFO named like a note would block the writer thread
     // until something wrote to it, and with it every later write's refresh.
-    let Ok(Some((mut file, metadata))) = vault::open_regular(fs_path) else {
-        return gone();
+    let (mut file, metadata) = match vault::open_regular(fs_path) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => return gone(),
+        Err(error) => {
+            // A vanished note is routine; one that exists but cannot be read (its mode, owner)
+            // would otherwise drop out of search and listings with no word to the operator.
+            if error.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(path = %path, %error, "a note cannot be read, so the index leaves it out until it can");
+            }
+            return gone();
+        }
     };
     let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
     let size = metadata.len() as i64;

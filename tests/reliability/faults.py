@@ -364,6 +364,9 @@ def fault_permission(tmp: Path, checks: Checks):
     result = read(server, "Projects/Secret.md")
     checks.error(f, result, ("permission_denied", "path_forbidden", "not_readable"), ("permission",), "reading the unreadable note")
     serves(checks, f, server, "one note unreadable")
+    log = case.log()
+    checks.expect(f, any("cannot be read" in line and "Projects/Secret.md" in line for line in log.splitlines()),
+                  "the server log names the note the index had to leave out")
     listing = server.call("vault_list_notes", {"folder": "Projects"})
     paths = [n["path"] for n in (listing.data or {}).get("notes", [])] if not listing.is_error else []
     checks.expect(f, "Projects/Alpha.md" in paths, "listing still works", listing.text[:200])
