@@ -305,6 +305,15 @@ pub async fn serve(
             heartbeat: Some(health.register("index writer")),
         },
     )?;
+    if !config.read_only {
+        let removed = ops.vault().remove_orphaned_temp_files();
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed temp files left by a Quire killed mid-write"
+            );
+        }
+    }
     // After the first sync (awaited above), so templates never land on a vault still arriving.
     match ops.bootstrap_memory(config.read_only, config.sync.first_sync_marker.as_deref()) {
         Ok(crate::ops::Bootstrap::Created(files)) => {

@@ -241,6 +241,12 @@ impl Vault {
         })
     }
 
+    /// Removes the hidden temp files that writers killed mid-write left in the vault (see
+    /// `write::remove_orphaned_temps`); returns how many.
+    pub fn remove_orphaned_temp_files(&self) -> usize {
+        write::remove_orphaned_temps(&self.root)
+    }
+
     /// Writes `bytes` to `path` atomically. The caller holds the file's lock.
     pub fn write(
         &self,
@@ -278,12 +284,11 @@ impl Vault {
                 });
             }
         }
-        write::write_atomic(path, &resolved.fs_path, bytes, mode)?;
-        let metadata = std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        let modified = write::write_atomic(path, &resolved.fs_path, bytes, mode)?;
         Ok(WriteOutcome {
             revision: Revision::of(bytes),
             bytes: bytes.len() as u64,
-            modified: metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            modified,
         })
     }
 
