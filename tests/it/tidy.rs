@@ -499,6 +499,7 @@ const UNSAFE_HOMES: &[&str] = &[
     "src/embed/onnx.rs",
     "src/index/schema.rs",
     "src/systemd/activation.rs",
+    "src/vault/write.rs",
 ];
 
 #[test]
