@@ -41,8 +41,18 @@ pub(super) fn write_atomic(
     if let WriteMode::Replace { expected } = mode {
         check_current(path, target, expected)?;
     }
+    // A note deleted since the check (a sync client deleting and re-creating it) changed under
+    // the caller like any other write: a conflict, not an internal error.
+    let vanished = || VaultError::ChangedDuringWrite {
+        path: path.to_string(),
+        current: None,
+    };
     let permissions = match mode {
-        WriteMode::Replace { .. } => Some(fs::metadata(target).map_err(io_err)?.permissions()),
+        WriteMode::Replace { .. } => match fs::metadata(target) {
+            Ok(metadata) => Some(metadata.permissions()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(vanished()),
+            Err(e) => return Err(io_err(e)),
+        },
         WriteMode::CreateNew => None,
     };
     let temp = TempFile::create(parent, bytes, permissions).map_err(io_err)?;
@@ -50,11 +60,12 @@ pub(super) fn write_atomic(
         WriteMode::Replace { expected } => {
             // The last look before the rename: a write that landed since the first check is kept.
             check_current(path, target, expected)?;
-            replace_checked(&temp, target, expected).map_err(|error| match error {
+            replace_checked(&temp, target, bytes, expected).map_err(|error| match error {
                 Replaced::Changed(current) => VaultError::ChangedDuringWrite {
                     path: path.to_string(),
                     current: Some(current),
                 },
+                Replaced::Vanished => vanished(),
                 Replaced::Io(source) => io_err(source),
             })?;
         }
@@ -75,6 +86,8 @@ pub(super) fn write_atomic(
 enum Replaced {
     /// Another writer changed the old file between the last check and the swap; it is back in place.
     Changed(Revision),
+    /// The target was deleted between the last check and the swap; nothing was replaced.
+    Vanished,
     Io(io::Error),
 }
 
@@ -83,7 +96,12 @@ enum Replaced {
 /// the swap and is read once more: a write that reached it after `check_current` (an editor
 /// writing in place, a sync client appending) makes the swap undo itself, so that write is kept and
 /// the caller gets a conflict. Elsewhere a plain rename is used, with the check just before it.
-fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Result<(), Replaced> {
+fn replace_checked(
+    temp: &TempFile,
+    target: &Path,
+    bytes: &[u8],
+    expected: &Revision,
+) -> Result<(), Replaced> {
     let cwd = rustix::fs::CWD;
     let exchange = |from: &Path, to: &Path| {
         rustix::fs::renameat_with(cwd, from, cwd, to, rustix::fs::RenameFlags::EXCHANGE)
@@ -100,7 +118,7 @@ fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Resul
                 let old = fs::read(&temp.path).map_err(Replaced::Io)?;
                 let old_revision = Revision::of(&old);
                 if old_revision != *expected {
-                    exchange(&temp.path, target).map_err(|e| Replaced::Io(e.into()))?;
+                    undo_swap(temp, target, bytes)?;
                     return Err(Replaced::Changed(old_revision));
                 }
             }
@@ -122,8 +140,66 @@ fn replace_checked(temp: &TempFile, target: &Path, expected: &Revision) -> Resul
             temp.disarm();
             Ok(())
         }
+        Err(rustix::io::Errno::NOENT) => Err(Replaced::Vanished),
         Err(error) => Err(Replaced::Io(error.into())),
     }
+}
+
+/// Puts the other writer's file (now under the temp name) back in place of ours. While our bytes
+/// were in place, a third write may have reached them (an editor writing in place, a sync client
+/// replacing or deleting the note): then what comes back under the temp name is not ours, or the
+/// note is gone and there is nothing to swap with. Either way that file holds someone's write and
+/// is kept beside the note as a conflict copy, never removed.
+fn undo_swap(temp: &TempFile, target: &Path, bytes: &[u8]) -> Result<(), Replaced> {
+    let swapped = rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        &temp.path,
+        rustix::fs::CWD,
+        target,
+        rustix::fs::RenameFlags::EXCHANGE,
+    );
+    match swapped {
+        Ok(()) if fs::read(&temp.path).map_err(Replaced::Io)? == bytes => Ok(()),
+        Ok(()) | Err(rustix::io::Errno::NOENT) => {
+            keep_as_conflict_copy(&temp.path, target).map_err(Replaced::Io)?;
+            temp.disarm();
+            Ok(())
+        }
+        Err(error) => Err(Replaced::Io(error.into())),
+    }
+}
+
+/// Gives `file` a visible name beside `target` in the form Quire's sync uses for conflict
+/// copies (`Note (conflict quire 2026-12-01 0616).md`, then ` 2`, ` 3` …), which listings skip
+/// (`sync::is_conflict_copy`) and the owner settles in Obsidian.
+fn keep_as_conflict_copy(file: &Path, target: &Path) -> io::Result<()> {
+    let folder = target.parent().unwrap_or(Path::new("."));
+    let stem = target
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("note");
+    let extension = target
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| format!(".{e}"))
+        .unwrap_or_default();
+    let stamp = jiff::Timestamp::now().strftime("%Y-%m-%d %H%M").to_string();
+    for n in 1..1000 {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!(" {n}")
+        };
+        let copy = folder.join(format!(
+            "{stem} (conflict quire {stamp}{suffix}){extension}"
+        ));
+        match fs::hard_link(file, &copy) {
+            Ok(()) => return fs::remove_file(file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no free conflict copy name"))
 }
 
 /// Fails with `ChangedDuringWrite` unless `target` still holds exactly `expected`.
@@ -335,6 +411,57 @@ mod tests {
         fs::remove_file(&target).expect("remove");
         let again = write_atomic(&path, &target, b"three", WriteMode::CreateNew).expect("create");
         assert_eq!(again, on_disk());
+    }
+
+    fn conflict_copies(folder: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut copies: Vec<_> = fs::read_dir(folder)
+            .expect("read_dir")
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|name| super::super::is_conflict_copy(name))
+            .map(|name| {
+                let bytes = fs::read(folder.join(&name)).expect("read");
+                (name, bytes)
+            })
+            .collect();
+        copies.sort();
+        copies
+    }
+
+    #[test]
+    fn an_undone_swap_keeps_a_third_writers_file_as_a_conflict_copy() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("a.md");
+        // Our bytes were in place and a third writer changed them; the other writer's file sits
+        // under the temp name. Undoing puts it back and keeps the third write as a copy.
+        fs::write(&target, b"ours + third").expect("write");
+        let temp = TempFile::create(dir.path(), b"other", None).expect("temp");
+        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        drop(temp);
+        assert_eq!(fs::read(&target).expect("read"), b"other");
+        let copies = conflict_copies(dir.path());
+        assert_eq!(copies.len(), 1, "{copies:?}");
+        assert_eq!(copies[0].1, b"ours + third");
+        assert!(copies[0].0.starts_with("a (conflict quire "), "{copies:?}");
+
+        // The note was deleted meanwhile: the other writer's file is kept as a copy too.
+        fs::remove_file(&target).expect("remove");
+        let temp = TempFile::create(dir.path(), b"other again", None).expect("temp");
+        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        drop(temp);
+        assert!(!target.exists());
+        let copies = conflict_copies(dir.path());
+        assert_eq!(copies.len(), 2, "{copies:?}");
+        assert!(copies.iter().any(|(_, bytes)| bytes == b"other again"));
+
+        // Nobody touched our bytes: they come back under the temp name and are dropped.
+        fs::write(&target, b"ours").expect("write");
+        let temp = TempFile::create(dir.path(), b"other", None).expect("temp");
+        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        drop(temp);
+        assert_eq!(fs::read(&target).expect("read"), b"other");
+        assert_eq!(conflict_copies(dir.path()).len(), 2);
+        assert_eq!(fs::read_dir(dir.path()).expect("read_dir").count(), 3);
     }
 
     #[test]
