@@ -338,7 +338,9 @@ def main() -> int:
             request_id = server.start_request("tools/call", {"name": tool, "arguments": arguments})
             # Half the kills within the first 3 ms (most edits finish in a few ms), half spread
             # over the slowest operations' time (moves, large writes).
-            delay = rng.uniform(0, min(3.0, args.max_delay_ms) if rng.random() < 0.5 else args.max_delay_ms) / 1000
+            # A move writes several files and fsyncs each: its kills spread over four times as long.
+            longest = args.max_delay_ms * (4 if tool == "vault_move_note" else 1)
+            delay = rng.uniform(0, min(3.0, longest) if rng.random() < 0.5 else longest) / 1000
             time.sleep(delay)
             server.kill()
             counts["kills"] += 1
