@@ -107,12 +107,12 @@ class Client:
 class External:
     """Rewrites notes from outside Quire, each rewrite adding one marker line."""
 
-    def __init__(self, vault: Path, rng: random.Random):
+    def __init__(self, vault: Path, rng: random.Random, modes: list[str]):
         self.vault = vault
         self.rng = rng
         self.stop = threading.Event()
         self.writes: list[dict] = []  # completed: marker, note, mode, base, read_t, write_t
-        self.modes = {"in_place": 0, "rename": 0, "delete_create": 0}
+        self.modes = {mode: 0 for mode in modes}
         self.retries = 0
         self.error: str | None = None
 
@@ -166,6 +166,10 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=2, help="agent threads")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (server log included)")
+    parser.add_argument("--modes", default="in_place,rename,delete_create",
+                        help="the external writer's ways of writing (comma-separated)")
+    parser.add_argument("--kinds", default="patch_revision,patch,insert,daily",
+                        help="the agent's edits (comma-separated)")
     args = parser.parse_args()
     edits = args.edits or (200 if args.quick else 1200)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
@@ -188,7 +192,8 @@ def main() -> int:
     started = time.monotonic()
     client = Client(quire, vault, work / "index.db", env, work / "quire-stderr.log")
 
-    external = External(vault, random.Random(rng.randrange(2**32)))
+    external = External(vault, random.Random(rng.randrange(2**32)), args.modes.split(","))
+    kinds = args.kinds.split(",")
     agent_rngs = [random.Random(rng.randrange(2**32)) for _ in range(args.agents)]
     results: list[dict] = []
     results_lock = threading.Lock()
@@ -202,7 +207,7 @@ def main() -> int:
             if number is None:
                 return
             marker = f"agent-A{number:06d}"
-            kind = arng.choice(["patch_revision", "patch", "insert", "daily"])
+            kind = arng.choice(kinds)
             note = arng.choice(NOTES[:3])
             start = time.monotonic()
             if kind == "patch_revision":
