@@ -1,0 +1,44 @@
+//! The Tasks line grammar: a task Quire writes reads back as the same task, and writing that again
+//! gives the same line (parse → write → parse is stable), in each of the plugin's formats.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use quire::markdown::tasks::{InvalidDates, TaskFormat, TaskSettings, note_tasks, parse_task_line};
+
+/// Lines tried per input; a task line is one line, so more only repeats the work.
+const MAX_LINES: usize = 16;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    for format in [TaskFormat::Emoji, TaskFormat::Dataview, TaskFormat::Both] {
+        let settings = TaskSettings {
+            format,
+            ..TaskSettings::default()
+        };
+        for line in text.lines().take(MAX_LINES) {
+            let Some(task) = parse_task_line(line, &settings) else {
+                continue;
+            };
+            for invalid in [InvalidDates::AsWritten, InvalidDates::AsPlugin] {
+                let written = task.to_line(invalid);
+                let Some(again) = parse_task_line(&written, &settings) else {
+                    panic!("{line:?} was written as {written:?}, which is not a task ({format:?})");
+                };
+                if invalid == InvalidDates::AsWritten {
+                    assert_eq!(
+                        again, task,
+                        "{line:?} was written as {written:?} ({format:?})"
+                    );
+                }
+                assert_eq!(
+                    again.to_line(invalid),
+                    written,
+                    "{line:?}: writing is not stable ({format:?}, {invalid:?})"
+                );
+            }
+        }
+        let _ = note_tasks(text, &settings);
+    }
+});
