@@ -56,7 +56,7 @@ fn app() -> &'static App {
             vault: Some(vault),
             index: Some(dir.path().join("index.db")),
             http_listen: None,
-            no_auth: true,
+            no_auth: false,
         };
         let environment = Environment {
             current_dir: dir.path().to_path_buf(),
@@ -109,11 +109,8 @@ fn post() -> axum::http::request::Builder {
         .header(header::ACCEPT, "application/json, text/event-stream")
 }
 
-/// Status, content type and body of one answer, checked for shape.
-async fn send(
-    router: &axum::Router,
-    request: Request<Body>,
-) -> (StatusCode, Option<String>, Vec<u8>) {
+/// Sends one request and checks the answer's shape; gives its status and any new session's id.
+async fn send(router: &axum::Router, request: Request<Body>) -> (StatusCode, Option<String>) {
     let response = router
         .clone()
         .oneshot(request)
@@ -124,6 +121,11 @@ async fn send(
         .headers()
         .get(header::CONTENT_TYPE)
         .map(|value| value.to_str().expect("an ASCII content type").to_owned());
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
     let mut body = response.into_body();
     let mut bytes = Vec::new();
     // Frames until the body ends or goes quiet: an open event stream is fine, a hang is not ours.
@@ -173,7 +175,7 @@ async fn send(
             String::from_utf8_lossy(&bytes)
         );
     }
-    (status, content_type, bytes)
+    (status, session)
 }
 
 /// A JSON-RPC message the server sends: version 2.0, and an error has an integer code and a message.
@@ -266,7 +268,18 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         let request = builder.body(Body::from(body.to_vec())).expect("request");
-        let (status, _, _) = send(&app.router, request).await;
+        let (status, session) = send(&app.router, request).await;
+        if mode % 3 != 1 {
+            if let Some(id) = session {
+                // An input that opened a session closes it, so sessions do not pile up.
+                let request = Request::delete("/mcp")
+                    .header(header::HOST, HOST)
+                    .header("mcp-session-id", id)
+                    .body(Body::empty())
+                    .expect("request");
+                let _ = send(&app.router, request).await;
+            }
+        }
         if mode % 3 == 1 && status == StatusCode::NOT_FOUND {
             // The input ended the session (or it expired): the next one opens another.
             *app.session.lock().await = None;

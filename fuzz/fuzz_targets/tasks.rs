@@ -27,8 +27,12 @@ fuzz_target!(|data: &[u8]| {
                     panic!("{line:?} was written as {written:?}, which is not a task ({format:?})");
                 };
                 if invalid == InvalidDates::AsWritten {
+                    // The style flag says which fields were read; an unreadable recurrence is
+                    // dropped as the plugin drops it, and a line left without fields has no style.
+                    let mut same_style = again.clone();
+                    same_style.dataview = task.dataview;
                     assert_eq!(
-                        again, task,
+                        same_style, task,
                         "{line:?} was written as {written:?} ({format:?})"
                     );
                 }
