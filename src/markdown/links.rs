@@ -886,7 +886,14 @@ pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<S
             let found = markdown_link(original, open)?;
             let (start, end, angle) = destination_span(original, found.text_end)?;
             let raw = &original[start..end];
-            let path_end = raw.find('#').unwrap_or(raw.len());
+            // The link is percent-decoded before its `#` part is split off, so an encoded `%23`
+            // starts the subpath too, and the rewrite keeps it.
+            let path_end = raw
+                .find('#')
+                .into_iter()
+                .chain(raw.to_ascii_lowercase().find("%23"))
+                .min()
+                .unwrap_or(raw.len());
             let encoded = if angle {
                 new_path.replace('>', "%3E")
             } else {
@@ -1069,6 +1076,14 @@ mod tests {
                 "[c](Th%C3%A9.md)",
             ),
             (LinkForm::Markdown, "[c](Café.md)", "Thé.md", "[c](Thé.md)"),
+            // Found by fuzzing (fuzz/ links target): an encoded `#` starts the subpath, as the
+            // parser reads it, so the rewrite keeps it.
+            (
+                LinkForm::Markdown,
+                "[d](Old%23Part/x.md)",
+                "New.md",
+                "[d](New.md%23Part/x.md)",
+            ),
         ];
         for (form, original, path, expected) in cases {
             assert_eq!(
