@@ -36,11 +36,17 @@ fuzz_target!(|data: &[u8]| {
                         "{line:?} was written as {written:?} ({format:?})"
                     );
                 }
-                assert_eq!(
-                    again.to_line(invalid),
-                    written,
-                    "{line:?}: writing is not stable ({format:?}, {invalid:?})"
-                );
+                // Stability is asked of what Quire writes to disk (dates as written). The plugin's
+                // own `Invalid date` is read back as a date field, so a description made only of
+                // tags gains the plugin's leading space on the next write (the plugin does the
+                // same); Quire never writes that form, so it only has to stay a task.
+                if invalid == InvalidDates::AsWritten {
+                    assert_eq!(
+                        again.to_line(invalid),
+                        written,
+                        "{line:?}: writing is not stable ({format:?}, {invalid:?})"
+                    );
+                }
             }
         }
         let _ = note_tasks(text, &settings);
