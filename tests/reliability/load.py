@@ -133,12 +133,15 @@ def workload(vault: Path, rng: random.Random) -> dict:
     if len(words) < 4:
         words += ["garden", "notes", "project", "meeting"]
     reads = [{"path": p} for p in rng.sample(notes, min(200, len(notes)))]
+    UPDATE_PATHS[:] = [read["path"] for read in reads[:64]]
     searches = [{"query": " ".join(rng.sample(words, 2)), "limit": 10} for _ in range(100)]
     greps = [{"pattern": rng.choice(words), "limit": 20} for _ in range(100)]
     return {"vault_read_note": reads, "vault_search": searches, "vault_grep": greps}
 
 
 RUNS = iter(range(1, 1 << 30))
+# The notes the soak's property updates rewrite in place (set from the vault by `workload`).
+UPDATE_PATHS: list[str] = []
 
 
 def write_template() -> str:
@@ -148,8 +151,11 @@ def write_template() -> str:
 
 def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds: int) -> dict:
     script = work / "run.lua"
+    update = stateless_body("vault_update_properties", {"path": "PATH", "properties": {"soak": 0}})
+    update = update.replace("%", "%%").replace('"PATH"', '"%s"').replace('"soak":0', '"soak":%d')
     script.write_text("bodies = " + lua_list(bodies) + "\nwrite_template = " + lua_string(write_template())
-                      + "\n" + LUA.read_text())
+                      + "\nupdate_template = " + lua_string(update)
+                      + "\nupdate_paths = " + lua_list(UPDATE_PATHS) + "\n" + LUA.read_text())
     headers = []
     for name, value in {**server.headers(), "MCP-Protocol-Version": MODERN,
                         "Mcp-Method": "tools/call"}.items():
@@ -169,7 +175,9 @@ def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds
 
 
 def lua_string(text: str) -> str:
-    return json.dumps(text)  # a JSON string literal is a valid Lua string literal for this ASCII
+    # A JSON string literal with the text's own UTF-8 is a valid Lua string literal (Lua has no
+    # \u escapes, so none may appear).
+    return json.dumps(text, ensure_ascii=False)
 
 
 def lua_list(items: list[str]) -> str:
@@ -295,8 +303,10 @@ def main():
                     log(f"  {tool:<18} {count:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} {figure['p99']:>8.2f}")
                 if outcome["errors"]:
                     failures.append(f"{count} sessions: {len(outcome['errors'])} errors, first: {outcome['errors'][0]}")
-            mix = bodies["vault_read_note"][:50] + bodies["vault_search"][:20] + bodies["vault_grep"][:10] + ["WRITE"] * 5
-            log(f"\nsoak: wrk, 32 connections, {soak_minutes} min, mix of reads/searches/greps/writes 50:20:10:5")
+            # Writes in the soak edit 64 notes in place, so the data set stays the same size and
+            # a growing memory figure means a leak, not a larger vault.
+            mix = bodies["vault_read_note"][:50] + bodies["vault_search"][:20] + bodies["vault_grep"][:10] + ["UPDATE"] * 5
+            log(f"\nsoak: wrk, 32 connections, {soak_minutes} min, mix of reads/searches/greps/property updates 50:20:10:5")
             samples = [server.sample()]
             soak_end = time.monotonic() + soak_minutes * 60
             totals = {"requests": 0, "errors": 0}

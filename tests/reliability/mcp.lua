@@ -17,10 +17,15 @@ end
 
 function request()
   counter = counter + 1
-  -- An entry "WRITE" stands for a write to a fresh note (never the same path twice).
+  -- An entry "WRITE" stands for a write to a fresh note (never the same path twice); "UPDATE"
+  -- for a property update of one of `update_paths`, which edits in place and never grows the
+  -- vault (what a soak needs to tell a leak from a growing data set).
   local body = bodies[(counter * 7 + id) % #bodies + 1]
   if body == "WRITE" then
     body = string.format(write_template, id, counter)
+  elseif body == "UPDATE" then
+    local path = update_paths[(counter * 13 + id) % #update_paths + 1]
+    body = string.format(update_template, path, counter)
   end
   -- 2026-07-28 names the method and tool in headers too, and they must match the body.
   local headers = {}
