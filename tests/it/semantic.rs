@@ -65,6 +65,28 @@ fn paths(found: &SearchResults) -> Vec<&str> {
     found.results.iter().map(|hit| hit.path.as_str()).collect()
 }
 
+/// Sets a policy with one identity, `agent`, that may read everything but `Private/`, and returns
+/// its context.
+fn agent_denied_private(ops: &Ops) -> Context {
+    let mut identities = BTreeMap::new();
+    identities.insert(
+        "agent".to_string(),
+        IdentityRules {
+            read: vec![Rule::parse("/").expect("rule")],
+            write: vec![],
+            deny: vec![Rule::parse("Private/").expect("rule")],
+        },
+    );
+    ops.set_policy(Policy::new(vec![], identities));
+    Context::new(
+        Principal::Identity {
+            name: "agent".into(),
+            client_id: None,
+        },
+        "test",
+    )
+}
+
 const NOTES: &[(&str, &str)] = &[
     (
         "Finance/Budgeting.md",
@@ -185,23 +207,7 @@ fn filters_and_access_rules_apply_inside_the_vector_leg() {
         assert_eq!(got, ["Quiet/a.md", "Quiet/b.md"], "{mode:?}");
     }
     // An identity that may not read Private/ never sees its note, in any mode.
-    let mut identities = BTreeMap::new();
-    identities.insert(
-        "agent".to_string(),
-        IdentityRules {
-            read: vec![Rule::parse("/").expect("rule")],
-            write: vec![],
-            deny: vec![Rule::parse("Private/").expect("rule")],
-        },
-    );
-    f.ops.set_policy(Policy::new(vec![], identities));
-    let agent = Context::new(
-        Principal::Identity {
-            name: "agent".into(),
-            client_id: None,
-        },
-        "test",
-    );
+    let agent = agent_denied_private(&f.ops);
     for mode in [
         SearchMode::Semantic,
         SearchMode::Hybrid,
@@ -556,23 +562,7 @@ fn files_are_found_by_meaning_with_their_extracted_text() {
     );
     // An identity that may not read Private/ never sees the file there, in any mode.
     assert!(paths(&search(&f.ops, "salary", SearchMode::Semantic)).contains(&"Private/salary.txt"));
-    let mut identities = BTreeMap::new();
-    identities.insert(
-        "agent".to_string(),
-        IdentityRules {
-            read: vec![Rule::parse("/").expect("rule")],
-            write: vec![],
-            deny: vec![Rule::parse("Private/").expect("rule")],
-        },
-    );
-    f.ops.set_policy(Policy::new(vec![], identities));
-    let agent = Context::new(
-        Principal::Identity {
-            name: "agent".into(),
-            client_id: None,
-        },
-        "test",
-    );
+    let agent = agent_denied_private(&f.ops);
     for mode in [SearchMode::Semantic, SearchMode::Hybrid] {
         let found = search_as(&f.ops, &agent, "salary budgeting", mode, None);
         assert!(
