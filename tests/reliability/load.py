@@ -330,7 +330,9 @@ def main():
                     early, late = trend(samples, key)
                     grows = late > early * ratio + extra
                     log(f"  {key}: {early:.0f} -> {late:.0f}{'  GROWING' if grows else '  flat'}")
-                    if grows:
+                    # A soak shorter than a few minutes is still the blocking pool's warm-up
+                    # (threads and memory climb to the load's level, then stay): reported only.
+                    if grows and soak_minutes >= 5:
                         failures.append(f"soak: {key} grows from {early:.0f} to {late:.0f}")
             log(f"\nsoak: {totals['requests']} calls, {totals['errors']} errors")
         finally:
