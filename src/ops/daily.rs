@@ -218,6 +218,11 @@ impl Ops {
             },
         )?;
         target.warnings.extend(template_warnings.into_inner());
+        if let Some(copy) = &edited.conflict_copy {
+            target.warnings.push(format!(
+                "another writer changed the note while this append replaced it; the append is in place and their version is kept as '{copy}': read it and merge what it adds"
+            ));
+        }
         Ok(AppendedDailyNote {
             path: path.to_string(),
             period: target.period,

@@ -82,6 +82,8 @@ pub struct EditedNote {
     /// For properties updates: the keys that changed and the properties afterwards.
     pub changed_keys: Vec<String>,
     pub properties: Option<Map<String, Value>>,
+    /// Where another writer's version that reached the note during the write is kept.
+    pub conflict_copy: Option<String>,
 }
 
 /// What an edit computed from the current text.
@@ -363,6 +365,7 @@ impl Ops {
             written.bytes,
             written.modified,
             Change::Created,
+            written.conflict_copy,
         ))
     }
 
@@ -379,6 +382,19 @@ impl Ops {
         let current = self
             .vault
             .read_resolved(resolved)
+            .map_err(|e| match e {
+                // Deleted between the lookup and the read (a sync client replacing it by
+                // delete-and-create): the note changed under the edit, which wrote nothing.
+                VaultError::Io { path, source }
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    VaultError::ChangedDuringWrite {
+                        path,
+                        current: None,
+                    }
+                }
+                other => other,
+            })
             .map_err(|e| OpsError::from_vault(e, expected))?;
         if let Some(expected) = expected
             && *expected != current.revision
@@ -405,6 +421,7 @@ impl Ops {
                 bytes,
                 current.modified,
                 Change::None,
+                None,
             ));
         }
         #[cfg(feature = "test-faults")]
@@ -434,6 +451,7 @@ impl Ops {
             written.bytes,
             written.modified,
             Change::Rewritten,
+            written.conflict_copy,
         ))
     }
 }
@@ -452,6 +470,7 @@ fn edited_note(
     bytes: u64,
     modified: std::time::SystemTime,
     change: Change,
+    conflict_copy: Option<String>,
 ) -> EditedNote {
     EditedNote {
         path: path.to_string(),
@@ -464,6 +483,7 @@ fn edited_note(
         replacements: outcome.replacements,
         changed_keys: outcome.changed_keys,
         properties: outcome.properties,
+        conflict_copy,
     }
 }
 

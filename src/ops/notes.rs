@@ -80,6 +80,8 @@ pub struct WrittenNote {
     pub bytes: u64,
     pub modified: String,
     pub created: bool,
+    /// Where another writer's version that reached the note during the write is kept.
+    pub conflict_copy: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -295,6 +297,7 @@ impl Ops {
             bytes: outcome.bytes,
             modified: rfc3339(outcome.modified),
             created,
+            conflict_copy: outcome.conflict_copy,
         })
     }
 

@@ -32,6 +32,7 @@ pub use settings::{
 };
 pub use settings::{LinkSettings, NewLinkFormat};
 pub use sync::{SyncLock, is_conflict_copy};
+pub use write::process_alive;
 
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +95,9 @@ pub struct WriteOutcome {
     pub revision: Revision,
     pub bytes: u64,
     pub modified: SystemTime,
+    /// Vault-relative name of another writer's version that reached the file while ours replaced
+    /// it; that version is kept there (`Note (conflict quire …).md`) for the owner to settle.
+    pub conflict_copy: Option<String>,
 }
 
 /// What a replace must find on disk before it may rename over the file.
@@ -284,11 +288,21 @@ impl Vault {
                 });
             }
         }
-        let modified = write::write_atomic(path, &resolved.fs_path, bytes, mode)?;
+        let landed = write::write_atomic(path, &resolved.fs_path, bytes, mode)?;
+        let conflict_copy = landed.conflict_copy.map(|copy| {
+            copy.strip_prefix(&self.root)
+                .unwrap_or(&copy)
+                .to_string_lossy()
+                .into_owned()
+        });
+        if let Some(copy) = &conflict_copy {
+            tracing::warn!(path = %path, copy = %copy, "another writer changed the note during a write; its version is kept as a conflict copy");
+        }
         Ok(WriteOutcome {
             revision: Revision::of(bytes),
             bytes: bytes.len() as u64,
-            modified,
+            modified: landed.modified,
+            conflict_copy,
         })
     }
 

@@ -5,9 +5,10 @@
 //! Just before the rename the target is read again: if its bytes no longer match the revision the
 //! caller based its edit on (a sync client or the user in Obsidian wrote meanwhile), the temp file
 //! is dropped and the caller gets a conflict instead of silently overwriting. Where the file system
-//! supports it the replacement is an atomic swap, after which the old file is checked once more and
-//! the swap undone if a write reached it in between. Creation uses `link()`,
-//! which fails rather than replace a file that appeared in the meantime.
+//! supports it the replacement is an atomic swap, after which the old file is checked once more: a
+//! write that reached it in between is kept as a conflict copy beside the note. The swap is never
+//! undone, because once our bytes are visible another writer may have read and built on them.
+//! Creation uses `link()`, which fails rather than replace a file that appeared in the meantime.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -22,15 +23,24 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// How long a swapped-out file is watched for a late write before it is removed.
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(3);
 
-/// Returns the written file's modification time, read from the temp file before it took the
-/// target's name: by the time a caller could `stat` the target, another writer may have replaced or
-/// deleted it, and a write that happened must not be reported as failed (a client would retry it).
+/// What a write that landed reports.
+#[derive(Debug)]
+pub(super) struct Landed {
+    /// The written file's modification time, read from the temp file before it took the target's
+    /// name: by the time a caller could `stat` the target, another writer may have replaced or
+    /// deleted it, and a write that happened must not be reported as failed (a client would retry).
+    pub modified: std::time::SystemTime,
+    /// Another writer's version that reached the old file during the swap, kept under this name
+    /// beside the note.
+    pub conflict_copy: Option<PathBuf>,
+}
+
 pub(super) fn write_atomic(
     path: &VaultPath,
     target: &Path,
     bytes: &[u8],
     mode: WriteMode<'_>,
-) -> Result<std::time::SystemTime, VaultError> {
+) -> Result<Landed, VaultError> {
     let io_err = |source: io::Error| VaultError::Io {
         path: path.to_string(),
         source,
@@ -56,18 +66,16 @@ pub(super) fn write_atomic(
         WriteMode::CreateNew => None,
     };
     let temp = TempFile::create(parent, bytes, permissions).map_err(io_err)?;
+    let mut conflict_copy = None;
     match mode {
         WriteMode::Replace { expected } => {
             // The last look before the rename: a write that landed since the first check is kept.
             check_current(path, target, expected)?;
-            replace_checked(&temp, target, bytes, expected).map_err(|error| match error {
-                Replaced::Changed(current) => VaultError::ChangedDuringWrite {
-                    path: path.to_string(),
-                    current: Some(current),
-                },
-                Replaced::Vanished => vanished(),
-                Replaced::Io(source) => io_err(source),
-            })?;
+            conflict_copy =
+                replace_checked(&temp, target, expected).map_err(|error| match error {
+                    Replaced::Vanished => vanished(),
+                    Replaced::Io(source) => io_err(source),
+                })?;
         }
         WriteMode::CreateNew => match fs::hard_link(&temp.path, target) {
             Ok(()) => {}
@@ -80,12 +88,13 @@ pub(super) fn write_atomic(
         },
     }
     sync_folder(parent).map_err(io_err)?;
-    Ok(temp.modified)
+    Ok(Landed {
+        modified: temp.modified,
+        conflict_copy,
+    })
 }
 
 enum Replaced {
-    /// Another writer changed the old file between the last check and the swap; it is back in place.
-    Changed(Revision),
     /// The target was deleted between the last check and the swap; nothing was replaced.
     Vanished,
     Io(io::Error),
@@ -93,15 +102,16 @@ enum Replaced {
 
 /// Puts `temp` in place of `target`. Where the file system can swap two names atomically
 /// (`renameat2` with `RENAME_EXCHANGE`), the old file stays reachable under the temp name after
-/// the swap and is read once more: a write that reached it after `check_current` (an editor
-/// writing in place, a sync client appending) makes the swap undo itself, so that write is kept and
-/// the caller gets a conflict. Elsewhere a plain rename is used, with the check just before it.
+/// the swap and is read once more. A write that reached it after `check_current` (an editor
+/// writing in place, a sync client appending) is kept as a conflict copy beside the note, whose
+/// name is returned. The swap is not undone: our bytes were visible, and a writer that read them
+/// meanwhile would lose its own write if they were taken back. Elsewhere a plain rename is used,
+/// with the check just before it.
 fn replace_checked(
     temp: &TempFile,
     target: &Path,
-    bytes: &[u8],
     expected: &Revision,
-) -> Result<(), Replaced> {
+) -> Result<Option<PathBuf>, Replaced> {
     let cwd = rustix::fs::CWD;
     let exchange = |from: &Path, to: &Path| {
         rustix::fs::renameat_with(cwd, from, cwd, to, rustix::fs::RenameFlags::EXCHANGE)
@@ -110,19 +120,20 @@ fn replace_checked(
         Ok(()) => {
             // `temp.path` now names the old file; the dropped `TempFile` removes it.
             // A writer that opened the old file just before the swap may still be writing to
-            // it: look twice, the second time after it has had a moment to finish.
+            // it: look twice, the second time after it has had a moment to finish. The copy is a
+            // hard link, so a write still under way ends up in it too.
             for settle in [None, Some(SETTLE)] {
                 if let Some(pause) = settle {
                     std::thread::sleep(pause);
                 }
                 let old = fs::read(&temp.path).map_err(Replaced::Io)?;
-                let old_revision = Revision::of(&old);
-                if old_revision != *expected {
-                    undo_swap(temp, target, bytes)?;
-                    return Err(Replaced::Changed(old_revision));
+                if Revision::of(&old) != *expected {
+                    let copy = keep_as_conflict_copy(&temp.path, target).map_err(Replaced::Io)?;
+                    temp.disarm();
+                    return Ok(Some(copy));
                 }
             }
-            Ok(())
+            Ok(None)
         }
         Err(error)
             // The file system or a syscall filter does not offer the swap: rename as before.
@@ -138,33 +149,9 @@ fn replace_checked(
         {
             fs::rename(&temp.path, target).map_err(Replaced::Io)?;
             temp.disarm();
-            Ok(())
+            Ok(None)
         }
         Err(rustix::io::Errno::NOENT) => Err(Replaced::Vanished),
-        Err(error) => Err(Replaced::Io(error.into())),
-    }
-}
-
-/// Puts the other writer's file (now under the temp name) back in place of ours. While our bytes
-/// were in place, a third write may have reached them (an editor writing in place, a sync client
-/// replacing or deleting the note): then what comes back under the temp name is not ours, or the
-/// note is gone and there is nothing to swap with. Either way that file holds someone's write and
-/// is kept beside the note as a conflict copy, never removed.
-fn undo_swap(temp: &TempFile, target: &Path, bytes: &[u8]) -> Result<(), Replaced> {
-    let swapped = rustix::fs::renameat_with(
-        rustix::fs::CWD,
-        &temp.path,
-        rustix::fs::CWD,
-        target,
-        rustix::fs::RenameFlags::EXCHANGE,
-    );
-    match swapped {
-        Ok(()) if fs::read(&temp.path).map_err(Replaced::Io)? == bytes => Ok(()),
-        Ok(()) | Err(rustix::io::Errno::NOENT) => {
-            keep_as_conflict_copy(&temp.path, target).map_err(Replaced::Io)?;
-            temp.disarm();
-            Ok(())
-        }
         Err(error) => Err(Replaced::Io(error.into())),
     }
 }
@@ -172,7 +159,7 @@ fn undo_swap(temp: &TempFile, target: &Path, bytes: &[u8]) -> Result<(), Replace
 /// Gives `file` a visible name beside `target` in the form Quire's sync uses for conflict
 /// copies (`Note (conflict quire 2026-12-01 0616).md`, then ` 2`, ` 3` …), which listings skip
 /// (`sync::is_conflict_copy`) and the owner settles in Obsidian.
-fn keep_as_conflict_copy(file: &Path, target: &Path) -> io::Result<()> {
+fn keep_as_conflict_copy(file: &Path, target: &Path) -> io::Result<PathBuf> {
     let folder = target.parent().unwrap_or(Path::new("."));
     let stem = target
         .file_stem()
@@ -194,7 +181,10 @@ fn keep_as_conflict_copy(file: &Path, target: &Path) -> io::Result<()> {
             "{stem} (conflict quire {stamp}{suffix}){extension}"
         ));
         match fs::hard_link(file, &copy) {
-            Ok(()) => return fs::remove_file(file),
+            Ok(()) => {
+                fs::remove_file(file)?;
+                return Ok(copy);
+            }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
@@ -269,7 +259,7 @@ fn temp_owner(name: &str) -> Option<u32> {
 }
 
 /// Whether process `pid` exists; when unsure (no permission to ask), it is taken as alive.
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return true;
     };
@@ -388,7 +378,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let target = dir.path().join("a.md");
         let path = VaultPath::parse("a.md").expect("path");
-        let created = write_atomic(&path, &target, b"one", WriteMode::CreateNew).expect("create");
+        let created = write_atomic(&path, &target, b"one", WriteMode::CreateNew)
+            .expect("create")
+            .modified;
         let on_disk = || {
             fs::metadata(&target)
                 .and_then(|m| m.modified())
@@ -404,12 +396,15 @@ mod tests {
                 expected: &expected,
             },
         )
-        .expect("replace");
+        .expect("replace")
+        .modified;
         assert_eq!(replaced, on_disk());
         // Reported from the written file itself, so a writer deleting the note right after
         // cannot turn a write that happened into an error.
         fs::remove_file(&target).expect("remove");
-        let again = write_atomic(&path, &target, b"three", WriteMode::CreateNew).expect("create");
+        let again = write_atomic(&path, &target, b"three", WriteMode::CreateNew)
+            .expect("create")
+            .modified;
         assert_eq!(again, on_disk());
     }
 
@@ -429,37 +424,44 @@ mod tests {
     }
 
     #[test]
-    fn an_undone_swap_keeps_a_third_writers_file_as_a_conflict_copy() {
+    fn a_write_that_reached_the_old_file_is_kept_as_a_conflict_copy_and_ours_stays() {
         let dir = tempfile::tempdir().expect("tempdir");
         let target = dir.path().join("a.md");
-        // Our bytes were in place and a third writer changed them; the other writer's file sits
-        // under the temp name. Undoing puts it back and keeps the third write as a copy.
-        fs::write(&target, b"ours + third").expect("write");
-        let temp = TempFile::create(dir.path(), b"other", None).expect("temp");
-        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        // Our edit was based on "base"; another writer's in-place write reached the old file
+        // after the last check. Ours stays in place (someone may already have read it) and theirs
+        // is kept beside it.
+        fs::write(&target, b"base + theirs").expect("write");
+        let temp = TempFile::create(dir.path(), b"ours", None).expect("temp");
+        let copy = replace_checked(&temp, &target, &Revision::of(b"base"))
+            .ok()
+            .flatten()
+            .expect("a conflict copy");
         drop(temp);
-        assert_eq!(fs::read(&target).expect("read"), b"other");
+        assert_eq!(fs::read(&target).expect("read"), b"ours");
         let copies = conflict_copies(dir.path());
         assert_eq!(copies.len(), 1, "{copies:?}");
-        assert_eq!(copies[0].1, b"ours + third");
+        assert_eq!(copies[0].1, b"base + theirs");
         assert!(copies[0].0.starts_with("a (conflict quire "), "{copies:?}");
+        assert_eq!(copy, dir.path().join(&copies[0].0));
 
-        // The note was deleted meanwhile: the other writer's file is kept as a copy too.
-        fs::remove_file(&target).expect("remove");
-        let temp = TempFile::create(dir.path(), b"other again", None).expect("temp");
-        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        // A second one on the same minute gets the next free name.
+        fs::write(&target, b"ours + theirs again").expect("write");
+        let temp = TempFile::create(dir.path(), b"ours again", None).expect("temp");
+        assert!(matches!(
+            replace_checked(&temp, &target, &Revision::of(b"ours")),
+            Ok(Some(_))
+        ));
         drop(temp);
-        assert!(!target.exists());
-        let copies = conflict_copies(dir.path());
-        assert_eq!(copies.len(), 2, "{copies:?}");
-        assert!(copies.iter().any(|(_, bytes)| bytes == b"other again"));
+        assert_eq!(conflict_copies(dir.path()).len(), 2);
 
-        // Nobody touched our bytes: they come back under the temp name and are dropped.
-        fs::write(&target, b"ours").expect("write");
-        let temp = TempFile::create(dir.path(), b"other", None).expect("temp");
-        assert!(undo_swap(&temp, &target, b"ours").is_ok());
+        // Nobody wrote: the old file goes and no copy is made.
+        let temp = TempFile::create(dir.path(), b"third", None).expect("temp");
+        assert!(matches!(
+            replace_checked(&temp, &target, &Revision::of(b"ours again")),
+            Ok(None)
+        ));
         drop(temp);
-        assert_eq!(fs::read(&target).expect("read"), b"other");
+        assert_eq!(fs::read(&target).expect("read"), b"third");
         assert_eq!(conflict_copies(dir.path()).len(), 2);
         assert_eq!(fs::read_dir(dir.path()).expect("read_dir").count(), 3);
     }

@@ -280,19 +280,14 @@ def main() -> int:
             f"lost update: {w['marker']} ({w['mode']}) written to {w['note']} is gone; "
             f"agent successes on that note after it: {[r['marker'] + ' ' + r['kind'] for r in overlapping][:5]}")
     overwritten = 0
-    adopted = 0
     codes: dict[str, int] = {}
     for r in results:
         codes[r["code"]] = codes.get(r["code"], 0) + 1
         count = agent_counts.get(r["marker"], 0)
         if not r["ok"]:
-            # Quire's bytes are in place for a moment before a late change to the old file is
-            # seen and the swap undone; an external writer that read them then keeps them. Such a
-            # call still answers conflict; the marker is there because the external write has it.
-            if count and any(r["marker"].encode() in w["base"] for w in external.writes
-                             if w["note"] == r["note"]):
-                adopted += 1
-            elif count:
+            # A write whose bytes were ever visible answers success (a late change to the old file
+            # is kept as a conflict copy, never swapped back), so an error means nothing was written.
+            if count:
                 failures.append(f"{r['marker']} ({r['kind']} on {r['note']}) answered `{r['text'][:200]}` but was written")
             continue
         if count == 0:
@@ -330,7 +325,6 @@ def main() -> int:
     print(f"lost_updates: {len(lost)}")
     print(f"duplicates: {len(duplicates)}")
     print(f"agent_overwritten_by_external: {overwritten}")
-    print(f"agent_conflict_adopted_by_external: {adopted}")
     print(f"conflict_copies: {len(copies)} (external writes kept only there: {kept_in_copies})")
     print(f"violations: {len(failures)}")
     print(f"wall_s: {wall:.1f}")

@@ -144,6 +144,10 @@ pub struct WriteNoteResult {
     pub modified: String,
     /// True when the note did not exist before.
     pub created: bool,
+    /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub conflict_copy: Option<String>,
 }
 
 impl From<ops::WrittenNote> for WriteNoteResult {
@@ -154,6 +158,7 @@ impl From<ops::WrittenNote> for WriteNoteResult {
             bytes: written.bytes,
             modified: written.modified,
             created: written.created,
+            conflict_copy: written.conflict_copy,
         }
     }
 }
@@ -279,6 +284,10 @@ pub struct EditNoteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pub replacements: Option<usize>,
+    /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub conflict_copy: Option<String>,
 }
 
 impl From<ops::EditedNote> for EditNoteResult {
@@ -292,6 +301,7 @@ impl From<ops::EditedNote> for EditNoteResult {
             start_line: edited.lines.map(|(first, _)| first),
             end_line: edited.lines.map(|(_, last)| last),
             replacements: edited.replacements,
+            conflict_copy: edited.conflict_copy,
         }
     }
 }
@@ -422,6 +432,10 @@ pub struct UpdatePropertiesResult {
     pub changed_keys: Vec<String>,
     /// All properties after the update.
     pub properties: Map<String, Value>,
+    /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub conflict_copy: Option<String>,
 }
 
 impl From<ops::EditedNote> for UpdatePropertiesResult {
@@ -434,6 +448,7 @@ impl From<ops::EditedNote> for UpdatePropertiesResult {
             changed: edited.changed,
             changed_keys: edited.changed_keys,
             properties: edited.properties.unwrap_or_default(),
+            conflict_copy: edited.conflict_copy,
         }
     }
 }

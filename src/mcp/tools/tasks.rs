@@ -593,6 +593,10 @@ pub struct TaskWriteResult {
     pub next_occurrence: bool,
     /// The completed task was removed (onCompletion: delete).
     pub deleted: bool,
+    /// Another writer changed the note while this write replaced it: your change is in place, and their version is kept under this name. Read it and merge what it adds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub conflict_copy: Option<String>,
 }
 
 impl From<ops::TaskWrite> for TaskWriteResult {
@@ -606,6 +610,7 @@ impl From<ops::TaskWrite> for TaskWriteResult {
             tasks: write.tasks.into_iter().map(Into::into).collect(),
             next_occurrence: write.next_occurrence,
             deleted: write.deleted,
+            conflict_copy: write.note.conflict_copy,
         }
     }
 }
