@@ -185,6 +185,13 @@ impl OpsError {
                 limit,
                 hint: "Split the content into smaller notes, or ask the operator to raise limits.max_note_bytes.",
             },
+            // Removed between the lookup and the open (a sync client replacing it): gone now.
+            VaultError::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                OpsError::NotFound {
+                    what: format!("'{path}' was removed while Quire was opening it"),
+                    hint: "Another program (a sync client, Obsidian) deleted or replaced it just now; call again, or vault_list_notes to see what exists.",
+                }
+            }
             VaultError::Io { path, source } => match refused_by_file_system(source.kind()) {
                 Some((code, message)) => {
                     // The operator has to act (free space, remount, fix modes), so the log says it too.
@@ -257,6 +264,8 @@ mod tests {
                 "permission_denied",
                 "permissions",
             ),
+            // Found by races.py: a note deleted between lookup and open answered `internal`.
+            (io::ErrorKind::NotFound, "not_found", "removed while"),
         ] {
             let error = io_error(kind);
             assert_eq!(error.code(), code, "{kind:?}");
