@@ -313,6 +313,10 @@ pub async fn serve(
                 "removed temp files left by a Quire killed mid-write"
             );
         }
+        let finished = ops.recover_moves();
+        if finished > 0 {
+            tracing::info!(finished, "finished moves that a killed Quire had cut short");
+        }
     }
     // After the first sync (awaited above), so templates never land on a vault still arriving.
     match ops.bootstrap_memory(config.read_only, config.sync.first_sync_marker.as_deref()) {
@@ -626,7 +630,8 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
         .with_time_zone(config.time_zone.clone())
         .with_daily_notes(config.daily_notes.clone())
         .with_file_settings(config.files.clone())
-        .with_protected_folders(config.protected_folders.clone()))
+        .with_protected_folders(config.protected_folders.clone())
+        .with_move_journal(config.state_dir.join("moves")))
 }
 
 /// The state directory holds derived data only; it is private to the service user.

@@ -16,6 +16,7 @@ mod error;
 mod files;
 mod links;
 mod memory;
+mod move_journal;
 mod move_note;
 mod notes;
 mod paging;
@@ -115,6 +116,8 @@ pub struct Ops {
     files: FileSettings,
     /// `[vault] protected_folders`, or `None` for the default set (see `notes::protected_folders`).
     protected_folders: Option<Vec<VaultPath>>,
+    /// Where moves journal their plan, so a move cut short is finished at the next start.
+    move_journal: move_journal::MoveJournal,
 }
 
 /// Limits on reading the vault's files that are not notes (`[files]`).
@@ -183,6 +186,7 @@ impl Ops {
             semantic: RwLock::new(search::SemanticSlot::default()),
             files: FileSettings::default(),
             protected_folders: None,
+            move_journal: move_journal::MoveJournal::default(),
         }
     }
 
@@ -190,6 +194,13 @@ impl Ops {
     /// memory folder and the daily-notes folder).
     pub fn with_protected_folders(mut self, folders: Option<Vec<VaultPath>>) -> Ops {
         self.protected_folders = folders;
+        self
+    }
+
+    /// Journals moves in `dir` (in the state directory, never in the vault), so a move cut short
+    /// by a kill is finished by `recover_moves` at the next start.
+    pub fn with_move_journal(mut self, dir: std::path::PathBuf) -> Ops {
+        self.move_journal = move_journal::MoveJournal::new(dir);
         self
     }
 

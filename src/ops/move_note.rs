@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::audit::Event;
+use super::move_journal::{Entry, FileEntry};
 use super::notes::parse_path;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy};
@@ -218,7 +219,13 @@ impl Ops {
             moved,
             planned,
         } = plan;
+        // Durable before the first write; removed when this function returns, done or undone.
+        let _journal =
+            self.move_journal
+                .begin(&journal_entry(self.vault.root(), old, new, moved, planned)?);
         let created = self.create_destination(resolved_old, resolved_new, moved)?;
+        #[cfg(feature = "test-faults")]
+        abort_if_asked("destination");
         let mut rewritten: Vec<RewrittenFile> = Vec::new();
         if !moved.changes.is_empty() {
             rewritten.push(report(moved, &created));
@@ -235,6 +242,8 @@ impl Ops {
         for (file, (_, revision, _)) in planned.iter().zip(&done) {
             rewritten.push(report(file, revision));
         }
+        #[cfg(feature = "test-faults")]
+        abort_if_asked("links");
         if let Err(error) = self.remove_source(resolved_old, moved) {
             self.undo(&done, new, &created);
             return Err(error);
@@ -684,6 +693,146 @@ impl Ops {
         let mut refreshed = vec![created.to_string()];
         refreshed.extend(done.iter().map(|(path, _, _)| path.to_string()));
         let _ = self.index.refresh(refreshed);
+    }
+}
+
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=abort-in-move:STEP` kills the process right
+/// after STEP of a move (`destination`: created; `links`: linking files rewritten), as a power cut
+/// would, so a test can check the next start finishes the move.
+#[cfg(feature = "test-faults")]
+fn abort_if_asked(step: &str) {
+    if std::env::var("QUIRE_TEST_FAULT").ok().as_deref() == Some(&format!("abort-in-move:{step}")) {
+        tracing::warn!(step, "test fault: aborting in the middle of a move");
+        std::process::abort();
+    }
+}
+
+/// What the journal keeps of a plan: enough to finish it forward from any point.
+fn journal_entry(
+    vault: &std::path::Path,
+    old: &VaultPath,
+    new: &VaultPath,
+    moved: &PlannedFile,
+    planned: &[PlannedFile],
+) -> Result<Entry, OpsError> {
+    let files = planned
+        .iter()
+        .map(|file| {
+            // Linking files are notes and canvases, read as UTF-8 to find their links.
+            let text = String::from_utf8(file.new_bytes.clone()).map_err(|_| {
+                OpsError::Internal(
+                    format!("the planned text of '{}' is not UTF-8", file.path).into(),
+                )
+            })?;
+            Ok(FileEntry {
+                path: file.path.to_string(),
+                before: file.revision.to_string(),
+                text,
+            })
+        })
+        .collect::<Result<Vec<_>, OpsError>>()?;
+    Ok(Entry {
+        vault: vault.to_path_buf(),
+        pid: std::process::id(),
+        old: old.to_string(),
+        new: new.to_string(),
+        moved_before: moved.revision.to_string(),
+        files,
+    })
+}
+
+impl Ops {
+    /// Finishes the moves a killed Quire left journaled (see `move_journal`); returns how many.
+    /// Runs at start, before anything is served.
+    pub fn recover_moves(&self) -> usize {
+        let mut finished = 0;
+        for (journal, entry) in self.move_journal.left_behind() {
+            match entry {
+                Err(error) => {
+                    tracing::error!(journal = %journal.display(), %error, "a move journal cannot be read; it is left in place: check the two paths it names and remove it");
+                }
+                Ok(entry) if entry.vault != self.vault.root() => {
+                    tracing::error!(journal = %journal.display(), vault = %entry.vault.display(), "a move journal belongs to another vault; it is left in place");
+                }
+                Ok(entry) => {
+                    self.finish_cut_move(&entry);
+                    if let Err(error) = std::fs::remove_file(&journal) {
+                        tracing::warn!(%error, journal = %journal.display(), "a finished move's journal could not be removed");
+                    }
+                    finished += 1;
+                }
+            }
+        }
+        finished
+    }
+
+    /// Carries a journaled move forward from wherever it was cut: the linking files still
+    /// holding what the move read get their planned text, and the source goes if it still holds
+    /// what was moved. Without the destination (created first) nothing was written.
+    fn finish_cut_move(&self, entry: &Entry) {
+        let (Ok(old), Ok(new)) = (VaultPath::parse(&entry.old), VaultPath::parse(&entry.new))
+        else {
+            tracing::error!(old = %entry.old, new = %entry.new, "a move journal names a path outside the vault; ignored");
+            return;
+        };
+        let sources: BTreeSet<String> = entry.files.iter().map(|f| f.path.clone()).collect();
+        let _locks = self.lock_move(&sources, &old, &new);
+        let exists = |path: &VaultPath| {
+            self.vault
+                .resolve(path)
+                .ok()
+                .filter(|resolved| resolved.exists)
+        };
+        if exists(&new).is_none() {
+            tracing::info!(%old, %new, "a move cut short had written nothing; nothing to finish");
+            return;
+        }
+        let mut refreshed = vec![old.to_string(), new.to_string()];
+        for file in &entry.files {
+            let Ok(path) = VaultPath::parse(&file.path) else {
+                continue;
+            };
+            let current = exists(&path).and_then(|resolved| {
+                let contents = self.vault.read_resolved(&resolved).ok()?;
+                Some((resolved, contents.revision))
+            });
+            match current {
+                Some((resolved, revision)) if revision.as_str() == file.before => {
+                    match self.vault.write(
+                        &resolved,
+                        file.text.as_bytes(),
+                        WriteMode::Replace {
+                            expected: &revision,
+                        },
+                    ) {
+                        Ok(_) => refreshed.push(path.to_string()),
+                        Err(error) => {
+                            tracing::warn!(%error, %path, "a cut move's linking file could not be rewritten; its links still name the old path");
+                        }
+                    }
+                }
+                Some((_, revision)) if revision == Revision::of(file.text.as_bytes()) => {}
+                _ => {
+                    tracing::warn!(%path, "a linking file changed after the move was cut; its links are left as they are");
+                }
+            }
+        }
+        if let Some(resolved) = exists(&old) {
+            match self.vault.read_resolved(&resolved) {
+                Ok(contents) if contents.revision.as_str() == entry.moved_before => {
+                    if let Err(error) = std::fs::remove_file(&resolved.fs_path) {
+                        tracing::warn!(%error, %old, "a cut move's source could not be removed; both copies are kept");
+                    }
+                }
+                _ => {
+                    tracing::warn!(%old, %new, "the source changed after the move was cut; both copies are kept");
+                }
+            }
+        }
+        if let Err(error) = self.index.refresh(refreshed) {
+            tracing::warn!(%error, "the index could not take in a finished move");
+        }
+        tracing::info!(%old, %new, "finished a move cut short");
     }
 }
 
