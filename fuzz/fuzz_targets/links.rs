@@ -77,7 +77,13 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let Some(replacement) = with_new_path(link.form, &link.original, NEW_PATH) else {
-            panic!("with_new_path refused a link note_links found: {link:?}");
+            // `[[|#h|a]]` is the link `|#h|a`; behind a new path its `|` would start an alias,
+            // so such a link is refused (a move then reports it) rather than changed in meaning.
+            assert!(
+                link.form == LinkForm::Wiki && link.subpath().is_some_and(|s| s.contains('|')),
+                "with_new_path refused a link note_links found: {link:?}"
+            );
+            continue;
         };
         let mut rewritten = String::with_capacity(text.len() + replacement.len());
         rewritten.push_str(&text[..link.start]);

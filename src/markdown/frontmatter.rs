@@ -210,6 +210,9 @@ pub fn render_properties(map: &Map<String, Value>) -> String {
     out
 }
 
+/// YAML reads `key: value` only when the key is at most this many characters long.
+const MAX_IMPLICIT_KEY_CHARS: usize = 1024;
+
 /// Writes a block mapping at `indent`. When `inline_first` is set the caller has already written the
 /// indentation and `- ` for the first key (a mapping as a list item).
 fn write_mapping(out: &mut String, map: &Map<String, Value>, indent: usize, inline_first: bool) {
@@ -217,7 +220,17 @@ fn write_mapping(out: &mut String, map: &Map<String, Value>, indent: usize, inli
         if !(inline_first && index == 0) {
             push_indent(out, indent);
         }
-        push_scalar_text(out, key);
+        let mut rendered_key = String::new();
+        push_scalar_text(&mut rendered_key, key);
+        if rendered_key.chars().count() > MAX_IMPLICIT_KEY_CHARS {
+            // Too long for `key: value`; the explicit form has no limit.
+            out.push_str("? ");
+            out.push_str(&rendered_key);
+            out.push('\n');
+            push_indent(out, indent);
+        } else {
+            out.push_str(&rendered_key);
+        }
         out.push(':');
         match value {
             Value::Null => out.push('\n'),
@@ -390,6 +403,34 @@ mod tests {
             Value::Object(map) => map,
             _ => Map::new(),
         }
+    }
+
+    #[test]
+    fn keys_too_long_for_the_short_form_render_in_the_explicit_one() {
+        // Found by fuzzing: YAML reads `key: value` only for keys up to 1024 characters.
+        let long = "k".repeat(1100);
+        for value in [
+            serde_json::json!("v"),
+            serde_json::json!(null),
+            serde_json::json!(["a", "b"]),
+            serde_json::json!({"inner": 1}),
+        ] {
+            let map = Map::from_iter([
+                (long.clone(), value),
+                ("short".into(), serde_json::json!(1)),
+            ]);
+            let rendered = render_properties(&map);
+            assert!(rendered.contains(&format!("? {long}\n:")), "{rendered}");
+            let yaml = split(&rendered).yaml.expect("a block");
+            assert_eq!(parse_properties(yaml), Ok(map));
+        }
+        let list = Map::from_iter([(
+            "list".into(),
+            serde_json::json!([{ long.clone(): "x", "b": 2 }]),
+        )]);
+        let rendered = render_properties(&list);
+        let yaml = split(&rendered).yaml.expect("a block");
+        assert_eq!(parse_properties(yaml), Ok(list), "{rendered}");
     }
 
     #[test]

@@ -869,6 +869,11 @@ pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<S
                 _ => inner.len(),
             };
             let path_end = inner[..target_end].find('#').unwrap_or(target_end);
+            // Obsidian reads `[[|#a|b]]` as the link `|#a|b`: after a non-empty path the `|` of
+            // its subpath would start an alias instead, so no rewrite keeps that link's meaning.
+            if inner[path_end..target_end].contains('|') {
+                return None;
+            }
             // Spaces around a path are trimmed by Obsidian; keep those after the `#` part only.
             let rest = &inner[path_end..];
             let rest = if path_end == target_end {
@@ -1092,6 +1097,16 @@ mod tests {
                 "{original}"
             );
         }
+        // Found by fuzzing: `[[|#h|a]]` is the link `|#h|a` (a leading `|` separates nothing).
+        // Behind a new path its `|` would start an alias and the subpath would lose `|a`, so the
+        // link is refused rather than rewritten into another link.
+        let odd = note_links("[[|#h|a]]");
+        assert_eq!(odd[0].subpath(), Some("#h|a"));
+        assert_eq!(with_new_path(LinkForm::Wiki, "[[|#h|a]]", "New"), None);
+        assert_eq!(
+            with_new_path(LinkForm::Wiki, "[[|x]]", "New").as_deref(),
+            Some("[[New]]")
+        );
         assert_eq!(
             path_text("A/B/N.md", "A/C/x.md", PathStyle::Relative, true),
             "../B/N.md"

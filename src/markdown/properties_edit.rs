@@ -380,6 +380,20 @@ mod tests {
     }
 
     #[test]
+    fn only_the_first_byte_order_mark_is_the_files() {
+        // Found by fuzzing: a second mark is the body's first character (it hides the fence
+        // behind it, so there is no block), and a new block goes between the two.
+        assert_eq!(
+            update(
+                "\u{feff}\u{feff}---\r\na: 1\r\n---\r\n",
+                json!({"b": 2}),
+                false
+            ),
+            Ok("\u{feff}---\r\nb: 2\r\n---\r\n\u{feff}---\r\na: 1\r\n---\r\n".to_owned())
+        );
+    }
+
+    #[test]
     fn replace_rewrites_the_block() {
         assert_eq!(
             update("---\na: 1 # c\nb: 2\n---\nbody\n", json!({"c": true}), true),

@@ -869,3 +869,30 @@ impl Task {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by fuzzing: a priority glyph glued to a tag (`#tag⏫`) is part of the tag or the
+    /// priority depending on which field the plugin peels first. Read in the middle of the line's
+    /// fields it stays in the tag; written back (as the plugin writes it, tags in the description,
+    /// fields after), the tag ends the description and the next read takes the glyph as the
+    /// priority. Quire follows the plugin both ways, and the second write is then stable.
+    #[test]
+    fn a_priority_glued_to_a_tag_reads_as_the_plugin_reads_it() {
+        let settings = TaskSettings::default();
+        let line = "- [ ] Do it ⏫ 🔁 every week #tag⏫ 🔁 every week #t";
+        let task = parse_task_line(line, &settings).expect("a task");
+        assert_eq!(task.description, "Do it #tag⏫ #t");
+        assert_eq!(task.priority, Priority::High);
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] Do it #tag⏫ #t ⏫ 🔁 every week");
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(again.description, "Do it #tag #t");
+        assert_eq!(again.priority, Priority::High);
+        let rewritten = again.to_line(InvalidDates::AsWritten);
+        assert_eq!(rewritten, "- [ ] Do it #tag #t ⏫ 🔁 every week");
+        assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
+    }
+}
