@@ -81,6 +81,8 @@ pub struct MemoryWrite {
     pub changed: bool,
     pub created: bool,
     pub date: String,
+    /// Where another writer's version that reached the file during the write is kept.
+    pub conflict_copy: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -290,6 +292,7 @@ impl Ops {
             changed: edited.changed,
             created: edited.created,
             date,
+            conflict_copy: edited.conflict_copy,
         })
     }
 
@@ -314,6 +317,7 @@ impl Ops {
             changed: edited.changed,
             created: false,
             date: request.date,
+            conflict_copy: edited.conflict_copy,
         })
     }
 

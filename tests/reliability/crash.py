@@ -13,10 +13,9 @@ after a restart:
   torn, never empty, and no file outside the operation changed;
 - no temp file of Quire's atomic writes (`.quire-<pid>-<n>.tmp`, src/vault/write.rs) is left after
   the restart (those found right after the kill are counted: they show the kill landed mid-write);
-- after a move the note exists at its old or its new path, and every link resolves exactly as
-  before the move (the broken-link list, with the moved note's path mapped, is unchanged); the
-  kills that left both copies are counted and printed (the move creates the destination first and
-  removes the source last, by design, so a kill in between keeps both, every link on one of them);
+- after a move the note exists at its old or its new path, never both (a move cut short is
+  journaled and finished at the restart), and every link resolves exactly as before the move (the
+  broken-link list, with the moved note's path mapped, is unchanged);
 - `quire index --verify` (the live index against a fresh rebuild) passes: after every kill in
   the long mode, after every 10th with --quick.
 
@@ -414,6 +413,7 @@ def main() -> int:
                     fail(round_no, f"the moved note is at neither {old} nor {new}")
                 if at_old and at_new:
                     counts["moves_both_copies"] += 1
+                    fail(round_no, f"the moved note is at both {old} and {new} after the restart; {description}")
                 # Every link resolves as before: the broken list is the same, the moved note's
                 # own links (none of them broken here) counted under whichever path it has.
                 mapped = sorted((new if s == old else s, l) for s, l in now_broken)

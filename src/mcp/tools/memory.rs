@@ -188,6 +188,10 @@ pub struct MemoryWriteResult {
     pub created: bool,
     /// The entry's date.
     pub date: String,
+    /// Another writer changed the file while this write replaced it: your change is in place, and their version is kept under this name. Read it and merge what it adds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub conflict_copy: Option<String>,
 }
 
 impl From<ops::MemoryWrite> for MemoryWriteResult {
@@ -198,6 +202,7 @@ impl From<ops::MemoryWrite> for MemoryWriteResult {
             changed: write.changed,
             created: write.created,
             date: write.date,
+            conflict_copy: write.conflict_copy,
         }
     }
 }
