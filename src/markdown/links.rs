@@ -289,12 +289,14 @@ fn property_links(text: &str) -> Vec<Link> {
             }
             from = at + 1;
         }
-        let start = match start {
+        // A value YAML unfolded or unescaped (`"[[A\nB]]"` over two lines) is not in the block
+        // as written: its span is left empty at the block's start, so nothing rewrites it there.
+        let (start, end) = match start {
             Some(at) => {
                 used.push(at);
-                at
+                (at, at + original.len())
             }
-            None => 0,
+            None => (0, 0),
         };
         let (line, column) = position(text, &line_starts, start);
         links.push(Link {
@@ -302,7 +304,7 @@ fn property_links(text: &str) -> Vec<Link> {
             embed: false,
             link,
             display,
-            end: start + original.len(),
+            end,
             original,
             start,
             line,
@@ -1017,6 +1019,18 @@ mod tests {
                 (false, "d".into(), "t".into(), 6, 25),
             ]
         );
+    }
+
+    #[test]
+    fn a_property_link_not_written_as_read_has_an_empty_span() {
+        // Found by fuzzing: a quoted value folded over lines reads as `[[A B]]`, which the block
+        // does not hold; its span was 0..len, cutting a character in two and aiming a move's
+        // rewrite at the start of the note.
+        let text = "---\nüp: \"[[Sam\n  Ortiz]]\"\n---\nbody";
+        let links = note_links(text);
+        assert_eq!(links.len(), 1);
+        assert_eq!(links[0].link, "Sam Ortiz");
+        assert_eq!((links[0].start, links[0].end), (0, 0));
     }
 
     #[test]

@@ -927,11 +927,13 @@ impl Planner<'_> {
             return Ok(None);
         }
         let plain = self.new_link(link, source, source_after, before, want)?;
-        let written = &text[link.start..link.end];
+        let written = text.get(link.start..link.end).unwrap_or_default();
         let (expected_span, replacement) = if in_canvas {
             (json_string_body(&link.original), json_string_body(&plain))
         } else if link.form == LinkForm::Property {
-            let quote = text[..link.start].chars().next_back();
+            let quote = text
+                .get(..link.start)
+                .and_then(|before| before.chars().next_back());
             (link.original.clone(), yaml_escape(&plain, quote))
         } else {
             (link.original.clone(), plain.clone())

@@ -880,6 +880,18 @@ mod tests {
     /// fields after), the tag ends the description and the next read takes the glyph as the
     /// priority. Quire follows the plugin both ways, and the second write is then stable.
     #[test]
+    fn every_1_weeks_is_every_week() {
+        // Found by fuzzing: written back as the plugin writes it (`every week`), the rule read
+        // again differed from the first reading by an interval of 1.
+        let settings = TaskSettings::default();
+        let task =
+            parse_task_line("- [ ] Mow 🔁 every 1 weeks 📅 2021-10-30", &settings).expect("a task");
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] Mow 🔁 every week 📅 2021-10-30");
+        assert_eq!(parse_task_line(&written, &settings), Some(task));
+    }
+
+    #[test]
     fn a_priority_glued_to_a_tag_reads_as_the_plugin_reads_it() {
         let settings = TaskSettings::default();
         let line = "- [ ] Do it ⏫ 🔁 every week #tag⏫ 🔁 every week #t";

@@ -263,7 +263,8 @@ fn parse_rule(text: &str) -> Result<Rule, NotARule> {
         if interval > INTERVAL_LIMIT {
             return Err(NotARule);
         }
-        rule.interval = Some(interval);
+        // `every 1 weeks` is `every week`: one rule, whichever way it was spelled.
+        rule.interval = (interval != 1).then_some(interval);
         lexer.next_symbol();
     }
     if lexer.is_done() {
