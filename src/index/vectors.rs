@@ -318,39 +318,35 @@ pub fn nearest_files(
          ORDER BY distance, f.path LIMIT ?",
         conditions.and_clause()
     );
-    let blob = to_blob(query);
+    let mut params = vec![SqlValue::Blob(to_blob(query))];
+    params.extend(conditions.params.iter().cloned());
     let mut body = connection.prepare_cached("SELECT body FROM files_fts WHERE rowid = ?1")?;
-    let mut batch = (limit * 4).max(64);
-    loop {
-        let mut params = vec![SqlValue::Blob(blob.clone())];
-        params.extend(conditions.params.iter().cloned());
-        params.push(SqlValue::Integer(batch as i64));
-        let mut statement = connection.prepare_cached(&sql)?;
-        type Row = (String, i64, i64, i64, i64, f64);
-        let rows: Vec<Row> = statement
-            .query_map(params_from_iter(params), |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                    row.get(5)?,
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        let exhausted = rows.len() < batch;
-        let mut seen = HashSet::new();
-        let mut hits = Vec::new();
-        for (path, size, mtime, id, seq, distance) in rows {
-            if !seen.insert(path.clone()) || !keep(&path) {
-                continue;
+    type Row = (String, i64, i64, i64, i64, f64);
+    nearest_in_batches(
+        connection,
+        &sql,
+        params,
+        limit,
+        |row| {
+            Ok((
+                row.get(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+                row.get(4)?,
+                row.get(5)?,
+            ))
+        },
+        |row: &Row| row.0.clone(),
+        |(path, size, mtime, id, seq, distance): Row| {
+            if !keep(&path) {
+                return Ok(None);
             }
             let text: String = body
                 .query_row([id], |row| row.get(0))
                 .optional()?
                 .unwrap_or_default();
-            hits.push(FileVectorHit {
+            Ok(Some(FileVectorHit {
                 file: FileHit {
                     path,
                     size,
@@ -361,9 +357,43 @@ pub fn nearest_files(
                 },
                 distance,
                 seq: seq.max(0) as usize,
-            });
-            if hits.len() == limit {
-                return Ok(hits);
+            }))
+        },
+    )
+}
+
+/// Chunks nearest first, fetched in growing batches (`sql` takes the batch size as its last
+/// parameter, after `params`) until `limit` paths are kept or the chunks run out. Per path only
+/// the nearest chunk counts: a path seen once is not considered again, whether `hit` kept it or not.
+fn nearest_in_batches<R, H>(
+    connection: &Connection,
+    sql: &str,
+    params: Vec<SqlValue>,
+    limit: usize,
+    read: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<R>,
+    path_of: impl Fn(&R) -> String,
+    mut hit: impl FnMut(R) -> rusqlite::Result<Option<H>>,
+) -> rusqlite::Result<Vec<H>> {
+    let mut batch = (limit * 4).max(64);
+    loop {
+        let mut batch_params = params.clone();
+        batch_params.push(SqlValue::Integer(batch as i64));
+        let mut statement = connection.prepare_cached(sql)?;
+        let rows: Vec<R> = statement
+            .query_map(params_from_iter(batch_params), &read)?
+            .collect::<Result<_, _>>()?;
+        let exhausted = rows.len() < batch;
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        for row in rows {
+            if !seen.insert(path_of(&row)) {
+                continue;
+            }
+            if let Some(found) = hit(row)? {
+                hits.push(found);
+                if hits.len() == limit {
+                    return Ok(hits);
+                }
             }
         }
         if exhausted {
@@ -447,39 +477,23 @@ pub fn nearest(
          ORDER BY distance LIMIT ?",
         conditions.and_clause()
     );
-    let blob = to_blob(query);
-    let mut batch = (limit * 4).max(64);
-    loop {
-        let mut params = vec![SqlValue::Blob(blob.clone())];
-        params.extend(conditions.params.iter().cloned());
-        params.push(SqlValue::Integer(batch as i64));
-        let mut statement = connection.prepare_cached(&sql)?;
-        let rows: Vec<(NoteRow, i64, f64)> = statement
-            .query_map(params_from_iter(params), |row| {
-                Ok((note_row(row)?, row.get(6)?, row.get(7)?))
-            })?
-            .collect::<Result<_, _>>()?;
-        let exhausted = rows.len() < batch;
-        let mut seen = HashSet::new();
-        let mut hits = Vec::new();
-        for (note, seq, distance) in rows {
-            if !seen.insert(note.path.clone()) || !keep(&note) {
-                continue;
-            }
-            hits.push(VectorHit {
+    let mut params = vec![SqlValue::Blob(to_blob(query))];
+    params.extend(conditions.params.iter().cloned());
+    nearest_in_batches(
+        connection,
+        &sql,
+        params,
+        limit,
+        |row| Ok((note_row(row)?, row.get::<_, i64>(6)?, row.get::<_, f64>(7)?)),
+        |(note, _, _): &(NoteRow, i64, f64)| note.path.clone(),
+        |(note, seq, distance)| {
+            Ok(keep(&note).then(|| VectorHit {
                 note,
                 distance,
                 seq: seq.max(0) as usize,
-            });
-            if hits.len() == limit {
-                return Ok(hits);
-            }
-        }
-        if exhausted {
-            return Ok(hits);
-        }
-        batch *= 4;
-    }
+            }))
+        },
+    )
 }
 
 /// Most chunks one sqlite-vec KNN query may return (its `k` limit).
