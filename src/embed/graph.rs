@@ -1,13 +1,16 @@
-//! One rewrite of an ONNX model's graph, on its protobuf bytes, before ONNX Runtime loads it.
+//! Rewrites of an ONNX model's graph, on its protobuf bytes, before ONNX Runtime loads it.
 //!
-//! Quantised models such as the int8 MiniLM dequantise their token table by hand,
-//! `Gather(Mul(Cast(table_int8), scales), ids)`. ONNX Runtime's constant folding turns the table
-//! into float: 47 MB resident for MiniLM's 30522 × 384 table, a third of the process. Gathering
-//! first, `Mul(Cast(Gather(table_int8, ids)), Gather(scales, ids))`, is the same arithmetic per
-//! row with per-row scales, and keeps the table in int8 (11.7 MB).
+//! Quantised models such as the int8 MiniLM dequantise their weights by hand,
+//! `Mul(Cast(w_int8), scales)`, in front of the token-table `Gather` and of every `MatMul`.
+//! ONNX Runtime's constant folding turns those weights into float copies that stay resident (47 MB
+//! for MiniLM's 30522 × 384 token table alone) and then multiplies in fp32.
+//! `gather_before_dequantize` gathers the table's rows first, which is the same arithmetic and
+//! keeps the table in int8; `integer_matmuls` multiplies in integers against the int8 weights.
 //!
 //! Only the protobuf wire format is read: every field this code does not change is copied as it
 //! was, so the rest of the model is untouched. Anything unexpected leaves the model as it is.
+
+use std::collections::{HashMap, HashSet};
 
 /// One protobuf field: its number, wire type and raw payload (without the key).
 #[derive(Debug, Clone)]
@@ -120,12 +123,24 @@ fn node(bytes: &[u8]) -> Option<Node<'_>> {
 }
 
 fn encode_node(inputs: &[&str], output: &str, op_type: &str, attributes: &[Vec<u8>]) -> Vec<u8> {
+    encode_node_outputs(inputs, &[output], op_type, attributes)
+}
+
+fn encode_node_outputs(
+    inputs: &[&str],
+    outputs: &[&str],
+    op_type: &str,
+    attributes: &[Vec<u8>],
+) -> Vec<u8> {
     let mut out = Vec::new();
     for input in inputs {
         write_bytes(&mut out, 1, input.as_bytes());
     }
-    write_bytes(&mut out, 2, output.as_bytes());
-    write_bytes(&mut out, 3, format!("quire_{output}").as_bytes());
+    for output in outputs {
+        write_bytes(&mut out, 2, output.as_bytes());
+    }
+    let first = outputs.first().copied().unwrap_or_default();
+    write_bytes(&mut out, 3, format!("quire_{first}").as_bytes());
     write_bytes(&mut out, 4, op_type.as_bytes());
     for attribute in attributes {
         write_bytes(&mut out, 5, attribute);
@@ -133,96 +148,223 @@ fn encode_node(inputs: &[&str], output: &str, op_type: &str, attributes: &[Vec<u
     out
 }
 
-/// `to = FLOAT` for a Cast node (AttributeProto: name 1, i 3, type 20 = INT).
-fn cast_to_float() -> Vec<u8> {
+/// TensorProto element type codes.
+const FLOAT: u64 = 1;
+const UINT8: u64 = 2;
+const INT8: u64 = 3;
+
+/// `to = element type` for a Cast node (AttributeProto: name 1, i 3, type 20 = INT).
+fn cast_to(element: u64) -> Vec<u8> {
     let mut out = Vec::new();
     write_bytes(&mut out, 1, b"to");
     write_varint(&mut out, 3 << 3);
-    write_varint(&mut out, 1);
+    write_varint(&mut out, element);
     write_varint(&mut out, 20 << 3);
     write_varint(&mut out, 2);
     out
 }
 
-/// The model with every `Gather(Mul(Cast(int8), scales), ids)` gathering first, or `None` when
-/// it has no such pattern (or cannot be read).
-pub fn gather_before_dequantize(model: &[u8]) -> Option<Vec<u8>> {
-    let fields = parse(model)?;
-    // ModelProto.graph is field 7; GraphProto.node is field 1.
-    let graph_at = fields.iter().position(|f| f.number == 7 && f.wire == 2)?;
-    let graph = parse(fields[graph_at].payload)?;
-    let nodes: Vec<Option<Node<'_>>> = graph
-        .iter()
-        .map(|f| {
-            (f.number == 1 && f.wire == 2)
-                .then(|| node(f.payload))
-                .flatten()
+/// `axes = [-1]` for a ReduceMax node of opset 17 or below (AttributeProto: name 1, ints 8,
+/// type 20 = INTS); `keepdims` is left at its default, 1.
+fn last_axis() -> Vec<u8> {
+    let mut out = Vec::new();
+    write_bytes(&mut out, 1, b"axes");
+    write_varint(&mut out, 8 << 3);
+    write_varint(&mut out, -1_i64 as u64);
+    write_varint(&mut out, 20 << 3);
+    write_varint(&mut out, 7);
+    out
+}
+
+/// A `Constant` node whose output `name` is the scalar of `element` type with these
+/// little-endian bytes (AttributeProto `value`: t 5, type 20 = TENSOR; TensorProto: data_type 2,
+/// raw_data 9, no dims).
+fn constant(name: &str, element: u64, raw: &[u8]) -> Vec<u8> {
+    let mut tensor = Vec::new();
+    write_varint(&mut tensor, 2 << 3);
+    write_varint(&mut tensor, element);
+    write_bytes(&mut tensor, 8, name.as_bytes());
+    write_bytes(&mut tensor, 9, raw);
+    let mut attribute = Vec::new();
+    write_bytes(&mut attribute, 1, b"value");
+    write_bytes(&mut attribute, 5, &tensor);
+    write_varint(&mut attribute, 20 << 3);
+    write_varint(&mut attribute, 4);
+    encode_node(&[], name, "Constant", &[attribute])
+}
+
+/// A model opened for rewriting: the model's fields, its graph's fields, and the node each graph
+/// field holds.
+struct View<'a> {
+    fields: Vec<Field<'a>>,
+    graph_at: usize,
+    graph: Vec<Field<'a>>,
+    nodes: Vec<Option<Node<'a>>>,
+}
+
+/// What a rewrite reads of an initializer (TensorProto): its element type and shape.
+struct Initializer {
+    data_type: u64,
+    dims: Vec<u64>,
+}
+
+impl<'a> View<'a> {
+    fn open(model: &'a [u8]) -> Option<View<'a>> {
+        let fields = parse(model)?;
+        // ModelProto.graph is field 7; GraphProto.node is field 1.
+        let graph_at = fields.iter().position(|f| f.number == 7 && f.wire == 2)?;
+        let graph = parse(fields[graph_at].payload)?;
+        let nodes = graph
+            .iter()
+            .map(|f| {
+                (f.number == 1 && f.wire == 2)
+                    .then(|| node(f.payload))
+                    .flatten()
+            })
+            .collect();
+        Some(View {
+            fields,
+            graph_at,
+            graph,
+            nodes,
         })
-        .collect();
-    let producer = |name: &str| {
-        nodes
+    }
+
+    fn node(&self, at: usize) -> Option<&Node<'a>> {
+        self.nodes.get(at)?.as_ref()
+    }
+
+    /// The node that computes `name`, if a node does (an initializer or input has none).
+    fn producer(&self, name: &str) -> Option<usize> {
+        self.nodes
             .iter()
             .position(|n| n.as_ref().is_some_and(|n| n.outputs.contains(&name)))
-    };
-    let uses = |name: &str| {
-        nodes
+    }
+
+    /// How many node inputs read `name`.
+    fn uses(&self, name: &str) -> usize {
+        self.nodes
             .iter()
             .flatten()
             .flat_map(|n| n.inputs.iter())
             .filter(|input| **input == name)
             .count()
-    };
-    // For each matching Gather: (gather index, mul index, cast index, int8 table, scales).
-    let mut rewrites = Vec::new();
-    for (at, candidate) in nodes.iter().enumerate() {
-        let Some(gather) = candidate else { continue };
-        if gather.op_type != "Gather" || !gather.domain.is_empty() || gather.inputs.len() != 2 {
-            continue;
+    }
+
+    /// The initializer (GraphProto field 5) called `name`, unless a node computes that name.
+    fn initializer(&self, name: &str) -> Option<Initializer> {
+        if self.producer(name).is_some() {
+            return None;
         }
-        let Some(mul_at) = producer(gather.inputs[0]) else {
-            continue;
-        };
-        let Some(mul) = nodes[mul_at].as_ref() else {
-            continue;
-        };
-        if mul.op_type != "Mul" || mul.inputs.len() != 2 || uses(gather.inputs[0]) != 1 {
-            continue;
+        self.graph
+            .iter()
+            .filter(|f| f.number == 5 && f.wire == 2)
+            .find_map(|f| {
+                let fields = parse(f.payload)?;
+                let named = fields
+                    .iter()
+                    .any(|t| t.number == 8 && t.wire == 2 && t.payload == name.as_bytes());
+                named.then(|| tensor_header(&fields)).flatten()
+            })
+    }
+
+    /// The model again, with the nodes at the `replaced` positions swapped for new ones and the
+    /// `dropped` ones left out; every other byte as it was.
+    fn rebuild(
+        &self,
+        replaced: &HashMap<usize, Vec<Vec<u8>>>,
+        dropped: &HashSet<usize>,
+        capacity: usize,
+    ) -> Vec<u8> {
+        let mut new_graph = Vec::with_capacity(self.fields[self.graph_at].payload.len());
+        for (at, field) in self.graph.iter().enumerate() {
+            if dropped.contains(&at) {
+                continue;
+            }
+            match replaced.get(&at) {
+                Some(new_nodes) => {
+                    for bytes in new_nodes {
+                        write_bytes(&mut new_graph, 1, bytes);
+                    }
+                }
+                None => write_field(&mut new_graph, field),
+            }
         }
-        let Some(cast_at) = producer(mul.inputs[0]) else {
-            continue;
-        };
-        let Some(cast) = nodes[cast_at].as_ref() else {
-            continue;
-        };
-        // The scales and the int8 table must be initializers (no producer), the cast used once.
+        let mut out = Vec::with_capacity(capacity);
+        for (at, field) in self.fields.iter().enumerate() {
+            if at == self.graph_at {
+                write_bytes(&mut out, 7, &new_graph);
+            } else {
+                write_field(&mut out, field);
+            }
+        }
+        out
+    }
+
+    /// For a node input computed as `Mul(Cast(int8 initializer), scales initializer)` and read
+    /// by that one node: (mul position, cast position, int8 initializer name, scales name).
+    fn dequantized(&self, name: &str) -> Option<(usize, usize, &'a str, &'a str)> {
+        let mul_at = self.producer(name)?;
+        let mul = self.node(mul_at)?;
+        if mul.op_type != "Mul" || !mul.domain.is_empty() || mul.inputs.len() != 2 {
+            return None;
+        }
+        let cast_at = self.producer(mul.inputs[0])?;
+        let cast = self.node(cast_at)?;
         if cast.op_type != "Cast"
             || cast.inputs.len() != 1
-            || uses(mul.inputs[0]) != 1
-            || producer(cast.inputs[0]).is_some()
-            || producer(mul.inputs[1]).is_some()
+            || self.uses(name) != 1
+            || self.uses(mul.inputs[0]) != 1
+        {
+            return None;
+        }
+        let weights = self.initializer(cast.inputs[0])?;
+        self.initializer(mul.inputs[1])?;
+        (weights.data_type == INT8).then_some((mul_at, cast_at, cast.inputs[0], mul.inputs[1]))
+    }
+}
+
+/// Element type (field 2) and dims (field 1, packed or not) of a TensorProto's fields.
+fn tensor_header(fields: &[Field<'_>]) -> Option<Initializer> {
+    let mut header = Initializer {
+        data_type: 0,
+        dims: Vec::new(),
+    };
+    for field in fields {
+        match (field.number, field.wire) {
+            (1, 0) => header.dims.push(read_varint(field.payload, &mut 0)?),
+            (1, 2) => {
+                let mut at = 0;
+                while at < field.payload.len() {
+                    header.dims.push(read_varint(field.payload, &mut at)?);
+                }
+            }
+            (2, 0) => header.data_type = read_varint(field.payload, &mut 0)?,
+            _ => {}
+        }
+    }
+    Some(header)
+}
+
+/// The model with every `Gather(Mul(Cast(int8), scales), ids)` gathering first, or `None` when
+/// it has no such pattern (or cannot be read).
+pub fn gather_before_dequantize(model: &[u8]) -> Option<Vec<u8>> {
+    let view = View::open(model)?;
+    let mut replaced: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
+    let mut dropped = HashSet::new();
+    for (at, candidate) in view.nodes.iter().enumerate() {
+        let Some(gather) = candidate else { continue };
+        if gather.op_type != "Gather"
+            || !gather.domain.is_empty()
+            || gather.inputs.len() != 2
             || !gather.attributes.iter().all(|a| gathers_rows(a))
         {
             continue;
         }
-        rewrites.push((at, mul_at, cast_at));
-    }
-    if rewrites.is_empty() {
-        return None;
-    }
-    let mut replaced: std::collections::HashMap<usize, Vec<Vec<u8>>> = Default::default();
-    let mut dropped = std::collections::HashSet::new();
-    for &(at, mul_at, cast_at) in &rewrites {
-        let (gather, mul, cast) = (
-            nodes[at].as_ref()?,
-            nodes[mul_at].as_ref()?,
-            nodes[cast_at].as_ref()?,
-        );
-        let (table, scales, ids, output) = (
-            cast.inputs[0],
-            mul.inputs[1],
-            gather.inputs[1],
-            gather.outputs.first()?,
-        );
+        let Some((mul_at, cast_at, table, scales)) = view.dequantized(gather.inputs[0]) else {
+            continue;
+        };
+        let (ids, output) = (gather.inputs[1], gather.outputs.first()?);
         let attributes: Vec<Vec<u8>> = gather.attributes.iter().map(|a| a.to_vec()).collect();
         let rows = format!("{output}_int8_rows");
         let floats = format!("{output}_float_rows");
@@ -231,7 +373,7 @@ pub fn gather_before_dequantize(model: &[u8]) -> Option<Vec<u8>> {
             at,
             vec![
                 encode_node(&[table, ids], &rows, "Gather", &attributes),
-                encode_node(&[&rows], &floats, "Cast", &[cast_to_float()]),
+                encode_node(&[&rows], &floats, "Cast", &[cast_to(FLOAT)]),
                 encode_node(&[scales, ids], &row_scales, "Gather", &attributes),
                 encode_node(&[&floats, &row_scales], output, "Mul", &[]),
             ],
@@ -239,29 +381,132 @@ pub fn gather_before_dequantize(model: &[u8]) -> Option<Vec<u8>> {
         dropped.insert(mul_at);
         dropped.insert(cast_at);
     }
-    let mut new_graph = Vec::with_capacity(fields[graph_at].payload.len());
-    for (at, field) in graph.iter().enumerate() {
-        if dropped.contains(&at) {
+    if replaced.is_empty() {
+        return None;
+    }
+    Some(view.rebuild(&replaced, &dropped, model.len()))
+}
+
+/// The model with every `MatMul(x, Mul(Cast(w_int8), scales))` whose scales are per output
+/// column computed in integers, or `None` when it has no such pattern (or cannot be read).
+/// Each row of `x` (one token's activations) is quantised on its own, symmetric around 0:
+/// `q = round(x × 127 / max|x|)`, shifted by 128 into `u8` (once per distinct `x`); the int8
+/// weights are used as stored (`MatMulInteger`, int32 sums), and the sums are scaled back by the
+/// row's `max|x| / 127` times the column scales. Both scales factor out of each sum, so the only
+/// new error is each activation's rounding to 8 bits. A row scale, unlike one for the whole
+/// tensor (`DynamicQuantizeLinear`), keeps a text's vector independent of the other texts in its
+/// batch and of their padding. The weights are never cast to float, so the float copies ONNX
+/// Runtime's constant folding made of them (about 30 MB for MiniLM) are gone.
+pub fn integer_matmuls(model: &[u8]) -> Option<Vec<u8>> {
+    let view = View::open(model)?;
+    let mut replaced: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
+    let mut dropped = HashSet::new();
+    // Each distinct left operand is quantised once, before its first MatMul.
+    let mut quantized: HashMap<&str, (String, String)> = HashMap::new();
+    for (at, candidate) in view.nodes.iter().enumerate() {
+        let Some(matmul) = candidate else { continue };
+        if matmul.op_type != "MatMul" || !matmul.domain.is_empty() || matmul.inputs.len() != 2 {
             continue;
         }
-        match replaced.get(&at) {
-            Some(new_nodes) => {
-                for bytes in new_nodes {
-                    write_bytes(&mut new_graph, 1, bytes);
-                }
+        let Some((mul_at, cast_at, weights, scales)) = view.dequantized(matmul.inputs[1]) else {
+            continue;
+        };
+        let (Some(shape), Some(scale_shape)) = (
+            view.initializer(weights).map(|w| w.dims),
+            view.initializer(scales).map(|s| s.dims),
+        ) else {
+            continue;
+        };
+        let [_, columns] = shape[..] else { continue };
+        if !per_column(&scale_shape, columns) {
+            continue;
+        }
+        let (input, output) = (matmul.inputs[0], matmul.outputs.first()?);
+        let mut new_nodes = Vec::new();
+        if replaced.is_empty() {
+            new_nodes.extend(quantization_constants());
+        }
+        let (codes, row_scales) = match quantized.get(input) {
+            Some(known) => known.clone(),
+            None => {
+                let (nodes, codes, row_scales) = quantize_rows(input);
+                new_nodes.extend(nodes);
+                quantized.insert(input, (codes.clone(), row_scales.clone()));
+                (codes, row_scales)
             }
-            None => write_field(&mut new_graph, field),
-        }
+        };
+        let sums = format!("{output}_quire_int32");
+        let floats = format!("{output}_quire_sums");
+        let scaled = format!("{output}_quire_row_scaled");
+        new_nodes.extend([
+            encode_node(&[&codes, weights, ZERO_POINT], &sums, "MatMulInteger", &[]),
+            encode_node(&[&sums], &floats, "Cast", &[cast_to(FLOAT)]),
+            encode_node(&[&floats, &row_scales], &scaled, "Mul", &[]),
+            encode_node(&[&scaled, scales], output, "Mul", &[]),
+        ]);
+        replaced.insert(at, new_nodes);
+        dropped.insert(mul_at);
+        dropped.insert(cast_at);
     }
-    let mut out = Vec::with_capacity(model.len());
-    for (at, field) in fields.iter().enumerate() {
-        if at == graph_at {
-            write_bytes(&mut out, 7, &new_graph);
-        } else {
-            write_field(&mut out, field);
-        }
+    if replaced.is_empty() {
+        return None;
     }
-    Some(out)
+    Some(view.rebuild(&replaced, &dropped, model.len()))
+}
+
+/// Names of the constants `integer_matmuls` adds once, before the first rewritten product.
+const ZERO_POINT: &str = "quire_q_zero_point";
+const LEVELS: &str = "quire_q_levels";
+const SHIFT: &str = "quire_q_shift";
+const TINY: &str = "quire_q_tiny";
+
+/// The constants of the row quantisation: 128 as the `u8` zero point and as a float shift, 127
+/// quantisation steps either side of 0, and a floor under `max|x|` so a row of zeros divides by
+/// something.
+fn quantization_constants() -> [Vec<u8>; 4] {
+    [
+        constant(ZERO_POINT, UINT8, &[128]),
+        constant(LEVELS, FLOAT, &127.0_f32.to_le_bytes()),
+        constant(SHIFT, FLOAT, &128.0_f32.to_le_bytes()),
+        constant(TINY, FLOAT, &1e-20_f32.to_le_bytes()),
+    ]
+}
+
+/// The nodes that quantise each row of `input` to `u8` codes (zero point 128), and the names of
+/// the codes and of the rows' scales (`max|x| / 127`, shaped `[.., 1]`).
+fn quantize_rows(input: &str) -> (Vec<Vec<u8>>, String, String) {
+    let name = |part: &str| format!("{input}_quire_{part}");
+    let (abs, peak, floor, step, inverse) = (
+        name("abs"),
+        name("peak"),
+        name("peak_floor"),
+        name("row_scale"),
+        name("inverse_scale"),
+    );
+    let (scaled, rounded, shifted, codes) =
+        (name("scaled"), name("rounded"), name("shifted"), name("u8"));
+    let nodes = vec![
+        encode_node(&[input], &abs, "Abs", &[]),
+        encode_node(&[&abs], &peak, "ReduceMax", &[last_axis()]),
+        encode_node(&[&peak, TINY], &floor, "Max", &[]),
+        encode_node(&[&floor, LEVELS], &step, "Div", &[]),
+        encode_node(&[LEVELS, &floor], &inverse, "Div", &[]),
+        encode_node(&[input, &inverse], &scaled, "Mul", &[]),
+        encode_node(&[&scaled], &rounded, "Round", &[]),
+        encode_node(&[&rounded, SHIFT], &shifted, "Add", &[]),
+        encode_node(&[&shifted], &codes, "Cast", &[cast_to(UINT8)]),
+    ];
+    (nodes, codes, step)
+}
+
+/// Whether scales of this shape vary only along the last axis of a `[rows, columns]` weight:
+/// a scalar, `[columns]` or `[1, columns]` (or `[1]`).
+fn per_column(scale_shape: &[u64], columns: u64) -> bool {
+    match scale_shape {
+        [] | [1] => true,
+        [n] | [1, n] => *n == columns,
+        _ => false,
+    }
 }
 
 /// Whether a Gather attribute keeps the rewrite valid: only `axis = 0` (rows) is.

@@ -19,14 +19,14 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 pub use fake::{FakeEmbedder, FakeReranker};
-pub use graph::gather_before_dequantize;
+pub use graph::{gather_before_dequantize, integer_matmuls};
 pub use locate::{Located, ModelSources, Resolution, data_dir, resolve};
 pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,
 };
 pub use onnx::{
-    OnnxEmbedder, OnnxReranker, exit_if_runtime_touched, is_exiting, load_runtime, normalize,
-    process_exiting, return_large_buffers,
+    Graph, OnnxEmbedder, OnnxReranker, exit_if_runtime_touched, is_exiting, load_runtime,
+    normalize, process_exiting, return_large_buffers,
 };
 
 #[derive(Debug, Clone, thiserror::Error)]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use quire::embed::{EmbedService, ModelDir, OnnxEmbedder, cosine};
+use quire::embed::{EmbedService, Graph, ModelDir, OnnxEmbedder, cosine};
 
 /// The installed data directory (models/ and lib/), or `None` after printing why the test skips.
 pub fn model_data() -> Option<PathBuf> {
@@ -94,11 +94,11 @@ fn gathering_before_dequantizing_changes_no_vector() {
     let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
     let once = quire::embed::gather_before_dequantize(&bytes).expect("the pattern is found");
     assert!(quire::embed::gather_before_dequantize(&once).is_none());
-    let rewritten = OnnxEmbedder::open(&library, &model)
+    let rewritten = OnnxEmbedder::open_graph(&library, &model, Graph::Int8Table)
         .expect("loads")
         .embed(&texts, TextKind::Document)
         .expect("embeds");
-    let as_written = OnnxEmbedder::open_as_written(&library, &model)
+    let as_written = OnnxEmbedder::open_graph(&library, &model, Graph::AsWritten)
         .expect("loads")
         .embed(&texts, TextKind::Document)
         .expect("embeds");
@@ -110,6 +110,44 @@ fn gathering_before_dequantizing_changes_no_vector() {
             .fold(0.0_f32, f32::max);
         assert!(largest < 1e-5, "components differ by {largest}");
     }
+}
+
+#[test]
+fn integer_matmuls_keep_every_vector_close_to_the_float_graph() {
+    let Some(data) = model_data() else { return };
+    let model = ModelDir::open(&data.join("models/minilm")).expect("model folder");
+    let library = data.join("lib/libonnxruntime.so");
+    use quire::embed::{Embedder, TextKind};
+    let texts: Vec<String> = [
+        "cat",
+        "The quarterly revenue of the company grew.",
+        "Kittens purr and sleep all afternoon on the sofa.",
+        "- [ ] call the plumber about the leaking tap 📅 2026-12-03 #home",
+    ]
+    .iter()
+    .map(|t| t.to_string())
+    .collect();
+    // All 36 weight MatMuls of MiniLM's six layers (Q, K, V, output, two feed-forward) match;
+    // the attention MatMuls (two activations) do not.
+    let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
+    let integer = quire::embed::integer_matmuls(&bytes).expect("the pattern is found");
+    assert!(quire::embed::integer_matmuls(&integer).is_none());
+    let text = String::from_utf8_lossy(&integer);
+    assert_eq!(text.matches("MatMulInteger").count(), 36);
+    let float = OnnxEmbedder::open_graph(&library, &model, Graph::Int8Table)
+        .expect("loads")
+        .embed(&texts, TextKind::Document)
+        .expect("embeds");
+    let int8 = OnnxEmbedder::open_graph(&library, &model, Graph::Int8MatMul)
+        .expect("loads")
+        .embed(&texts, TextKind::Document)
+        .expect("embeds");
+    for (a, b) in float.iter().zip(&int8) {
+        // Only the activations' rounding to 8 bits differs: the vectors point the same way.
+        assert!(cosine(a, b) > 0.99, "cosine {}", cosine(a, b));
+    }
+    // And they still tell a cat from revenue.
+    assert!(cosine(&int8[0], &int8[2]) > cosine(&int8[0], &int8[1]));
 }
 
 #[test]
