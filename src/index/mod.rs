@@ -11,6 +11,7 @@
 mod document;
 mod file_text;
 mod graph;
+mod phases;
 mod query_text;
 mod read;
 mod schema;

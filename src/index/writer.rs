@@ -6,6 +6,7 @@
 //! paths that ops and the watcher report. A refresh always re-reads the disk, so the index
 //! converges on what the vault holds no matter in which order reports arrive.
 
+use super::phases::{Lap, Parsing, Writing};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -16,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::document::{self, ParsedNote};
 use super::file_text;
-use super::schema::subtree_range;
+use super::schema::{self, subtree_range};
 use super::{Gate, IndexError, ReconcileStats};
 use crate::health::Heartbeat;
 use crate::markdown::links::{self, Link, LinkForm};
@@ -67,6 +68,9 @@ pub(super) enum Command {
 const BATCH: usize = 2000;
 /// After a reconcile that parsed this many notes, the full-text index is merged into one segment.
 const OPTIMIZE_AFTER: usize = 1000;
+/// The writer's page cache while a first build fills an empty index (negative: KiB), instead of
+/// `schema::CACHE_KIB`: a batch of notes then rarely spills dirty pages before its commit.
+const BULK_CACHE_KIB: i64 = -65_536;
 
 pub(super) struct Writer {
     pub connection: Connection,
@@ -294,6 +298,15 @@ impl Writer {
         // A large batch is merged into one segment at the end ('optimize'); merging the segments
         // along the way as well would rewrite the same data several times.
         let bulk = total >= OPTIMIZE_AFTER;
+        // A first build of a large vault fills the tables without their secondary indexes, with
+        // a larger page cache, and makes the indexes once at the end.
+        let deferred = if bulk && known.is_empty() {
+            self.connection
+                .pragma_update(None, "cache_size", BULK_CACHE_KIB)?;
+            schema::defer_secondary_indexes(&mut self.connection)?
+        } else {
+            Vec::new()
+        };
         if bulk {
             self.connection.execute(
                 "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0)",
@@ -307,17 +320,20 @@ impl Writer {
         let next = AtomicUsize::new(0);
         let vault = Arc::clone(&self.vault);
         let connection = &mut self.connection;
-        let parsed = std::thread::scope(|scope| -> Result<usize, IndexError> {
+        let parsing = Parsing::default();
+        let mut writing = Writing::default();
+        let filled = std::thread::scope(|scope| -> Result<usize, IndexError> {
             let (sender, receiver) = mpsc::sync_channel::<Loaded>(256);
             for _ in 0..workers {
                 let sender = sender.clone();
                 let (todo, known, next, vault, force) = (&todo, &known, &next, &vault, force);
+                let phases = &parsing;
                 scope.spawn(move || {
                     loop {
                         let at = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = todo.get(at) else { return };
                         let known = known.get(file.path.as_str());
-                        let loaded = load(vault, &file.path, &file.fs_path, known, force);
+                        let loaded = load(vault, &file.path, &file.fs_path, known, force, phases);
                         if sender.send(loaded).is_err() {
                             return;
                         }
@@ -332,11 +348,13 @@ impl Writer {
                 if matches!(loaded, Loaded::Note(_)) {
                     parsed += 1;
                 }
-                apply(&transaction, loaded)?;
+                apply(&transaction, loaded, &mut writing)?;
                 done += 1;
                 if done % BATCH == 0 {
+                    let lap = Instant::now();
                     transaction.commit()?;
                     transaction = connection.transaction()?;
+                    writing.commit += lap.elapsed();
                 }
                 if let Some(progress) = progress
                     && (done % 64 == 0 || done == total)
@@ -352,17 +370,29 @@ impl Writer {
                     break;
                 }
             }
+            let lap = Instant::now();
             transaction.commit()?;
+            writing.commit += lap.elapsed();
             Ok(parsed)
-        })?;
-        stats.parsed = parsed;
+        });
+        // Made even when the fill failed or stopped early: the index stays usable either way.
+        if !deferred.is_empty() {
+            let lap = Instant::now();
+            schema::restore_secondary_indexes(&mut self.connection, &deferred)?;
+            self.connection
+                .pragma_update(None, "cache_size", schema::CACHE_KIB)?;
+            writing.indexes += lap.elapsed();
+        }
+        stats.parsed = filled?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "notes read, parsed and written"
         );
         if bulk {
+            let lap = Instant::now();
             self.connection
                 .execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
+            writing.merge += lap.elapsed();
             self.connection.execute(
                 "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 4)",
                 [],
@@ -372,12 +402,15 @@ impl Writer {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "full-text index merged"
         );
-        if parsed + stats.removed > 0 {
+        if stats.parsed + stats.removed > 0 {
             self.connection
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
             self.connection.execute_batch("PRAGMA optimize")?;
         }
         stats.elapsed = started.elapsed();
+        if stats.parsed > 0 {
+            writing.log(&parsing);
+        }
         if stats.parsed + stats.removed > 0 || progress.is_some() {
             tracing::info!(
                 notes = stats.notes,
@@ -435,8 +468,10 @@ impl Writer {
                                 let Some((path, fs_path, known)) = notes.get(at) else {
                                     return loaded;
                                 };
-                                loaded
-                                    .push((at, load(vault, path, fs_path, known.as_ref(), false)));
+                                let phases = &Parsing::default();
+                                let note =
+                                    load(vault, path, fs_path, known.as_ref(), false, phases);
+                                loaded.push((at, note));
                             }
                         })
                     })
@@ -459,8 +494,9 @@ impl Writer {
                     refresh_path(&transaction, &self.vault, path.as_str())?;
                 }
             } else {
+                let phases = &mut Writing::default();
                 for (_, loaded) in loaded {
-                    apply(&transaction, loaded)?;
+                    apply(&transaction, loaded, phases)?;
                 }
             }
             tracing::debug!(
@@ -528,10 +564,15 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
         );
     }
     let known = known_note(transaction, path.as_str())?;
-    apply(
-        transaction,
-        load(vault, &path, &resolved.fs_path, known.as_ref(), false),
-    )
+    let loaded = load(
+        vault,
+        &path,
+        &resolved.fs_path,
+        known.as_ref(),
+        false,
+        &Parsing::default(),
+    );
+    apply(transaction, loaded, &mut Writing::default())
 }
 
 /// Re-indexes every note below `folder` that is new or changed, and drops the ones that vanished.
@@ -562,10 +603,15 @@ fn refresh_folder(
             known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
         });
         if !unchanged {
-            apply(
-                transaction,
-                load(vault, &file.path, &file.fs_path, known.as_ref(), false),
-            )?;
+            let loaded = load(
+                vault,
+                &file.path,
+                &file.fs_path,
+                known.as_ref(),
+                false,
+                &Parsing::default(),
+            );
+            apply(transaction, loaded, &mut Writing::default())?;
         }
     }
     for path in indexed.keys() {
@@ -782,7 +828,9 @@ fn load(
     fs_path: &Path,
     known: Option<&Known>,
     force: bool,
+    phases: &Parsing,
 ) -> Loaded {
+    let mut lap = Lap::start();
     let gone = || Loaded::Gone {
         path: path.to_string(),
     };
@@ -807,6 +855,7 @@ fn load(
     if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
         return gone();
     }
+    phases.read.add(lap.split());
     let hash = Revision::of(&bytes).to_string();
     if !force && known.is_some_and(|known| known.hash == hash) {
         return Loaded::Same {
@@ -832,7 +881,7 @@ fn load(
         .created
         .or_else(|| metadata.created().ok().map(seconds))
         .unwrap_or_else(|| seconds(modified));
-    Loaded::Note(Box::new(NoteRecord {
+    let record = Box::new(NoteRecord {
         path: path.to_string(),
         name: path.stem().to_string(),
         size,
@@ -860,7 +909,9 @@ fn load(
             .collect(),
         parsed,
         memory,
-    }))
+    });
+    phases.parse.add(lap.split());
+    Loaded::Note(record)
 }
 
 fn memory_records(file: &str, text: &str) -> Vec<MemoryRecord> {
@@ -886,7 +937,11 @@ pub fn memory_entry_text(file: &str, section: &str, text: &str) -> String {
     format!("{file} > {section}\n{text}")
 }
 
-fn apply(transaction: &Transaction<'_>, loaded: Loaded) -> Result<(), IndexError> {
+fn apply(
+    transaction: &Transaction<'_>,
+    loaded: Loaded,
+    phases: &mut Writing,
+) -> Result<(), IndexError> {
     match loaded {
         Loaded::Same { path, size, mtime } => {
             transaction
@@ -894,12 +949,17 @@ fn apply(transaction: &Transaction<'_>, loaded: Loaded) -> Result<(), IndexError
                 .execute(params![path, size, mtime])?;
             Ok(())
         }
-        Loaded::Note(record) => upsert(transaction, &record),
+        Loaded::Note(record) => upsert(transaction, &record, phases),
         Loaded::Gone { path } => remove_exact(transaction, &path),
     }
 }
 
-fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), IndexError> {
+fn upsert(
+    transaction: &Transaction<'_>,
+    record: &NoteRecord,
+    phases: &mut Writing,
+) -> Result<(), IndexError> {
+    let mut lap = Lap::start();
     let parsed = &record.parsed;
     // This thread is the only writer and `known` was read by it, so a new note needs no lookup.
     let existing: Option<i64> = if record.known {
@@ -951,6 +1011,7 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             transaction.last_insert_rowid()
         }
     };
+    phases.notes += lap.split();
     transaction
         .prepare_cached(
             "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
@@ -962,13 +1023,19 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             parsed.properties_text,
             parsed.body
         ])?;
-    delete_links(transaction, &record.path)?;
+    phases.fts += lap.split();
+    // A note the index did not know has no links to delete.
+    if record.known {
+        delete_links(transaction, &record.path)?;
+    }
     insert_links(transaction, &record.path, &parsed.links)?;
+    phases.links += lap.split();
     let mut insert_tag = transaction
         .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
     for (lower, tag) in &record.tags {
         insert_tag.execute(params![lower, id, tag])?;
     }
+    phases.tags += lap.split();
     let mut insert_task = transaction.prepare_cached(
         "INSERT OR IGNORE INTO tasks(note_id, line, text, heading, heading_line, depth, parent_line, lane, lane_complete,
                                      heading_lower, symbol, body, due, scheduled, start, created, done, cancelled,
@@ -1001,6 +1068,7 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             facts.tags
         ])?;
     }
+    phases.tasks += lap.split();
     let mut insert_property = transaction.prepare_cached(
         "INSERT INTO properties(note_id, key, key_lower, value, value_lower, number)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -1015,6 +1083,7 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
             row.number
         ])?;
     }
+    phases.properties += lap.split();
     let mut insert_chunk =
         transaction.prepare_cached("INSERT INTO chunks(note_id, seq, hash) VALUES(?1, ?2, ?3)")?;
     for (seq, hash) in parsed.chunk_hashes.iter().enumerate() {
@@ -1043,6 +1112,7 @@ fn upsert(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<(), Inde
                 entry.section
             ])?;
     }
+    phases.chunks += lap.split();
     Ok(())
 }
 

@@ -256,3 +256,64 @@ fn an_index_deleted_or_overwritten_while_running_is_rebuilt_by_the_next_query() 
         );
     }
 }
+
+/// A first build of 1,000 notes or more fills its tables without their secondary indexes and
+/// makes them at the end: it must hold exactly what the same notes indexed a few at a time hold,
+/// and end with every index the schema has.
+#[test]
+fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
+    let note = |at: usize| -> (String, String) {
+        let folder = ["", "A/", "A/B/", "Café/"][at % 4];
+        let text = format!(
+            "---\ntags: [t{}, shared]\nrating: {}\nstatus: s{}\n---\n# Note {at}\n\
+             Words about gardens {at} and #inline{} tags.\n\
+             - [ ] task {at} 📅 2025-06-{:02} ⏫\n- [x] done {at} ✅ 2025-05-01\n\
+             See [[note {}]] and ![[missing {at}.png]].\n",
+            at % 7,
+            at % 5,
+            at % 3,
+            at % 11,
+            at % 28 + 1,
+            (at * 7) % 1200,
+        );
+        (format!("{folder}note {at}.md"), text)
+    };
+    let first: Vec<(String, String)> = (0..300).map(note).collect();
+    let vault = TestVault::builder().notes(&first).open();
+    let rest: Vec<(String, String)> = (300..1200).map(note).collect();
+    for (path, text) in &rest {
+        let file = vault.path(path);
+        std::fs::create_dir_all(file.parent().expect("parent")).expect("folder");
+        std::fs::write(file, text).expect("write");
+    }
+    vault
+        .ops
+        .index()
+        .refresh(rest.iter().map(|(path, _)| path.clone()).collect())
+        .expect("refresh");
+    let live = vault.ops.index().dump().expect("dump");
+    // 1,200 notes the new index has never seen: the bulk path.
+    let bulk = vault.rebuilt_index().dump().expect("dump");
+    assert!(live.len() > 10_000, "{} facts", live.len());
+    assert_eq!(live, bulk);
+    let indexes = |db: &Path| -> Vec<String> {
+        let connection = rusqlite::Connection::open(db).expect("open");
+        let mut statement = connection
+            .prepare(
+                "SELECT name || ': ' || sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
+            )
+            .expect("prepare");
+        statement
+            .query_map([], |row| row.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("names")
+    };
+    let live_indexes = indexes(&vault.config.index);
+    assert!(
+        live_indexes
+            .iter()
+            .any(|sql| sql.starts_with("tasks_by_due"))
+    );
+    assert_eq!(indexes(&vault.dir.path().join("rebuilt.db")), live_indexes);
+}
