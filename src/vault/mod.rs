@@ -18,7 +18,7 @@ mod write;
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 pub use lock::{FileLock, LockTable};
 pub use path::{PathError, VaultPath};
@@ -121,6 +121,13 @@ pub struct Vault {
     /// The folder of memory files (`[memory] folder`), or `None` when the layer is off.
     memory_folder: Option<VaultPath>,
 }
+
+/// A file modified less than this long ago may be in the middle of an in-place save.
+const SETTLE_WINDOW: Duration = Duration::from_millis(50);
+/// The pause before such a file is read again, and how many times at most (an empty file waits
+/// until it leaves the window, or this many pauses).
+const SETTLE_PAUSE: Duration = Duration::from_millis(3);
+const SETTLE_READS: usize = 20;
 
 impl Vault {
     /// Opens the vault at `root`, which must be an existing folder.
@@ -232,12 +239,44 @@ impl Vault {
                 limit,
             });
         }
-        let bytes = read_regular(&resolved.fs_path)
-            .map_err(|e| VaultError::io(path, e))?
-            .ok_or_else(|| VaultError::NotRegularFile {
+        let read = || {
+            read_regular(&resolved.fs_path)
+                .map_err(|e| VaultError::io(path, e))?
+                .ok_or_else(|| VaultError::NotRegularFile {
+                    path: path.to_string(),
+                })
+        };
+        let mut bytes = read()?;
+        let mut modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        // Obsidian and many editors save in place: truncate, then write. A read between the two
+        // sees an empty or partial note, and an edit based on it would replace the whole note
+        // (races.py found agent appends that wiped a note this way). A file changed in the last
+        // moments is read again after a short pause until two reads agree.
+        for _ in 0..SETTLE_READS {
+            let recent = SystemTime::now()
+                .duration_since(modified)
+                .is_ok_and(|age| age < SETTLE_WINDOW);
+            if !recent {
+                break;
+            }
+            std::thread::sleep(SETTLE_PAUSE);
+            let again = read()?;
+            modified = std::fs::metadata(&resolved.fs_path)
+                .and_then(|metadata| metadata.modified())
+                .unwrap_or(modified);
+            // Two empty reads may both fall between the truncation and the write.
+            if again == bytes && !again.is_empty() {
+                break;
+            }
+            bytes = again;
+        }
+        if bytes.len() as u64 > limit {
+            return Err(VaultError::TooLarge {
                 path: path.to_string(),
-            })?;
-        let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                bytes: bytes.len() as u64,
+                limit,
+            });
+        }
         Ok(FileContents {
             revision: Revision::of(&bytes),
             bytes,
@@ -390,6 +429,41 @@ mod tests {
 
     fn vp(raw: &str) -> VaultPath {
         VaultPath::parse(raw).expect("valid path")
+    }
+
+    /// An editor that saves in place (truncate, then write, as Obsidian does) leaves the note
+    /// empty for a moment; a read then must not return that empty note, or an append based on it
+    /// replaces the whole note.
+    #[test]
+    fn a_note_saved_in_place_never_reads_empty() {
+        let (_dir, vault) = vault();
+        let path = vp("Saved.md");
+        let fs_path = vault.root().join("Saved.md");
+        std::fs::write(&fs_path, "the whole note\n").expect("write");
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let mut file = std::fs::File::create(&fs_path).expect("truncate");
+                    std::thread::sleep(Duration::from_millis(1));
+                    std::io::Write::write_all(&mut file, b"the whole note\n").expect("write");
+                    drop(file);
+                    std::thread::sleep(Duration::from_millis(30));
+                }
+            });
+            let mut empty = 0;
+            for _ in 0..300 {
+                let read = vault.read(&path).expect("read");
+                if read.bytes.is_empty() {
+                    empty += 1;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            // Without the settling read about one read in thirty lands in the gap (about ten
+            // here); one is tolerated for a writer thread held off the CPU past the window.
+            assert!(empty <= 1, "{empty} reads saw the note empty mid-save");
+        });
     }
 
     #[test]

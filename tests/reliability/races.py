@@ -274,6 +274,13 @@ def main() -> int:
     kept_in_copies = sum(
         1 for w in external.writes if ext_counts.get(w["marker"], 0) == 0 and w["marker"] in in_copies
     )
+    # A conflict copy keeps the one external write that reached Quire's old file; more markers
+    # than copies found only there means a note lost history (a torn read of an in-place save
+    # that an edit was based on).
+    if kept_in_copies > len(copies):
+        failures.append(
+            f"{kept_in_copies} external writes survive only in {len(copies)} conflict copies: "
+            "a note lost history that a copy still holds")
     for w in lost:
         overlapping = [r for r in results if r["note"] == w["note"] and r["ok"] and r["end"] > w["write_t"]]
         failures.append(
