@@ -3,7 +3,7 @@
 //! target/quire-models` (tests/run does it once); without it these tests skip with a notice,
 //! unless QUIRE_REQUIRE_MODEL=1 (the CI stage that installed it) makes a missing model a failure.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use quire::embed::{EmbedService, Graph, ModelDir, OnnxEmbedder, cosine};
 
@@ -76,32 +76,33 @@ fn similar_words_are_closer_than_unrelated_ones() {
     }
 }
 
+/// The installed model's file and the vectors of `texts` with the graph loaded as `graph`.
+fn model_bytes_and_vectors(data: &Path, graph: Graph, texts: &[&str]) -> (Vec<u8>, Vec<Vec<f32>>) {
+    use quire::embed::{Embedder, TextKind};
+    let model = ModelDir::open(&data.join("models/minilm")).expect("model folder");
+    let library = data.join("lib/libonnxruntime.so");
+    let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
+    let vectors = OnnxEmbedder::open_graph(&library, &model, graph)
+        .expect("loads")
+        .embed(&texts, TextKind::Document)
+        .expect("embeds");
+    (bytes, vectors)
+}
+
 #[test]
 fn gathering_before_dequantizing_changes_no_vector() {
     let Some(data) = model_data() else { return };
-    let model = ModelDir::open(&data.join("models/minilm")).expect("model folder");
-    let library = data.join("lib/libonnxruntime.so");
-    use quire::embed::{Embedder, TextKind};
-    let texts: Vec<String> = [
+    let texts = [
         "cat",
         "The quarterly revenue of the company grew.",
         "Kittens purr and sleep all afternoon on the sofa.",
-    ]
-    .iter()
-    .map(|t| t.to_string())
-    .collect();
+    ];
     // MiniLM int8 has the pattern (token and position tables); the result has it no more.
-    let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
+    let (bytes, rewritten) = model_bytes_and_vectors(&data, Graph::Int8Table, &texts);
     let once = quire::embed::gather_before_dequantize(&bytes).expect("the pattern is found");
     assert!(quire::embed::gather_before_dequantize(&once).is_none());
-    let rewritten = OnnxEmbedder::open_graph(&library, &model, Graph::Int8Table)
-        .expect("loads")
-        .embed(&texts, TextKind::Document)
-        .expect("embeds");
-    let as_written = OnnxEmbedder::open_graph(&library, &model, Graph::AsWritten)
-        .expect("loads")
-        .embed(&texts, TextKind::Document)
-        .expect("embeds");
+    let (_, as_written) = model_bytes_and_vectors(&data, Graph::AsWritten, &texts);
     for (a, b) in rewritten.iter().zip(&as_written) {
         let largest = a
             .iter()
@@ -115,33 +116,20 @@ fn gathering_before_dequantizing_changes_no_vector() {
 #[test]
 fn integer_matmuls_keep_every_vector_close_to_the_float_graph() {
     let Some(data) = model_data() else { return };
-    let model = ModelDir::open(&data.join("models/minilm")).expect("model folder");
-    let library = data.join("lib/libonnxruntime.so");
-    use quire::embed::{Embedder, TextKind};
-    let texts: Vec<String> = [
+    let texts = [
         "cat",
         "The quarterly revenue of the company grew.",
         "Kittens purr and sleep all afternoon on the sofa.",
         "- [ ] call the plumber about the leaking tap 📅 2026-12-03 #home",
-    ]
-    .iter()
-    .map(|t| t.to_string())
-    .collect();
+    ];
     // All 36 weight MatMuls of MiniLM's six layers (Q, K, V, output, two feed-forward) match;
     // the attention MatMuls (two activations) do not.
-    let bytes = std::fs::read(model.dir.join("model.onnx")).expect("model bytes");
+    let (bytes, float) = model_bytes_and_vectors(&data, Graph::Int8Table, &texts);
     let integer = quire::embed::integer_matmuls(&bytes).expect("the pattern is found");
     assert!(quire::embed::integer_matmuls(&integer).is_none());
     let text = String::from_utf8_lossy(&integer);
     assert_eq!(text.matches("MatMulInteger").count(), 36);
-    let float = OnnxEmbedder::open_graph(&library, &model, Graph::Int8Table)
-        .expect("loads")
-        .embed(&texts, TextKind::Document)
-        .expect("embeds");
-    let int8 = OnnxEmbedder::open_graph(&library, &model, Graph::Int8MatMul)
-        .expect("loads")
-        .embed(&texts, TextKind::Document)
-        .expect("embeds");
+    let (_, int8) = model_bytes_and_vectors(&data, Graph::Int8MatMul, &texts);
     for (a, b) in float.iter().zip(&int8) {
         // Only the activations' rounding to 8 bits differs: the vectors point the same way.
         assert!(cosine(a, b) > 0.99, "cosine {}", cosine(a, b));
