@@ -463,14 +463,14 @@ impl Writer {
                         let (notes, next) = (&notes, &next);
                         scope.spawn(move || {
                             let mut loaded = Vec::new();
+                            let phases = Parsing::default();
                             loop {
                                 let at = next.fetch_add(1, Ordering::Relaxed);
                                 let Some((path, fs_path, known)) = notes.get(at) else {
                                     return loaded;
                                 };
-                                let phases = &Parsing::default();
                                 let note =
-                                    load(vault, path, fs_path, known.as_ref(), false, phases);
+                                    load(vault, path, fs_path, known.as_ref(), false, &phases);
                                 loaded.push((at, note));
                             }
                         })
@@ -564,14 +564,18 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
         );
     }
     let known = known_note(transaction, path.as_str())?;
-    let loaded = load(
-        vault,
-        &path,
-        &resolved.fs_path,
-        known.as_ref(),
-        false,
-        &Parsing::default(),
-    );
+    reload(transaction, vault, &path, &resolved.fs_path, known.as_ref())
+}
+
+/// Reads, parses and writes one note on the writer thread, outside a timed reconcile.
+fn reload(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    path: &VaultPath,
+    fs_path: &Path,
+    known: Option<&Known>,
+) -> Result<(), IndexError> {
+    let loaded = load(vault, path, fs_path, known, false, &Parsing::default());
     apply(transaction, loaded, &mut Writing::default())
 }
 
@@ -603,15 +607,13 @@ fn refresh_folder(
             known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
         });
         if !unchanged {
-            let loaded = load(
+            reload(
+                transaction,
                 vault,
                 &file.path,
                 &file.fs_path,
                 known.as_ref(),
-                false,
-                &Parsing::default(),
-            );
-            apply(transaction, loaded, &mut Writing::default())?;
+            )?;
         }
     }
     for path in indexed.keys() {
