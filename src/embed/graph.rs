@@ -302,8 +302,8 @@ impl<'a> View<'a> {
     }
 
     /// For a node input computed as `Mul(Cast(int8 initializer), scales initializer)` and read
-    /// by that one node: (mul position, cast position, int8 initializer name, scales name).
-    fn dequantized(&self, name: &str) -> Option<(usize, usize, &'a str, &'a str)> {
+    /// by that one node: the pattern's nodes and initializers.
+    fn dequantized(&self, name: &str) -> Option<Dequantized<'a>> {
         let mul_at = self.producer(name)?;
         let mul = self.node(mul_at)?;
         if mul.op_type != "Mul" || !mul.domain.is_empty() || mul.inputs.len() != 2 {
@@ -319,9 +319,26 @@ impl<'a> View<'a> {
             return None;
         }
         let weights = self.initializer(cast.inputs[0])?;
-        self.initializer(mul.inputs[1])?;
-        (weights.data_type == INT8).then_some((mul_at, cast_at, cast.inputs[0], mul.inputs[1]))
+        let scales = self.initializer(mul.inputs[1])?;
+        (weights.data_type == INT8).then_some(Dequantized {
+            mul_at,
+            cast_at,
+            weights: cast.inputs[0],
+            scales: mul.inputs[1],
+            weight_dims: weights.dims,
+            scale_dims: scales.dims,
+        })
     }
+}
+
+/// A `Mul(Cast(int8 initializer), scales initializer)` found by `View::dequantized`.
+struct Dequantized<'a> {
+    mul_at: usize,
+    cast_at: usize,
+    weights: &'a str,
+    scales: &'a str,
+    weight_dims: Vec<u64>,
+    scale_dims: Vec<u64>,
 }
 
 /// Element type (field 2) and dims (field 1, packed or not) of a TensorProto's fields.
@@ -361,7 +378,14 @@ pub fn gather_before_dequantize(model: &[u8]) -> Option<Vec<u8>> {
         {
             continue;
         }
-        let Some((mul_at, cast_at, table, scales)) = view.dequantized(gather.inputs[0]) else {
+        let Some(Dequantized {
+            mul_at,
+            cast_at,
+            weights: table,
+            scales,
+            ..
+        }) = view.dequantized(gather.inputs[0])
+        else {
             continue;
         };
         let (ids, output) = (gather.inputs[1], gather.outputs.first()?);
@@ -408,17 +432,21 @@ pub fn integer_matmuls(model: &[u8]) -> Option<Vec<u8>> {
         if matmul.op_type != "MatMul" || !matmul.domain.is_empty() || matmul.inputs.len() != 2 {
             continue;
         }
-        let Some((mul_at, cast_at, weights, scales)) = view.dequantized(matmul.inputs[1]) else {
+        let Some(Dequantized {
+            mul_at,
+            cast_at,
+            weights,
+            scales,
+            weight_dims,
+            scale_dims,
+        }) = view.dequantized(matmul.inputs[1])
+        else {
             continue;
         };
-        let (Some(shape), Some(scale_shape)) = (
-            view.initializer(weights).map(|w| w.dims),
-            view.initializer(scales).map(|s| s.dims),
-        ) else {
+        let [_, columns] = weight_dims[..] else {
             continue;
         };
-        let [_, columns] = shape[..] else { continue };
-        if !per_column(&scale_shape, columns) {
+        if !per_column(&scale_dims, columns) {
             continue;
         }
         let (input, output) = (matmul.inputs[0], matmul.outputs.first()?);
