@@ -16,10 +16,10 @@ use std::time::Duration;
 use crate::config::{Config, HttpConfig, Sandbox};
 use crate::health::Health;
 use crate::http::{Auth, HttpSettings, IdentityTokens};
-use crate::index::{Index, IndexOptions, VaultWatcher};
+use crate::index::{Index, IndexOptions, Reach, WatchGuard};
 use crate::mcp::{Features, Shared};
 use crate::ops::Ops;
-use crate::systemd::{SandboxMode, SandboxPlan, ServiceNotifier};
+use crate::systemd::{SandboxMode, SandboxPlan, SandboxReport, ServiceNotifier};
 use crate::vault::Vault;
 
 /// Buffered vault changes per listener before a slow client is told to re-list.
@@ -34,7 +34,7 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 /// What must happen before the async runtime exists: the state directory (landlock can only allow
 /// paths that exist), the socket systemd passed, and the sandbox itself, so every thread the
 /// runtime starts inherits it.
-pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>> {
+pub fn prepare(config: &Config) -> anyhow::Result<Prepared> {
     create_state_dir(config)?;
     if let Some(index_dir) = config.index.parent() {
         std::fs::create_dir_all(index_dir)
@@ -53,7 +53,22 @@ pub fn prepare(config: &Config) -> anyhow::Result<Option<std::net::TcpListener>>
     let plan = sandbox_plan(config, inherited.is_none());
     let report = crate::systemd::apply_sandbox(&plan)?;
     tracing::info!(sandbox = %report, "sandbox");
-    Ok(inherited)
+    Ok(Prepared {
+        inherited,
+        confined: matches!(
+            report,
+            SandboxReport::FullyEnforced | SandboxReport::PartiallyEnforced
+        ),
+    })
+}
+
+/// What `prepare` leaves for `serve`.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The socket systemd passed, if any.
+    pub inherited: Option<std::net::TcpListener>,
+    /// Landlock confines the process to the paths (inodes) that existed at start.
+    pub confined: bool,
 }
 
 /// Everything Quire may touch, derived from the configuration.
@@ -278,11 +293,11 @@ fn start_semantic(config: &Config, ops: Arc<Ops>) {
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM.
-pub async fn serve(
-    config: Config,
-    inherited: Option<std::net::TcpListener>,
-    reload: Reload,
-) -> anyhow::Result<()> {
+pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow::Result<()> {
+    let Prepared {
+        inherited,
+        confined,
+    } = prepared;
     let notifier = ServiceNotifier;
     crate::embed::return_large_buffers();
     let health = Arc::new(Health::default());
@@ -335,26 +350,23 @@ pub async fn serve(
         .follow(changes.subscribe())
         .context("cannot start following vault changes")?;
     // Without a watcher Quire still serves; clients only miss change notifications.
-    let watcher = match VaultWatcher::start(ops.vault().root(), changes.clone()) {
-        Ok(watcher) => Some(watcher),
-        Err(error) => {
-            tracing::warn!(%error, "vault changes will not be reported to clients");
-            None
-        }
-    };
-    if let Some(watcher) = &watcher {
-        let heartbeat = health.register("vault watcher");
-        let alive = watcher.liveness();
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(HEARTBEAT);
-            loop {
-                ticker.tick().await;
-                if alive.load(std::sync::atomic::Ordering::Relaxed) {
-                    heartbeat.beat();
-                }
-            }
-        });
-    }
+    let guard = WatchGuard::start(
+        ops.vault().root(),
+        changes.clone(),
+        ops.index().clone(),
+        Reach {
+            confined,
+            supervised: crate::systemd::under_systemd(),
+        },
+    );
+    // Set when the vault folder was replaced by one this process cannot reach: serving stops and
+    // `serve` fails, so systemd starts Quire again on the new folder.
+    let replaced = CancellationToken::new();
+    tokio::spawn(guard.run(
+        HEARTBEAT,
+        health.register("vault watcher"),
+        replaced.clone(),
+    ));
     log_access(&config.access);
     ops.set_policy(config.access.policy.clone());
     let ops = Arc::new(ops);
@@ -390,19 +402,43 @@ pub async fn serve(
         (None, None) => None,
     };
     match http {
-        Some(http) => serve_http(&config, &http, shared, tokens, inherited, notifier, health).await,
+        Some(http) => {
+            let stop = Stop {
+                replaced: replaced.clone(),
+                notifier,
+            };
+            serve_http(&config, &http, shared, tokens, inherited, stop, health).await?;
+        }
         None => {
             tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
             notifier.ready();
             notifier.status("serving MCP over stdio");
             crate::systemd::spawn_watchdog(Arc::clone(&health));
-            crate::mcp::serve_stdio(shared).await?;
-            tracing::info!("stdio client disconnected; exiting");
+            tokio::select! {
+                served = crate::mcp::serve_stdio(shared) => {
+                    served?;
+                    tracing::info!("stdio client disconnected; exiting");
+                }
+                () = replaced.cancelled() => {}
+            }
             crate::embed::process_exiting();
             notifier.stopping();
-            Ok(())
         }
     }
+    if replaced.is_cancelled() {
+        anyhow::bail!(
+            "the vault folder {} was replaced by a new folder while Quire ran; exiting so the \
+             service manager starts Quire on it",
+            config.vault.display()
+        );
+    }
+    Ok(())
+}
+
+/// What ends serving besides a client going away: SIGTERM, or the vault folder replaced.
+struct Stop {
+    replaced: CancellationToken,
+    notifier: ServiceNotifier,
 }
 
 async fn serve_http(
@@ -411,9 +447,10 @@ async fn serve_http(
     shared: Arc<Shared>,
     tokens: IdentityTokens,
     inherited: Option<std::net::TcpListener>,
-    notifier: ServiceNotifier,
+    stop: Stop,
     health: Arc<Health>,
 ) -> anyhow::Result<()> {
+    let Stop { replaced, notifier } = stop;
     let auth = if http.auth && config.access.has_identities {
         Auth::Identities(tokens)
     } else if http.auth {
@@ -480,7 +517,10 @@ async fn serve_http(
     crate::systemd::spawn_watchdog(health);
     let shutdown = cancel.clone();
     tokio::spawn(async move {
-        wait_for_signal().await;
+        tokio::select! {
+            () = wait_for_signal() => {}
+            () = replaced.cancelled() => {}
+        }
         tracing::info!("shutting down");
         crate::embed::process_exiting();
         notifier.stopping();

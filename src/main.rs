@@ -286,8 +286,8 @@ fn main() -> ExitCode {
         }
         Command::Serve { .. } => {
             quire::telemetry::init();
-            let inherited = match quire::app::prepare(&config) {
-                Ok(inherited) => inherited,
+            let prepared = match quire::app::prepare(&config) {
+                Ok(prepared) => prepared,
                 Err(error) => {
                     // Telemetry is up: this reaches stderr or the journal exactly once.
                     tracing::error!("quire: {error:#}");
@@ -306,7 +306,7 @@ fn main() -> ExitCode {
             };
             let reload: quire::app::Reload =
                 std::sync::Arc::new(move || Config::load(&overrides, &environment, &known_tools));
-            let outcome = runtime.block_on(quire::app::serve(config, inherited, reload));
+            let outcome = runtime.block_on(quire::app::serve(config, prepared, reload));
             // In-flight blocking work (a write between its temp file and its rename) gets this
             // long to finish; the runtime then stops regardless.
             runtime.shutdown_timeout(SHUTDOWN_GRACE);

@@ -19,6 +19,7 @@ mod snippet;
 mod tasks;
 mod vector_cache;
 mod vectors;
+mod watch_guard;
 mod watcher;
 mod writer;
 
@@ -44,7 +45,8 @@ pub use tasks::{
     normal_tag as normal_task_tag,
 };
 pub use vectors::{FileVectorHit, PendingMemory, VectorCounts, VectorHit};
-pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError};
+pub use watch_guard::{Reach, WatchGuard};
+pub use watcher::{ChangeKind, VaultChange, VaultWatcher, WatchError, WatchState};
 pub use writer::{ProgressFn, memory_entry_text};
 
 use crate::markdown::frontmatter;

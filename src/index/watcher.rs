@@ -6,7 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use notify::EventKind;
@@ -40,8 +40,23 @@ pub struct WatchError(#[from] notify::Error);
 /// Keeps the watch alive; dropping it stops the events.
 pub struct VaultWatcher {
     _debouncer: Debouncer<notify::RecommendedWatcher, RecommendedCache>,
-    alive: Arc<AtomicBool>,
+    state: Arc<AtomicU8>,
 }
+
+/// Whether the watch still reports the vault folder's changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchState {
+    Live,
+    /// The watched folder moved (it may come back) or inotify dropped the watch.
+    Lost,
+    /// The watched folder itself was deleted: whatever appears at its path later is another one,
+    /// even when the file system gives it the same inode number.
+    RootDeleted,
+}
+
+const LIVE: u8 = 0;
+const LOST: u8 = 1;
+const ROOT_DELETED: u8 = 2;
 
 impl VaultWatcher {
     /// Watches `root` (canonical) recursively and sends every change to `sender`.
@@ -50,17 +65,23 @@ impl VaultWatcher {
         sender: broadcast::Sender<VaultChange>,
     ) -> Result<VaultWatcher, WatchError> {
         let root_for_events = root.to_path_buf();
-        let alive = Arc::new(AtomicBool::new(true));
-        let alive_in_handler = Arc::clone(&alive);
+        let state = Arc::new(AtomicU8::new(LIVE));
+        let state_in_handler = Arc::clone(&state);
         let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
             let events = match result {
                 Ok(events) => events,
                 Err(errors) => {
                     for error in errors {
-                        // A lost watch (the vault folder itself gone, inotify torn down) means
-                        // changes are no longer seen; the watchdog then has the service restarted.
+                        // A lost watch (inotify torn down) means changes are no longer seen; the
+                        // watch guard starts a new one.
                         if matches!(error.kind, notify::ErrorKind::WatchNotFound) {
-                            alive_in_handler.store(false, Ordering::Relaxed);
+                            // Never downgrades RootDeleted: the guard must still see a new folder.
+                            let _ = state_in_handler.compare_exchange(
+                                LIVE,
+                                LOST,
+                                Ordering::Relaxed,
+                                Ordering::Relaxed,
+                            );
                         }
                         tracing::warn!(%error, "the vault watcher reported an error");
                     }
@@ -68,6 +89,9 @@ impl VaultWatcher {
                 }
             };
             for event in events {
+                if let Some(lost) = root_event(&root_for_events, &event.event) {
+                    state_in_handler.fetch_max(lost, Ordering::Relaxed);
+                }
                 for change in changes_of(&root_for_events, &event.event) {
                     // No receiver just means no client is listening right now.
                     let _ = sender.send(change);
@@ -77,13 +101,29 @@ impl VaultWatcher {
         debouncer.watch(root, notify::RecursiveMode::Recursive)?;
         Ok(VaultWatcher {
             _debouncer: debouncer,
-            alive,
+            state,
         })
     }
 
-    /// False once the watch is known to be lost.
-    pub fn liveness(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.alive)
+    pub fn state(&self) -> WatchState {
+        match self.state.load(Ordering::Relaxed) {
+            LIVE => WatchState::Live,
+            LOST => WatchState::Lost,
+            _ => WatchState::RootDeleted,
+        }
+    }
+}
+
+/// What an event on the watched folder itself (not something inside it) means for the watch.
+fn root_event(root: &Path, event: &notify::Event) -> Option<u8> {
+    if !event.paths.iter().any(|path| path == root) {
+        return None;
+    }
+    match event.kind {
+        EventKind::Remove(_) => Some(ROOT_DELETED),
+        // inotify's IN_MOVE_SELF: the watch follows the folder, not the vault path.
+        EventKind::Modify(ModifyKind::Name(_)) => Some(LOST),
+        _ => None,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use quire::index::VaultWatcher;
+use quire::index::{Reach, VaultWatcher, WatchGuard};
 use quire::ops::{self, Context};
 use tokio::sync::broadcast;
 
@@ -275,4 +275,84 @@ fn r18_fifos_and_device_nodes_never_block_the_index() {
             panic!("the index blocked on a FIFO or device node named like a note")
         }
     }
+}
+
+/// A vault folder deleted and made again while a watch guard (checking every 50 ms) runs.
+struct Guarded {
+    live: Live,
+    runtime: tokio::runtime::Runtime,
+    restart: tokio_util::sync::CancellationToken,
+}
+
+fn guarded(reach: Reach) -> Guarded {
+    let live = live(&[("Old.md", "an ancient aardvark\n")]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let restart = tokio_util::sync::CancellationToken::new();
+    let guard = WatchGuard::start(
+        live.vault.ops.vault().root(),
+        live._changes.clone(),
+        live.vault.ops.index().clone(),
+        reach,
+    );
+    let heartbeat = quire::health::Health::default().register("vault watcher");
+    runtime.spawn(guard.run(Duration::from_millis(50), heartbeat, restart.clone()));
+    Guarded {
+        live,
+        runtime,
+        restart,
+    }
+}
+
+/// Deletes the vault folder and makes it again with `Restored.md` inside.
+fn replace_vault_folder(root: &Path) {
+    std::fs::remove_dir_all(root).expect("delete the vault folder");
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::create_dir(root).expect("make the vault folder again");
+    write(root, "Restored.md", "a restored narwhal\n");
+}
+
+#[test]
+fn a_vault_folder_made_again_is_followed_without_a_restart() {
+    let guarded = guarded(Reach {
+        confined: false,
+        supervised: false,
+    });
+    let live = &guarded.live;
+    replace_vault_folder(&live.vault.root);
+    // The guard watched the new folder and caught the index up with what it already held.
+    live.wait_for("narwhal", &["Restored.md"]);
+    live.wait_for("aardvark", &[]);
+    // And the new watch reports later changes.
+    write(&live.vault.root, "Later.md", "a later okapi\n");
+    live.wait_for("okapi", &["Later.md"]);
+    assert!(!guarded.restart.is_cancelled());
+    drop(guarded.runtime);
+}
+
+#[test]
+fn a_vault_folder_made_again_under_systemd_asks_for_a_restart() {
+    let guarded = guarded(Reach {
+        confined: true,
+        supervised: true,
+    });
+    // Renamed away and back is the same folder: no restart.
+    let root = guarded.live.vault.root.clone();
+    let away = root.with_extension("away");
+    std::fs::rename(&root, &away).expect("rename away");
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::rename(&away, &root).expect("rename back");
+    write(&root, "Back.md", "a returning quokka\n");
+    guarded.live.wait_for("quokka", &["Back.md"]);
+    assert!(!guarded.restart.is_cancelled());
+    replace_vault_folder(&root);
+    let started = Instant::now();
+    while !guarded.restart.is_cancelled() {
+        assert!(started.elapsed() < DEADLINE, "no restart was asked for");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(guarded.runtime);
 }
