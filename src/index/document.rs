@@ -7,10 +7,11 @@ use serde_json::{Map, Value};
 
 use super::tasks::TaskFacts;
 use crate::markdown::links::{self, Link};
-use crate::markdown::tasks::{TaskSite, note_task_sites};
+use crate::markdown::note::NoteText;
+use crate::markdown::tasks::{TaskSite, task_sites_of};
 use sha2::{Digest, Sha256};
 
-use crate::markdown::{chunks, frontmatter, headings, tags};
+use crate::markdown::{chunks, tags};
 
 /// Words per semantic-search chunk: within a 256-token model limit for ordinary prose (about 1.3
 /// tokens a word), and the same for every model so chunk hashes do not depend on the model.
@@ -67,11 +68,9 @@ fn chunk_hash(text: &str) -> String {
 }
 
 pub fn parse(stem: &str, text: &str) -> ParsedNote {
-    let split = frontmatter::split(text);
-    let properties = split
-        .yaml
-        .and_then(|yaml| frontmatter::parse_properties(yaml).ok())
-        .unwrap_or_default();
+    // One block scan and one YAML parse for every extractor below.
+    let note = NoteText::read(text);
+    let properties = &note.properties;
     let mut title_text = stem.to_string();
     for key in ["title", "aliases", "alias"] {
         if let Some(value) = property(&properties, key) {
@@ -81,14 +80,15 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
             }
         }
     }
-    let headings_text = headings::headings(text)
-        .into_iter()
-        .map(|heading| heading.text)
+    let headings_text = note
+        .headings
+        .iter()
+        .map(|heading| heading.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
     let mut property_rows = Vec::new();
     let mut properties_text = String::new();
-    for (key, value) in &properties {
+    for (key, value) in properties {
         unpack(key, value, &mut property_rows);
         for text in texts(value) {
             properties_text.push_str(&text);
@@ -101,25 +101,28 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
     let created = property(&properties, "created")
         .and_then(Value::as_str)
         .and_then(parse_date_time);
-    let task_sites = note_task_sites(text);
+    let task_sites = task_sites_of(&note);
     let task_facts = task_sites.iter().map(TaskFacts::read).collect();
+    let tags = tags::tags_of(&note);
+    let links = links::links_of(&note);
+    let chunk_hashes = chunks::chunks_of(stem, &note, CHUNK_WORDS)
+        .iter()
+        .map(|chunk| chunk_hash(&chunk.text))
+        .collect();
     ParsedNote {
         title_text,
         headings_text,
         properties_text,
-        body: split.body.to_string(),
-        tags: tags::note_tags(text),
-        properties,
+        body: note.split.body.to_string(),
+        tags,
+        properties: note.properties,
         property_rows,
         note_type,
         created,
-        links: links::note_links(text),
+        links,
         task_facts,
         task_sites,
-        chunk_hashes: note_chunks(stem, text)
-            .into_iter()
-            .map(|(hash, _)| hash)
-            .collect(),
+        chunk_hashes,
     }
 }
 

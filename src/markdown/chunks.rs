@@ -6,7 +6,9 @@
 //! Pure: no I/O, and no panic on any input. A note with no body text still gets one chunk (its
 //! title), so every note can be found by meaning.
 
-use super::{frontmatter, headings};
+use super::frontmatter;
+use super::headings::{self, Heading};
+use super::note::NoteText;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
@@ -18,15 +20,36 @@ pub struct Chunk {
 
 /// Splits `text` (the whole note, properties block included) into chunks titled `title`.
 pub fn chunks(title: &str, text: &str, max_words: usize) -> Vec<Chunk> {
-    let max_words = max_words.max(8);
     let body_start = text.len() - frontmatter::split(text).body.len();
-    let all = headings::headings(text);
+    chunks_from(
+        title,
+        text,
+        body_start,
+        &headings::headings(text),
+        max_words,
+    )
+}
+
+/// `chunks` of a note already read.
+pub fn chunks_of(title: &str, note: &NoteText, max_words: usize) -> Vec<Chunk> {
+    let body_start = note.text.len() - note.split.body.len();
+    chunks_from(title, note.text, body_start, &note.headings, max_words)
+}
+
+fn chunks_from(
+    title: &str,
+    text: &str,
+    body_start: usize,
+    all: &[Heading],
+    max_words: usize,
+) -> Vec<Chunk> {
+    let max_words = max_words.max(8);
     // Section boundaries: the body start, then every heading's start.
     let mut out = Vec::new();
     let mut path: Vec<(u8, String)> = Vec::new();
     let mut segment_start = body_start;
     let mut segment_path: Vec<String> = Vec::new();
-    for heading in &all {
+    for heading in all {
         if heading.start < segment_start {
             continue;
         }

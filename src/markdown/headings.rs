@@ -28,7 +28,11 @@ pub struct Heading {
 /// outline, heading links and section embeds) does not look inside block quotes, callouts or list items.
 /// A setext heading whose text spans several lines has those lines joined with single spaces.
 pub fn headings(text: &str) -> Vec<Heading> {
-    let raw = blocks::scan(text).headings;
+    sections(text, blocks::scan(text).headings)
+}
+
+/// The headings of `text` from its block scan, each with its section's end.
+pub(crate) fn sections(text: &str, raw: Vec<blocks::RawHeading>) -> Vec<Heading> {
     // Walking backwards, `next_start[level]` is where the nearest later heading of that level starts, so
     // each section end is the minimum over the levels at or above the heading's own: linear, not quadratic.
     let mut next_start = [text.len(); 7];

@@ -13,7 +13,7 @@ use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
 use super::blocks::{self, LineKind};
-use super::frontmatter;
+use super::note::NoteText;
 
 /// How a link is written, which decides how a move rewrites it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,10 +85,16 @@ pub fn link_path(link: &str) -> &str {
 ///   `comments_markdown_style` oracle note), so a move also rewrites them.
 /// - A property value (or list item) that is exactly a wikilink is a property link.
 pub fn note_links(text: &str) -> Vec<Link> {
-    let mut links = property_links(text);
+    links_of(&NoteText::read(text))
+}
+
+/// `note_links` of a note already read.
+pub fn links_of(note: &NoteText) -> Vec<Link> {
+    let text = note.text;
     let line_starts = line_starts(text);
+    let mut links = property_links(note, &line_starts);
     let mut in_html_comment = false;
-    for line in blocks::scan(text).lines {
+    for line in &note.lines {
         match line.kind {
             LineKind::Text | LineKind::Heading | LineKind::Comment => {
                 let Some(offset) = offset_in(text, line.content) else {
@@ -250,24 +256,16 @@ fn display_of(link: &str) -> String {
         .join(" > ")
 }
 
-fn property_links(text: &str) -> Vec<Link> {
-    let split = frontmatter::split(text);
-    let Some(yaml) = split.yaml else {
-        return Vec::new();
-    };
-    let Ok(properties) = frontmatter::parse_properties(yaml) else {
-        return Vec::new();
-    };
+fn property_links(note: &NoteText, line_starts: &[usize]) -> Vec<Link> {
     let mut values = Vec::new();
-    for (key, value) in &properties {
+    for (key, value) in &note.properties {
         collect_property_links(key, value, &mut values);
     }
     if values.is_empty() {
         return Vec::new();
     }
     // Place each property link on the first unused occurrence of its wikilink in the block.
-    let block = &text[..split.block_len];
-    let line_starts = line_starts(text);
+    let block = note.text.get(..note.split.block_len).unwrap_or("");
     let mut used: Vec<usize> = Vec::new();
     let mut links = Vec::new();
     for (key, original) in values {
@@ -298,7 +296,7 @@ fn property_links(text: &str) -> Vec<Link> {
             }
             None => (0, 0),
         };
-        let (line, column) = position(text, &line_starts, start);
+        let (line, column) = position(note.text, line_starts, start);
         links.push(Link {
             form: LinkForm::Property,
             embed: false,

@@ -12,6 +12,7 @@ pub mod headings;
 pub mod links;
 pub mod memory;
 pub mod moment;
+pub mod note;
 pub mod properties_edit;
 pub mod sections;
 pub mod tags;

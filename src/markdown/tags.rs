@@ -4,7 +4,7 @@
 //! read); it must never report a tag Obsidian would not, and never panic on any input.
 
 use super::blocks::{self, LineKind};
-use super::frontmatter;
+use super::note::NoteText;
 use serde_json::Value;
 
 /// Every tag of a note, without the leading `#`, in document order (properties first), deduplicated
@@ -26,18 +26,19 @@ use serde_json::Value;
 ///   wikilinks, markdown link destinations or URLs. Tags inside `%% %%` comments *are* read: Obsidian's
 ///   metadata cache reports them (see the `comments_markdown_style` oracle note).
 pub fn note_tags(text: &str) -> Vec<String> {
+    tags_of(&NoteText::read(text))
+}
+
+/// `note_tags` of a note already read.
+pub fn tags_of(note: &NoteText) -> Vec<String> {
     let mut found = Vec::new();
-    if let Some(yaml) = frontmatter::split(text).yaml
-        && let Ok(properties) = frontmatter::parse_properties(yaml)
-    {
-        for (key, value) in &properties {
-            if key.eq_ignore_ascii_case("tags") {
-                property_tags(value, &mut found);
-            }
+    for (key, value) in &note.properties {
+        if key.eq_ignore_ascii_case("tags") {
+            property_tags(value, &mut found);
         }
     }
     let mut in_html_comment = false;
-    for line in blocks::scan(text).lines {
+    for line in &note.lines {
         match line.kind {
             LineKind::Text | LineKind::Heading | LineKind::Comment => {
                 inline_tags(line.content, &mut in_html_comment, &mut found);

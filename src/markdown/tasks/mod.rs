@@ -13,6 +13,8 @@ pub use line::{
     InvalidDates, OnCompletion, ParsedLine, Priority, Task, TaskDate, TaskFormat, TaskSettings,
     format_date, parse_line_fields, parse_task_line,
 };
-pub use note::{ListItem, NoteTask, TaskSite, note_list_items, note_task_sites, note_tasks};
+pub use note::{
+    ListItem, NoteTask, TaskSite, note_list_items, note_task_sites, note_tasks, task_sites_of,
+};
 pub use recurrence::Recurrence;
 pub use status::{Status, StatusRegistry, StatusType};

@@ -5,8 +5,8 @@
 //! properties block are never tasks. Pure and total.
 
 use super::line::{Task, TaskSettings, parse_task_line};
-use crate::markdown::blocks::{self, LineKind};
-use crate::markdown::{frontmatter, headings};
+use crate::markdown::blocks::{self, Line, LineKind};
+use crate::markdown::note::NoteText;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -71,7 +71,11 @@ struct Open {
 
 /// Every list item of a note, in order.
 pub fn note_list_items(text: &str) -> Vec<ListItem> {
-    let scan = blocks::scan(text);
+    list_items(text, &blocks::scan(text).lines)
+}
+
+/// `note_list_items` from the note's block scan.
+fn list_items(text: &str, scanned: &[Line]) -> Vec<ListItem> {
     let mut items = Vec::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut quote_depth = 0usize;
@@ -81,8 +85,7 @@ pub fn note_list_items(text: &str) -> Vec<ListItem> {
     let mut previous_blank = false;
     for (index, raw) in text.lines().enumerate() {
         let number = index + 1;
-        let kind = scan
-            .lines
+        let kind = scanned
             .get(index)
             .filter(|line| line.number == number)
             .map(|line| line.kind)
@@ -90,7 +93,7 @@ pub fn note_list_items(text: &str) -> Vec<ListItem> {
         if kind == LineKind::Frontmatter {
             continue;
         }
-        let item = if matches!(kind, LineKind::Text | LineKind::Blank) {
+        let item = if matches!(kind, LineKind::Text | LineKind::Blank) && may_be_list_item(raw) {
             LIST_ITEM.as_ref().and_then(|regex| regex.captures(raw))
         } else {
             None
@@ -173,13 +176,12 @@ pub fn note_list_items(text: &str) -> Vec<ListItem> {
     items
 }
 
-/// Whether the properties block declares a Kanban board.
-fn is_kanban(text: &str) -> bool {
-    let split = frontmatter::split(text);
-    split
-        .yaml
-        .and_then(|yaml| frontmatter::parse_properties(yaml).ok())
-        .is_some_and(|properties| properties.contains_key("kanban-plugin"))
+/// What `LIST_ITEM` needs before its marker, checked without the regex: most lines are prose.
+fn may_be_list_item(raw: &str) -> bool {
+    matches!(
+        raw.trim_start_matches([' ', '\t', '>']).as_bytes().first(),
+        Some(b'-' | b'*' | b'+' | b'0'..=b'9')
+    )
 }
 
 /// A checkbox list item and its place, whatever the plugin settings: what the index stores, so a
@@ -200,18 +202,31 @@ pub struct TaskSite {
 /// Every checkbox list item of a note, in order, with its place.
 pub fn note_task_sites(text: &str) -> Vec<TaskSite> {
     // Most notes have no checkbox at all: one cheap look spares them the block scan.
-    if !CHECKBOX_LINE
-        .as_ref()
-        .is_some_and(|regex| regex.is_match(text))
-    {
+    if !has_checkbox_line(text) {
         return Vec::new();
     }
-    let items = note_list_items(text);
+    task_sites_of(&NoteText::read(text))
+}
+
+fn has_checkbox_line(text: &str) -> bool {
+    CHECKBOX_LINE
+        .as_ref()
+        .is_some_and(|regex| regex.is_match(text))
+}
+
+/// `note_task_sites` of a note already read.
+pub fn task_sites_of(note: &NoteText) -> Vec<TaskSite> {
+    let text = note.text;
+    if !has_checkbox_line(text) {
+        return Vec::new();
+    }
+    let items = list_items(text, &note.lines);
     if items.iter().all(|item| item.checkbox.is_none()) {
         return Vec::new();
     }
-    let note_headings = headings::headings(text);
-    let kanban = is_kanban(text);
+    let note_headings = &note.headings;
+    // Whether the properties block declares a Kanban board.
+    let kanban = note.properties.contains_key("kanban-plugin");
     let lines: Vec<&str> = text.lines().collect();
     let complete_lanes: Vec<usize> = if kanban {
         note_headings
