@@ -73,7 +73,7 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
     let properties = &note.properties;
     let mut title_text = stem.to_string();
     for key in ["title", "aliases", "alias"] {
-        if let Some(value) = property(&properties, key) {
+        if let Some(value) = property(properties, key) {
             for text in texts(value) {
                 title_text.push('\n');
                 title_text.push_str(&text);
@@ -95,10 +95,10 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
             properties_text.push('\n');
         }
     }
-    let note_type = property(&properties, "type")
+    let note_type = property(properties, "type")
         .and_then(|value| texts(value).into_iter().next())
         .filter(|text| !text.is_empty());
-    let created = property(&properties, "created")
+    let created = property(properties, "created")
         .and_then(Value::as_str)
         .and_then(parse_date_time);
     let task_sites = task_sites_of(&note);
