@@ -373,6 +373,10 @@ fn inline_links(
     in_html_comment: &mut bool,
     links: &mut Vec<Link>,
 ) {
+    // Every link starts with `[`; a line without one (and opening no comment) changes nothing.
+    if !*in_html_comment && !content.contains('[') && !content.contains("<!--") {
+        return;
+    }
     let bytes = content.as_bytes();
     let code_spans = blocks::CodeSpans::new(bytes);
     let mut index = 0;

@@ -91,6 +91,10 @@ fn is_tag_char(character: char) -> bool {
 
 /// Finds the inline tags of one line of text, skipping the spans where Obsidian reads no tags.
 fn inline_tags(content: &str, in_html_comment: &mut bool, found: &mut Vec<String>) {
+    // Most lines hold no `#` and open no comment: nothing to find, no state to change.
+    if !*in_html_comment && !content.contains('#') && !content.contains("<!--") {
+        return;
+    }
     let mut line = InlineLine::new(content);
     let bytes = content.as_bytes();
     let mut index = 0;

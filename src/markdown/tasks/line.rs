@@ -267,6 +267,8 @@ pub enum InvalidDates {
     AsWritten,
 }
 
+/// Built once: every checkbox line of an indexing pass is read with it.
+static DEFAULT_STATUSES: LazyLock<StatusRegistry> = LazyLock::new(StatusRegistry::default);
 static TASK_LINE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^([\s>]*)([-*+]|[0-9]+[.)]) +\[(.)\] *(.*)").ok());
 static BLOCK_LINK: LazyLock<Option<Regex>> =
@@ -501,7 +503,7 @@ impl ParsedLine {
 pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
     let parts = components(line)?;
     let body = parts.body.clone();
-    let status = StatusRegistry::default().by_symbol(parts.symbol);
+    let status = DEFAULT_STATUSES.by_symbol(parts.symbol);
     let mut task = Task {
         block_link: parts.block_link,
         ..Task::blank(parts.indentation, parts.list_marker, status, false)
