@@ -9,6 +9,7 @@ mod files_canvas;
 mod files_image;
 mod files_pdf;
 mod files_text;
+mod fuzz_replay;
 mod http;
 mod index_consistency;
 mod link_oracle;
