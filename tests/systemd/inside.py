@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Runs inside the booted container as root (quire-systemd-test.service) and checks Quire as
 systemd runs it with the units NixOS would write: lazy socket activation, the module's user, a read outside the vault refused,
-structured journal fields, a watchdog restart when the index writer hangs, and the exposure score
+structured journal fields, a watchdog restart when the index writer hangs, a restart when the vault
+folder is replaced, and the exposure score
 of `systemd-analyze security`. Writes one line per check to /out/result.txt, then powers off."""
 
 import json
 import os
+import shutil
 import subprocess
 import time
 import traceback
@@ -169,6 +171,28 @@ def git_sync(token):
            wait_for(lambda: healthz() == 200, 60) and os.path.exists(marker))
 
 
+def vault_replaced(token):
+    """The vault folder deleted and restored from a copy (a new inode, which neither the landlock
+    rules nor the service's mount namespace reach): Quire exits for systemd to start it again on the
+    new folder, and serves what the copy holds."""
+    before = int(sh("systemctl", "show", "-p", "NRestarts", "--value", "quire.service") or 0)
+    subprocess.run(["cp", "-a", "/srv/vault", "/srv/vault.copy"], check=True)
+    with open("/srv/vault.copy/Restored.md", "w") as note:
+        note.write("# Restored\n\nonly in the copy\n")
+    subprocess.run(["chown", "--reference=/srv/vault.copy/Welcome.md", "/srv/vault.copy/Restored.md"], check=True)
+    shutil.rmtree("/srv/vault")
+    time.sleep(1)
+    os.rename("/srv/vault.copy", "/srv/vault")
+    restarted = wait_for(lambda: int(sh("systemctl", "show", "-p", "NRestarts", "--value", "quire.service") or 0) > before, 30)
+    log = sh("journalctl", "-u", "quire.service", "--no-pager", "-o", "cat")
+    record("a vault folder replaced by a new one makes Quire exit for systemd to restart it",
+           restarted and "replaced by a new" in log,
+           f"NRestarts {before} -> {sh('systemctl', 'show', '-p', 'NRestarts', '--value', 'quire.service')}")
+    served = wait_for(lambda: not call_tool(token, "vault_read_note", {"path": "Restored.md"}).get("isError"), 30)
+    record("after the restart the new vault folder is served", served,
+           str(call_tool(token, "vault_read_note", {"path": "Restored.md"}))[:200])
+
+
 def main():
     record("socket listening before any request", sh("systemctl", "is-active", "quire.socket") == "active")
     record("service inactive until the first request", sh("systemctl", "is-active", "quire.service") == "inactive",
@@ -234,6 +258,7 @@ def main():
     wait_for(lambda: healthz() == 200, 20)
 
     git_sync(token)
+    vault_replaced(token)
 
     security = subprocess.run(["systemd-analyze", "security", "--no-pager", "quire.service"], capture_output=True, text=True).stdout
     RESULTS.append("TABLE\n" + security)
