@@ -44,6 +44,9 @@ pub struct ParsedNote {
     pub created: Option<i64>,
     /// Every link, embed and property link, in document order.
     pub links: Vec<Link>,
+    /// Each link's lookup name (`links::link_lookup_name`), in the same order: computed while
+    /// parsing, on the parser threads, not by the one writer.
+    pub link_names: Vec<String>,
     /// Every checkbox list item with its place; which of them are tasks is decided when they are
     /// read, under the plugin settings of that moment.
     pub task_sites: Vec<TaskSite>,
@@ -105,6 +108,7 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
     let task_facts = task_sites.iter().map(TaskFacts::read).collect();
     let tags = tags::tags_of(&note);
     let links = links::links_of(&note);
+    let link_names = link_names(&links);
     let chunk_hashes = chunks::chunks_of(stem, &note, CHUNK_WORDS)
         .iter()
         .map(|chunk| chunk_hash(&chunk.text))
@@ -120,10 +124,19 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
         note_type,
         created,
         links,
+        link_names,
         task_facts,
         task_sites,
         chunk_hashes,
     }
+}
+
+/// Each link's lookup name (`links.target_name`).
+pub fn link_names(found: &[Link]) -> Vec<String> {
+    found
+        .iter()
+        .map(|link| links::link_lookup_name(link.path()))
+        .collect()
 }
 
 /// The first property whose key equals `key` ignoring ASCII case, as Obsidian reads its own keys.

@@ -734,7 +734,9 @@ fn upsert_file(
     };
     if canvas && size <= vault.max_file_bytes() {
         let text = String::from_utf8_lossy(&bytes);
-        insert_links(transaction, path.as_str(), &links::canvas_links(&text))?;
+        let found = links::canvas_links(&text);
+        let names = document::link_names(&found);
+        insert_links(transaction, path.as_str(), &found, &names)?;
     }
     if let Some(body) = file_text::extract(&extension, &bytes) {
         transaction
@@ -777,19 +779,20 @@ fn insert_links(
     transaction: &Transaction<'_>,
     source: &str,
     found: &[Link],
+    names: &[String],
 ) -> Result<(), IndexError> {
     let mut insert = transaction.prepare_cached(
         "INSERT INTO links(source, seq, form, embed, link, target_name, display, original, line, col, start, end)
          VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
-    for (seq, link) in found.iter().enumerate() {
+    for (seq, (link, name)) in found.iter().zip(names).enumerate() {
         insert.execute(params![
             source,
             seq as i64,
             form_name(link.form),
             link.embed,
             link.link,
-            links::link_lookup_name(link.path()),
+            name,
             link.display,
             link.original,
             link.line as i64,
@@ -1045,7 +1048,7 @@ fn upsert(
     if record.known {
         delete_links(transaction, &record.path)?;
     }
-    insert_links(transaction, &record.path, &parsed.links)?;
+    insert_links(transaction, &record.path, &parsed.links, &parsed.link_names)?;
     phases.links += lap.split();
     let mut insert_tag = transaction
         .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
