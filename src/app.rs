@@ -292,7 +292,8 @@ fn start_semantic(config: &Config, ops: Arc<Ops>) {
 }
 
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
-/// the client goes away or SIGTERM.
+/// the client goes away or SIGTERM; or fails when the vault folder is replaced by one this process
+/// cannot reach (the watch guard), so systemd starts Quire again.
 pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow::Result<()> {
     let Prepared {
         inherited,
