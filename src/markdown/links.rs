@@ -903,15 +903,20 @@ pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<S
                 .chain(raw.to_ascii_lowercase().find("%23"))
                 .min()
                 .unwrap_or(raw.len());
-            let encoded = if angle {
-                new_path.replace('>', "%3E")
+            let destination = if angle {
+                format!("{}{}", new_path.replace('>', "%3E"), &raw[path_end..])
             } else {
-                encode_path(new_path, raw)
+                // The kept `#subpath` may close a parenthesis the old path opened; alone it
+                // would end the destination early.
+                balance_parens(&format!(
+                    "{}{}",
+                    encode_path(new_path, raw),
+                    &raw[path_end..]
+                ))
             };
             Some(format!(
-                "{}{encoded}{}{}",
+                "{}{destination}{}",
                 &original[..start],
-                &raw[path_end..],
                 &original[end..]
             ))
         }
@@ -949,6 +954,39 @@ fn destination_span(content: &str, text_end: usize) -> Option<(usize, usize, boo
         }
     }
     Some((start, index.min(bytes.len()), false))
+}
+
+/// Escapes each parenthesis of a bare destination that has no partner, so the destination reads
+/// back whole (`destination_span` counts pairs) and means the same (escapes are removed).
+fn balance_parens(destination: &str) -> String {
+    let bytes = destination.as_bytes();
+    let mut unmatched = Vec::new();
+    let mut open = Vec::new();
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'\\' => index += 1,
+            b'(' => open.push(index),
+            // The guard pops the partner when there is one.
+            b')' if open.pop().is_none() => unmatched.push(index),
+            _ => {}
+        }
+        index += 1;
+    }
+    unmatched.extend(open);
+    if unmatched.is_empty() {
+        return destination.to_owned();
+    }
+    unmatched.sort_unstable();
+    let mut out = String::with_capacity(destination.len() + unmatched.len());
+    let mut from = 0;
+    for at in unmatched {
+        out.push_str(&destination[from..at]);
+        out.push('\\');
+        from = at;
+    }
+    out.push_str(&destination[from..]);
+    out
 }
 
 /// Percent-encodes a path for a markdown link destination in the manner of `like`, the
@@ -1033,6 +1071,20 @@ mod tests {
         assert_eq!(links.len(), 1);
         assert_eq!(links[0].link, "Sam Ortiz");
         assert_eq!((links[0].start, links[0].end), (0, 0));
+    }
+
+    #[test]
+    fn a_rewritten_destination_keeps_a_subpath_that_closes_a_parenthesis_of_the_old_path() {
+        // Found by fuzzing: `(` in the old path pairs with the `)` that ends the subpath; after
+        // the path is replaced that `)` would end the destination early.
+        let original = "[x](Note](sec.md#h))";
+        let link = &note_links(original)[0];
+        assert_eq!(link.subpath(), Some("#h)"));
+        let rewritten = with_new_path(LinkForm::Markdown, original, "New.md").expect("rewrite");
+        assert_eq!(rewritten, "[x](New.md#h\\))");
+        let again = &note_links(&rewritten)[0];
+        assert_eq!((again.path(), again.subpath()), ("New.md", Some("#h)")));
+        assert_eq!(again.end, rewritten.len());
     }
 
     #[test]
