@@ -68,9 +68,15 @@ pub fn run(data: &[u8]) {
         // A destination holding comment, code or math markers is part of the note's structure
         // (`%%` inside it opens a comment for the rest of the note); replacing it changes what
         // else is read, which a move accepts. Those are checked for not panicking only.
-        if ["%%", "`", "$", "<!--", "-->", "\n"]
-            .iter()
-            .any(|marker| link.original.contains(marker))
+        // So is a link whose own brackets do not pair (`![[[Image.png]]`, the target `[Image.png`):
+        // the odd one counts toward an enclosing `[text](...)`, and a new path without it changes
+        // where that text ends. Obsidian allows no `[` or `]` in a file name, so a move never meets
+        // such a link.
+        let unpaired = link.original.matches('[').count() != link.original.matches(']').count();
+        if unpaired
+            || ["%%", "`", "$", "<!--", "-->", "\n"]
+                .iter()
+                .any(|marker| link.original.contains(marker))
         {
             let _ = with_new_path(link.form, &link.original, NEW_PATH);
             continue;

@@ -83,9 +83,18 @@ pub fn update_properties(
         (false, Some((yaml_start, yaml_end))) => {
             let yaml = text.get(yaml_start..yaml_end).unwrap_or("");
             let merged = merge_yaml(yaml, &old, &expected, newline)?;
-            if merged.is_empty() {
-                // Removing the last property leaves no block rather than an empty one.
+            let rest = text.get(block_end..).unwrap_or("");
+            if merged.is_empty() && frontmatter::split(rest).yaml.is_none() {
+                // Removing the last property leaves no block rather than an empty one...
                 String::new()
+            } else if merged.is_empty() {
+                // ...unless the body would then open a block of its own (it starts with `---`
+                // lines): an empty block keeps the body the body.
+                format!(
+                    "{}{}",
+                    text.get(block_start..yaml_start).unwrap_or("---\n"),
+                    text.get(yaml_end..block_end).unwrap_or("---\n")
+                )
             } else {
                 format!(
                     "{}{merged}{}",
@@ -323,6 +332,22 @@ mod tests {
             return Ok("<not an object>".to_owned());
         };
         update_properties(text, &updates, replace).map(|update| update.text)
+    }
+
+    #[test]
+    fn removing_the_last_property_keeps_an_empty_block_when_the_body_would_open_one() {
+        // Found by fuzzing: the body's own `---` lines would have become the new block.
+        let text = "---\nstatus: draft\n---\n---\n---\nbody\n";
+        let updated = update(text, json!({"status": null}), false).expect("update");
+        assert_eq!(updated, "---\n---\n---\n---\nbody\n");
+        assert_eq!(frontmatter::split(&updated).body, "---\n---\nbody\n");
+        // Without such a body the block goes.
+        let plain = update(
+            "---\nstatus: draft\n---\nbody\n",
+            json!({"status": null}),
+            false,
+        );
+        assert_eq!(plain.expect("update"), "body\n");
     }
 
     #[test]
