@@ -84,17 +84,11 @@ pub fn update_properties(
             let yaml = text.get(yaml_start..yaml_end).unwrap_or("");
             let merged = merge_yaml(yaml, &old, &expected, newline)?;
             let rest = text.get(block_end..).unwrap_or("");
+            // Removing the last property leaves no block rather than an empty one, unless the
+            // body would then open a block of its own (it starts with `---` lines): an empty
+            // block keeps the body the body.
             if merged.is_empty() && frontmatter::split(rest).yaml.is_none() {
-                // Removing the last property leaves no block rather than an empty one...
                 String::new()
-            } else if merged.is_empty() {
-                // ...unless the body would then open a block of its own (it starts with `---`
-                // lines): an empty block keeps the body the body.
-                format!(
-                    "{}{}",
-                    text.get(block_start..yaml_start).unwrap_or("---\n"),
-                    text.get(yaml_end..block_end).unwrap_or("---\n")
-                )
             } else {
                 format!(
                     "{}{merged}{}",

@@ -205,7 +205,7 @@ pub fn note_task_sites(text: &str) -> Vec<TaskSite> {
     if !has_checkbox_line(text) {
         return Vec::new();
     }
-    task_sites_of(&NoteText::read(text))
+    sites(&NoteText::read(text))
 }
 
 fn has_checkbox_line(text: &str) -> bool {
@@ -216,10 +216,15 @@ fn has_checkbox_line(text: &str) -> bool {
 
 /// `note_task_sites` of a note already read.
 pub fn task_sites_of(note: &NoteText) -> Vec<TaskSite> {
-    let text = note.text;
-    if !has_checkbox_line(text) {
+    if !has_checkbox_line(note.text) {
         return Vec::new();
     }
+    sites(note)
+}
+
+/// The sites of a note known to have a checkbox line.
+fn sites(note: &NoteText) -> Vec<TaskSite> {
+    let text = note.text;
     let items = list_items(text, &note.lines);
     if items.iter().all(|item| item.checkbox.is_none()) {
         return Vec::new();
