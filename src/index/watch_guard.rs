@@ -20,14 +20,14 @@ use crate::health::Heartbeat;
 
 /// A folder's identity: the same path may name another folder later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FolderId {
+struct FolderId {
     dev: u64,
     ino: u64,
 }
 
 impl FolderId {
     /// The folder at `path` now, or `None` when nothing (or no folder) is there.
-    pub fn of(path: &Path) -> Option<FolderId> {
+    fn of(path: &Path) -> Option<FolderId> {
         let metadata = std::fs::metadata(path).ok()?;
         metadata.is_dir().then(|| FolderId {
             dev: metadata.dev(),
