@@ -982,6 +982,27 @@ mod tests {
         }
     }
 
+    /// rrule writes a yearly rule with months and an interval as `every 7 years April ...`, and
+    /// its own parser stops after `years` there: the plugin reads the months and days of its
+    /// own text back as nothing. Quire writes and reads exactly as the plugin does.
+    #[test]
+    fn the_plugin_reads_its_own_yearly_interval_with_months_as_plain_years() {
+        let first = Recurrence::parse("every 7 April and December on the 1st and 24th");
+        let written = first.as_ref().map(Recurrence::text);
+        assert_eq!(
+            written.as_deref(),
+            Some("every 7 years April and December on the 1st and 24th")
+        );
+        let again = written.as_deref().and_then(Recurrence::parse);
+        assert_eq!(again.map(|r| r.text()).as_deref(), Some("every 7 years"));
+        let rule = first.map(|r| r.rule);
+        assert_eq!(
+            rule.as_ref().and_then(|r| r.by_month.clone()),
+            Some(vec![4, 12])
+        );
+        assert_eq!(rule.and_then(|r| r.by_month_day), Some(vec![1, 24]));
+    }
+
     #[test]
     fn next_occurrences_follow_the_plugin() {
         let today = "2025-06-15";
