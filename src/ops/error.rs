@@ -92,6 +92,15 @@ pub enum OpsError {
     )]
     PropertiesNotEditable { path: String, reason: String },
     #[error(
+        "{what} waited {waited_ms} ms for its turn and did not start: {running} are running and {waiting} more are waiting (they run a few at a time, in order). Retry in a few seconds, narrow it (folder), or pass a larger timeout_ms to wait longer."
+    )]
+    Busy {
+        what: &'static str,
+        waited_ms: u64,
+        running: usize,
+        waiting: usize,
+    },
+    #[error(
         "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
     )]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -117,6 +126,7 @@ impl OpsError {
             OpsError::NoMatch { .. } => "no_match",
             OpsError::AmbiguousMatch { .. } => "ambiguous_match",
             OpsError::PropertiesNotEditable { .. } => "invalid_properties",
+            OpsError::Busy { .. } => "busy",
             OpsError::Internal(_) => "internal",
         }
     }

@@ -23,6 +23,7 @@ mod paging;
 mod review;
 mod search;
 mod tasks;
+mod turns;
 
 use std::time::{Duration, SystemTime};
 
@@ -118,6 +119,8 @@ pub struct Ops {
     protected_folders: Option<Vec<VaultPath>>,
     /// Where moves journal their plan, so a move cut short is finished at the next start.
     move_journal: move_journal::MoveJournal,
+    /// Whole-vault scans (greps) take turns, twice as many at once as there are cores.
+    scans: turns::Turns,
 }
 
 /// Limits on reading the vault's files that are not notes (`[files]`).
@@ -187,7 +190,14 @@ impl Ops {
             files: FileSettings::default(),
             protected_folders: None,
             move_journal: move_journal::MoveJournal::default(),
+            scans: turns::Turns::two_per_core(),
         }
+    }
+
+    /// Lets `turns` whole-vault scans (greps) run at once instead of two per core.
+    pub fn with_scan_turns(mut self, turns: usize) -> Ops {
+        self.scans = turns::Turns::new(turns);
+        self
     }
 
     /// Protects exactly `folders` from deletes and moves; `None` protects the default set (the

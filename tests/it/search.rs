@@ -892,6 +892,52 @@ fn grep_stops_at_its_time_budget_with_the_hits_so_far() {
 }
 
 #[test]
+fn greps_take_turns_and_one_that_gets_none_in_time_answers_busy() {
+    let filler = "lorem ipsum dolor sit amet consectetur ".repeat(300);
+    let files: Vec<(String, String)> = (0..200)
+        .map(|n| (format!("Big/n{n:03}.md"), format!("alpha zq\n{filler}\n")))
+        .collect();
+    let TestVault { dir: _dir, ops, .. } = fixture_with(&files);
+    let ops = ops.with_scan_turns(1);
+    let grep = |pattern: &str, regex: bool, timeout_ms: u64| {
+        ops.grep(
+            &ctx(),
+            ops::Grep {
+                pattern: pattern.into(),
+                regex,
+                timeout_ms: Some(timeout_ms),
+                limit: Some(1000),
+                ..ops::Grep::default()
+            },
+        )
+    };
+    std::thread::scope(|scope| {
+        // A slow grep holds the one turn (for at most its 1.5 s budget).
+        let slow = scope.spawn(|| grep(r"(?:\w+\s+){12}\w*zq(?:\p{L}|\p{N}){3,}", true, 1500));
+        let mut busy = None;
+        while busy.is_none() && !slow.is_finished() {
+            // An answer means the slow grep had not taken the turn yet.
+            if let Err(error) = grep("alpha", false, 50) {
+                busy = Some(error);
+            }
+        }
+        let busy = busy.expect("a grep behind a running one, out of patience, answers busy");
+        assert_eq!(busy.code(), "busy");
+        assert!(
+            busy.to_string().contains("1 are running") && busy.to_string().contains("timeout_ms"),
+            "{busy}"
+        );
+        slow.join()
+            .expect("no panic")
+            .expect("the slow grep answers");
+    });
+    // The turn is free again, and a grep waiting for it runs with its whole budget.
+    let after = grep("alpha", false, 3000).expect("a free turn");
+    assert_eq!(after.hits.len(), 200);
+    assert!(!after.timed_out);
+}
+
+#[test]
 fn restart_reads_only_what_changed_and_a_schema_change_rebuilds() {
     let fixture = fixture();
     let total = 35;

@@ -33,6 +33,7 @@ ERROR_CODES = (
     "permission_denied",
     "heading_not_found",
     "ambiguous_heading",
+    "busy",
     "internal",
 )
 

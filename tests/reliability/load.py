@@ -6,7 +6,7 @@ from the official Python SDK (one ClientSession per simulated agent). For each c
 prints calls/s and p50/p99 per tool, then soaks at 32 connections mixing reads, searches, greps
 and writes while sampling the server's resident memory, open descriptors and threads.
 
-    tests/reliability/load.py            the long run: 10k-note vault, 1/8/32/128, 30 min soak
+    tests/reliability/load.py            the long run: 10k-note vault, 1/8/32/128, a grep flood, 30 min soak
     tests/reliability/load.py --quick    the CI variant: example vault, 1/8/32, 3 s each, 45 s soak
 
 Exits non-zero on any error answer, a p99 above 3x p50 is reported (not fatal: a shared CI
@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -164,14 +165,15 @@ def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds
     done = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
          "-s", str(script), *headers, server.url], capture_output=True, text=True)
-    match = re.search(r"RESULT requests=(\d+) rps=([\d.]+) p50_ms=([\d.]+) p99_ms=([\d.]+) errors=(\d+)",
+    match = re.search(r"RESULT requests=(\d+) rps=([\d.]+) p50_ms=([\d.]+) p99_ms=([\d.]+) errors=(\d+) timed_out=(\d+)",
                       done.stdout)
     if not match:
         sys.exit(f"FAIL: wrk printed no result:\n{done.stdout}\n{done.stderr}")
     if done.stderr.strip():
         log(done.stderr.strip()[:600])
     return {"requests": int(match.group(1)), "rps": float(match.group(2)), "p50": float(match.group(3)),
-            "p99": float(match.group(4)), "errors": int(match.group(5))}
+            "p99": float(match.group(4)), "errors": int(match.group(5)),
+            "timed_out": int(match.group(6))}
 
 
 def lua_string(text: str) -> str:
@@ -260,11 +262,17 @@ def main():
     parser.add_argument("--seconds", type=int, default=None, help="per tool and concurrency (default 20; --quick 3)")
     parser.add_argument("--soak-minutes", type=float, default=None, help="default 30; --quick 1")
     parser.add_argument("--seed", type=int, default=24)
+    parser.add_argument("--tools", default=None,
+                        help="comma list of the stateless tools to load (default: read, search, grep, write)")
+    parser.add_argument("--no-sessions", action="store_true", help="skip the 2025-11-25 SDK sessions")
+    parser.add_argument("--flood", action=argparse.BooleanOptionalAction, default=None,
+                        help="reads alone and beside 128 grepping connections (default: on, off with --quick)")
     args = parser.parse_args()
     quick = args.quick
     size = args.size if args.size else (None if quick else 10000)
     levels = [int(c) for c in (args.concurrency or ("1,8,32" if quick else "1,8,32,128")).split(",")]
     seconds = args.seconds or (3 if quick else 20)
+    flood = args.flood if args.flood is not None else not quick
     soak_minutes = args.soak_minutes if args.soak_minutes is not None else (0.75 if quick else 30)
     if shutil.which("wrk") is None:
         sys.exit("FAIL: wrk is needed (apt-get install wrk)")
@@ -285,19 +293,47 @@ def main():
             load = workload(vault, rng)
             bodies = {tool: [stateless_body(tool, a) for a in argsets] for tool, argsets in load.items()}
             bodies["vault_write_note"] = ["WRITE"]
+            if args.tools:
+                unknown = set(args.tools.split(",")) - set(bodies)
+                if unknown:
+                    sys.exit(f"unknown tool(s) {sorted(unknown)}; choose from {sorted(bodies)}")
+                chosen = {tool: bodies[tool] for tool in args.tools.split(",")}
+            else:
+                chosen = bodies
             log("\nstateless 2026-07-28 (wrk):")
             log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
             for connections in levels:
-                for tool, tool_bodies in bodies.items():
+                for tool, tool_bodies in chosen.items():
                     figure = wrk(server, work, tool_bodies, connections, seconds)
                     tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
+                    if figure["timed_out"]:
+                        tail += f"  ({figure['timed_out']} answers cut short by their time budget)"
                     log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
                         f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
                     if figure["errors"]:
                         failures.append(f"wrk {tool} at {connections}: {figure['errors']} errors")
+            if flood:
+                # Reads while 128 clients grep: a grep flood must not starve the cheap tools.
+                reads, greps = bodies["vault_read_note"], bodies["vault_grep"]
+                (work / "flood").mkdir(exist_ok=True)
+                alone = wrk(server, work, reads, 4, seconds)
+                flooding: dict = {}
+                flooder = threading.Thread(target=lambda: flooding.update(
+                    wrk(server, work / "flood", greps, 128, seconds + 6)))
+                flooder.start()
+                time.sleep(3)
+                beside = wrk(server, work, reads, 4, seconds)
+                flooder.join()
+                log(f"\ngrep flood: reads at 4 connections alone {alone['rps']:.0f}/s, p50 {alone['p50']:.2f} / "
+                    f"p99 {alone['p99']:.2f} ms; beside 128 grepping connections {beside['rps']:.0f}/s, "
+                    f"p50 {beside['p50']:.2f} / p99 {beside['p99']:.2f} ms; the greps {flooding.get('rps', 0):.0f}/s, "
+                    f"p50 {flooding.get('p50', 0):.0f} / p99 {flooding.get('p99', 0):.0f} ms")
+                for name, figure in (("reads alone", alone), ("reads in the flood", beside), ("the flood", flooding)):
+                    if figure.get("errors"):
+                        failures.append(f"grep flood, {name}: {figure['errors']} errors")
             log("\n2025-11-25 sessions (official Python SDK, one client process; its own cost included):")
             log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
-            for count in levels:
+            for count in [] if args.no_sessions else levels:
                 outcome = asyncio.run(sessions(server, load, count, seconds))
                 for tool, figure in outcome["tools"].items():
                     log(f"  {tool:<18} {count:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} {figure['p99']:>8.2f}")

@@ -45,7 +45,6 @@ pub struct GrepResult {
 
 impl Ops {
     pub fn grep(&self, ctx: &Context, request: Grep) -> Result<GrepResult, OpsError> {
-        let started = Instant::now();
         let limit = check_limit(request.limit)?;
         let budget = match request.timeout_ms {
             None => DEFAULT_GREP_BUDGET,
@@ -72,6 +71,15 @@ impl Ops {
         };
         let shown = self.search_visibility(ctx);
         let paths = self.index.note_paths(&filter)?;
+        // The budget is the scan's own: it starts once the grep's turn comes, and it is also how
+        // long the grep waits for one.
+        let _turn = self.scans.wait(budget).map_err(|busy| OpsError::Busy {
+            what: "this grep",
+            waited_ms: budget.as_millis() as u64,
+            running: busy.running,
+            waiting: busy.waiting,
+        })?;
+        let started = Instant::now();
         let mut hits = Vec::new();
         let mut truncated = false;
         let mut timed_out = false;
