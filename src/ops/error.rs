@@ -92,7 +92,7 @@ pub enum OpsError {
     )]
     PropertiesNotEditable { path: String, reason: String },
     #[error(
-        "{what} waited {waited_ms} ms for its turn and did not start: {running} are running and {waiting} more are waiting (they run a few at a time, in order). Retry in a few seconds, narrow it (folder), or pass a larger timeout_ms to wait longer."
+        "{what} waited {waited_ms} ms for its turn and did not start: {running} are running and {waiting} more are waiting (they run a few at a time, in order). Retry in a few seconds, or narrow it (folder)."
     )]
     Busy {
         what: &'static str,

@@ -190,13 +190,14 @@ impl Ops {
             files: FileSettings::default(),
             protected_folders: None,
             move_journal: move_journal::MoveJournal::default(),
-            scans: turns::Turns::two_per_core(),
+            scans: turns::Turns::two_per_core(search::GREP_TURN_PATIENCE),
         }
     }
 
-    /// Lets `turns` whole-vault scans (greps) run at once instead of two per core.
-    pub fn with_scan_turns(mut self, turns: usize) -> Ops {
-        self.scans = turns::Turns::new(turns);
+    /// Lets `turns` whole-vault scans (greps) run at once instead of two per core, each waiting
+    /// at most `patience` for its turn instead of 30 s.
+    pub fn with_scan_turns(mut self, turns: usize, patience: std::time::Duration) -> Ops {
+        self.scans = turns::Turns::new(turns, patience);
         self
     }
 

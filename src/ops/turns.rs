@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub struct Turns {
     /// How many scans may run at once.
     limit: usize,
+    /// How long a scan waits for its turn before it gives up.
+    patience: Duration,
     state: Mutex<State>,
 }
 
@@ -48,12 +50,15 @@ pub struct Busy {
     pub running: usize,
     /// Scans still waiting.
     pub waiting: usize,
+    /// How long the caller waited.
+    pub waited: Duration,
 }
 
 impl Turns {
-    pub fn new(limit: usize) -> Turns {
+    pub fn new(limit: usize, patience: Duration) -> Turns {
         Turns {
             limit: limit.max(1),
+            patience,
             state: Mutex::new(State::default()),
         }
     }
@@ -61,13 +66,16 @@ impl Turns {
     /// Two turns per core the process may use: a grep waits on the file system for part of its
     /// time, and with one turn per core the greps' throughput fell by a tenth (108 against 119
     /// greps/s at 32 clients on 2 cores, `tests/reliability/load.py --tools vault_grep`).
-    pub fn two_per_core() -> Turns {
-        Turns::new(2 * std::thread::available_parallelism().map_or(1, usize::from))
+    pub fn two_per_core(patience: Duration) -> Turns {
+        Turns::new(
+            2 * std::thread::available_parallelism().map_or(1, usize::from),
+            patience,
+        )
     }
 
-    /// Waits up to `patience` for a turn, behind every scan that asked earlier.
-    pub fn wait(&self, patience: Duration) -> Result<Turn<'_>, Busy> {
-        let deadline = Instant::now() + patience;
+    /// Waits for a turn, behind every scan that asked earlier, for at most the patience.
+    pub fn wait(&self) -> Result<Turn<'_>, Busy> {
+        let deadline = Instant::now() + self.patience;
         let ticket = {
             let mut state = self.lock();
             if state.running < self.limit && state.waiting.is_empty() {
@@ -94,6 +102,7 @@ impl Turns {
                 return Err(Busy {
                     running: state.running,
                     waiting: state.waiting.len(),
+                    waited: self.patience,
                 });
             }
         }
@@ -128,14 +137,14 @@ mod tests {
 
     #[test]
     fn no_more_than_the_limit_run_at_once_and_all_get_a_turn() {
-        let turns = Arc::new(Turns::new(2));
+        let turns = Arc::new(Turns::new(2, Duration::from_secs(30)));
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
         let threads: Vec<_> = (0..16)
             .map(|_| {
                 let (turns, running, most) = (turns.clone(), running.clone(), most.clone());
                 std::thread::spawn(move || {
-                    let _turn = turns.wait(Duration::from_secs(30)).expect("a turn");
+                    let _turn = turns.wait().expect("a turn");
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
                     std::thread::sleep(Duration::from_millis(5));
@@ -151,14 +160,14 @@ mod tests {
 
     #[test]
     fn turns_go_in_the_order_asked() {
-        let turns = Arc::new(Turns::new(1));
-        let first = turns.wait(Duration::ZERO).expect("free");
+        let turns = Arc::new(Turns::new(1, Duration::from_secs(30)));
+        let first = turns.wait().expect("free");
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut threads = Vec::new();
         for number in 0..5 {
             let (mine, order) = (turns.clone(), order.clone());
             threads.push(std::thread::spawn(move || {
-                let _turn = mine.wait(Duration::from_secs(30)).expect("a turn");
+                let _turn = mine.wait().expect("a turn");
                 order.lock().expect("not poisoned").push(number);
             }));
             // Each asks once the one before it is queued.
@@ -175,17 +184,18 @@ mod tests {
 
     #[test]
     fn a_caller_out_of_patience_is_told_and_leaves_the_line() {
-        let turns = Turns::new(1);
-        let held = turns.wait(Duration::ZERO).expect("free");
+        let turns = Turns::new(1, Duration::from_millis(20));
+        let held = turns.wait().expect("free");
         assert_eq!(
-            turns.wait(Duration::from_millis(20)).err(),
+            turns.wait().err(),
             Some(Busy {
                 running: 1,
-                waiting: 0
+                waiting: 0,
+                waited: Duration::from_millis(20),
             })
         );
         drop(held);
         // The caller that gave up holds no place: the next asks and runs at once.
-        assert!(turns.wait(Duration::ZERO).is_ok());
+        assert!(turns.wait().is_ok());
     }
 }

@@ -898,7 +898,7 @@ fn greps_take_turns_and_one_that_gets_none_in_time_answers_busy() {
         .map(|n| (format!("Big/n{n:03}.md"), format!("alpha zq\n{filler}\n")))
         .collect();
     let TestVault { dir: _dir, ops, .. } = fixture_with(&files);
-    let ops = ops.with_scan_turns(1);
+    let ops = ops.with_scan_turns(1, std::time::Duration::from_millis(50));
     let grep = |pattern: &str, regex: bool, timeout_ms: u64| {
         ops.grep(
             &ctx(),
@@ -924,7 +924,7 @@ fn greps_take_turns_and_one_that_gets_none_in_time_answers_busy() {
         let busy = busy.expect("a grep behind a running one, out of patience, answers busy");
         assert_eq!(busy.code(), "busy");
         assert!(
-            busy.to_string().contains("1 are running") && busy.to_string().contains("timeout_ms"),
+            busy.to_string().contains("1 are running") && busy.to_string().contains("waited 50 ms"),
             "{busy}"
         );
         slow.join()

@@ -621,7 +621,7 @@ impl QuireServer {
     }
 
     #[tool(
-        description = "Find the lines of notes that contain a text or match a regular expression: for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. Obsidian's excluded files are skipped. When `timeout_ms` runs out, the hits found so far come back with `timed_out`. Greps take turns; one that gets no turn within `timeout_ms` answers `busy`.",
+        description = "Find the lines of notes that contain a text or match a regular expression: for exact strings (names, IDs, code, URLs) where ranked search is too fuzzy. Obsidian's excluded files are skipped. When `timeout_ms` runs out, the hits found so far come back with `timed_out`. Greps take turns; one that waits over 30 s for its turn answers `busy`.",
         annotations(
             title = "Grep notes",
             read_only_hint = true,
