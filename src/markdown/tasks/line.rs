@@ -332,6 +332,24 @@ fn emoji_signifiers(field: Field) -> &'static [char] {
     }
 }
 
+/// Which of `FIELDS` (as bits of their positions) have a signifier in `line`: one pass over the
+/// line instead of one per field and pass (a third of the time spent reading task lines).
+fn signified_fields(line: &str) -> u16 {
+    let mut present = 0;
+    for c in line.chars() {
+        // Every signifier is '#' or outside ASCII.
+        if c.is_ascii() && c != '#' {
+            continue;
+        }
+        for (bit, field) in FIELDS.iter().enumerate() {
+            if emoji_signifiers(*field).contains(&c) {
+                present |= 1 << bit;
+            }
+        }
+    }
+    present
+}
+
 /// The emoji signifier regex of a field (the tag regex for `Tag`).
 fn emoji_pattern(field: Field) -> String {
     let value = |symbols: &str, value: &str| format!("{symbols}\u{FE0F}? *{value}$");
@@ -514,13 +532,16 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
     let mut recurrence_text = String::new();
     let mut trailing_tags = String::new();
     let (mut emoji_fields, mut dataview_fields) = (0usize, 0usize);
+    // Peeling fields off only shortens the line, so a signifier absent now stays absent; one
+    // present now may be gone later, and the regex (which needs it) then finds nothing.
+    let signified = signified_fields(&line);
     // Fields come off the end in any order; each pass tries every field once, and the plugin stops
     // after 21 passes.
     for _ in 0..21 {
         let mut matched = false;
-        for (field, regexes) in FIELDS.iter().zip(FIELD_REGEXES.iter()) {
+        for (bit, (field, regexes)) in FIELDS.iter().zip(FIELD_REGEXES.iter()).enumerate() {
             let mut candidates: Vec<(&Regex, bool)> = Vec::new();
-            if (read_emoji || *field == Field::Tag) && line.contains(emoji_signifiers(*field)) {
+            if (read_emoji || *field == Field::Tag) && signified & (1 << bit) != 0 {
                 candidates.extend(regexes.emoji.iter().map(|regex| (regex, false)));
             }
             // A Dataview field closes the line with `]` or `)` (a trailing comma allowed).
