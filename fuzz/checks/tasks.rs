@@ -2,7 +2,7 @@
 //! gives the same line (parse → write → parse is stable), in each of the plugin's formats.
 
 use quire::markdown::tasks::{
-    InvalidDates, Task, TaskFormat, TaskSettings, note_tasks, parse_task_line,
+    InvalidDates, Recurrence, Task, TaskFormat, TaskSettings, note_tasks, parse_task_line,
 };
 
 /// Lines tried per input; a task line is one line, so more only repeats the work.
@@ -99,28 +99,20 @@ fn assert_stable(
 /// Whether the task's rule is written `every N years <month> ...`: rrule's text for a yearly rule
 /// with months and an interval, whose months (and anything after them) its parser skips.
 fn months_dropped_on_reading(task: &Task) -> bool {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
     let Some(text) = task.recurrence.as_ref().map(|rule| rule.text()) else {
         return false;
+    };
+    // A month name is the one capitalised word that is a whole rule of its own (`every April`).
+    let is_month = |word: &str| {
+        word.starts_with(char::is_uppercase)
+            && Recurrence::parse(&format!("every {word}")).map(|rule| rule.text())
+                == Some(format!("every {word}"))
     };
     let mut words = text.split(' ');
     words.next() == Some("every")
         && words.next().is_some_and(|n| n.parse::<u32>().is_ok())
         && words.next() == Some("years")
-        && words.next().is_some_and(|month| MONTHS.contains(&month))
+        && words.next().is_some_and(is_month)
 }
 
 /// `description` with the priority glyphs (and a variation selector after them) that end a tag
