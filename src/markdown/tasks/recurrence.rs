@@ -1003,6 +1003,30 @@ mod tests {
         assert_eq!(rule.and_then(|r| r.by_month_day), Some(vec![1, 24]));
     }
 
+    /// Of month days and weekdays together rrule writes only the days (and `Sa`, the start of
+    /// any word, is Saturday to its parser): the plugin's text of such a rule reads back without
+    /// the weekdays.
+    #[test]
+    fn the_plugin_reads_its_own_month_days_with_weekdays_without_the_weekdays() {
+        let first = Recurrence::parse("every April on the 1st and 24th Sample");
+        let rule = first.as_ref().map(|r| r.rule.clone());
+        assert_eq!(
+            rule.as_ref().and_then(|r| r.by_month_day.clone()),
+            Some(vec![1])
+        );
+        assert_eq!(
+            rule.and_then(|r| r.by_weekday),
+            Some(vec![ByWeekday {
+                weekday: Weekday::Saturday,
+                nth: Some(24)
+            }])
+        );
+        let written = first.map(|r| r.text());
+        assert_eq!(written.as_deref(), Some("every April on the 1st"));
+        let again = written.as_deref().and_then(Recurrence::parse);
+        assert_eq!(again.and_then(|r| r.rule.by_weekday), None);
+    }
+
     #[test]
     fn next_occurrences_follow_the_plugin() {
         let today = "2025-06-15";
