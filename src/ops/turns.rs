@@ -24,8 +24,7 @@ pub struct Turns {
 struct State {
     running: usize,
     /// The scans waiting, oldest first. A finished scan hands its turn to the first of them and
-    /// wakes only that thread: with a hundred waiting, waking all on every turn cost a third of
-    /// the greps' throughput.
+    /// wakes only that thread, not the hundred others that would check and sleep again.
     waiting: VecDeque<Waiter>,
     /// Tickets handed a turn whose thread has not yet woken to take it.
     handed: HashSet<u64>,
@@ -63,9 +62,9 @@ impl Turns {
         }
     }
 
-    /// Two turns per core the process may use: a grep waits on the file system for part of its
-    /// time, and with one turn per core the greps' throughput fell by a tenth (108 against 119
-    /// greps/s at 32 clients on 2 cores, `tests/reliability/load.py --tools vault_grep`).
+    /// Two turns per core the process may use: with one, the cores sat idle between turns and the
+    /// greps' throughput fell by a tenth (108 against 119 greps/s at 32 clients on 2 cores,
+    /// `tests/reliability/load.py --tools vault_grep`).
     pub fn two_per_core(patience: Duration) -> Turns {
         Turns::new(
             2 * std::thread::available_parallelism().map_or(1, usize::from),
