@@ -294,8 +294,14 @@ async def test_update_under_a_concurrent_external_write_is_a_conflict_never_a_lo
         finally:
             assert appender.wait(timeout=60) == 0
         final = note.read_text()
+        # An append that reached Quire's old file while its new one was being put in place is
+        # kept beside the note as a conflict copy (as tests/reliability/races.py counts it): it
+        # survives there, one such append per copy at most.
+        copies = [p.read_text() for p in note.parent.glob("Race (conflict quire *).md")]
+        only_in_copies = [line for line in added if line not in final and any(line in c for c in copies)]
         for line in added:
-            assert line in final, f"lost {line!r}"
+            assert line in final or line in only_in_copies, f"lost {line!r}"
+        assert len(only_in_copies) <= len(copies), (only_in_copies, len(copies))
         assert "#task keep me" in final
         assert re.search(r"^- \[[ x]\] #task keep me 📅 2025-06-16", final, re.M)
         assert outcomes["ok"] + outcomes["conflict"] == 30
