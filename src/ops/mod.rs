@@ -190,7 +190,7 @@ impl Ops {
             files: FileSettings::default(),
             protected_folders: None,
             move_journal: move_journal::MoveJournal::default(),
-            scans: turns::Turns::two_per_core(search::GREP_TURN_PATIENCE),
+            scans: turns::Turns::two_per_core(),
         }
     }
 

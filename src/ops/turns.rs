@@ -11,6 +11,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+/// How long a scan waits for its turn before it gives up (a grep then answers `busy`). A scan's
+/// own budget starts when its turn comes: with the wait cut at a grep's 3 s budget, a 32-client
+/// mix of reads and greps answered `busy` where every grep would have finished a few seconds later.
+const PATIENCE: Duration = Duration::from_secs(30);
+
 #[derive(Debug)]
 pub struct Turns {
     /// How many scans may run at once.
@@ -64,11 +69,11 @@ impl Turns {
 
     /// Two turns per core the process may use: with one, the cores sat idle between turns and the
     /// greps' throughput fell by a tenth (108 against 119 greps/s at 32 clients on 2 cores,
-    /// `tests/reliability/load.py --tools vault_grep`).
-    pub fn two_per_core(patience: Duration) -> Turns {
+    /// `tests/reliability/load.py --tools vault_grep`). A scan waits up to `PATIENCE`.
+    pub fn two_per_core() -> Turns {
         Turns::new(
             2 * std::thread::available_parallelism().map_or(1, usize::from),
-            patience,
+            PATIENCE,
         )
     }
 

@@ -13,10 +13,6 @@ use crate::vault::VaultPath;
 /// How long a grep may run unless the caller says otherwise.
 pub const DEFAULT_GREP_BUDGET: Duration = Duration::from_secs(3);
 const MAX_GREP_BUDGET: Duration = Duration::from_secs(30);
-/// How long a grep waits for its turn before it answers `busy`. Its own budget starts when the
-/// turn comes: with the turn's wait cut at the budget, a 32-client mix of reads and greps answered
-/// `busy` where every grep would have finished a few seconds later.
-pub(in crate::ops) const GREP_TURN_PATIENCE: Duration = Duration::from_secs(30);
 /// Longest line text a grep hit returns; longer lines are cut around the match.
 const GREP_LINE_CHARS: usize = 300;
 

@@ -19,7 +19,6 @@ mod semantic;
 
 pub use counts::{CountList, Counted, CountedList, ListPropertyValues};
 pub use filters::{DateFilter, SearchFilters};
-pub(super) use grep::GREP_TURN_PATIENCE;
 pub use grep::{DEFAULT_GREP_BUDGET, Grep, GrepHit, GrepResult};
 pub use listings::{RecentNotes, RecentSort, SearchByFolder, SearchByProperty, SearchByTag};
 pub(in crate::ops) use semantic::SemanticSlot;
