@@ -269,14 +269,33 @@ pub enum InvalidDates {
 
 /// Built once: every checkbox line of an indexing pass is read with it.
 static DEFAULT_STATUSES: LazyLock<StatusRegistry> = LazyLock::new(StatusRegistry::default);
-static TASK_LINE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^([\s>]*)([-*+]|[0-9]+[.)]) +\[(.)\] *(.*)").ok());
 static BLOCK_LINK: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r" \^[a-zA-Z0-9-]+$").ok());
 static HASHTAGS: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"(^|\s)#[^ !@#$%^&*(),.?":{}|<>]+"#).ok());
-static HASHTAG_AT_END: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"(^|\s)#[^ !@#$%^&*(),.?":{}|<>]+$"#).ok());
+/// The characters a tag at the end of a task line cannot hold (the plugin's class).
+const NOT_IN_TRAILING_TAG: [char; 21] = [
+    ' ', '!', '@', '#', '$', '%', '^', '&', '*', '(', ')', ',', '.', '?', '"', ':', '{', '}', '|',
+    '<', '>',
+];
+
+/// Where the plugin's trailing-tag regex `(^|\s)#[^ !@#$%^&*(),.?":{}|<>]+$` matches `line`
+/// (the start of the whole match), found without running it: the class leaves out `#`, so only
+/// the last `#` can start the tag, and the match begins at the one blank in front of it or at
+/// the line's start. As a regex it was a twentieth of a cold index build.
+fn hashtag_at_end(line: &str) -> Option<usize> {
+    let hash = line.rfind('#')?;
+    let tag = &line[hash + 1..];
+    if tag.is_empty() || tag.contains(NOT_IN_TRAILING_TAG) {
+        return None;
+    }
+    if hash == 0 {
+        return Some(0);
+    }
+    let before = line[..hash].chars().next_back()?;
+    // Rust's `char::is_whitespace` is Unicode White_Space, the regex crate's `\s`.
+    before.is_whitespace().then(|| hash - before.len_utf8())
+}
 
 /// The fields, in the order the plugin tries them on each pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,7 +382,7 @@ fn emoji_pattern(field: Field) -> String {
         Field::Created => value("➕", DATE),
         Field::Recurrence => value("🔁", "([a-zA-Z0-9, !]+)"),
         Field::OnCompletion => value("🏁", "([a-zA-Z]+)"),
-        Field::Tag => String::new(),
+        Field::Tag => String::new(), // `hashtag_at_end`
         Field::Id => value("🆔", &format!("({ID})")),
         Field::DependsOn => value("⛔", &format!("({ID}( *, *{ID} *)*)")),
     }
@@ -398,10 +417,9 @@ static FIELD_REGEXES: LazyLock<Vec<FieldRegexes>> = LazyLock::new(|| {
     FIELDS
         .iter()
         .map(|field| {
-            let emoji = if *field == Field::Tag {
-                HASHTAG_AT_END.clone()
-            } else {
-                Regex::new(&emoji_pattern(*field)).ok()
+            let emoji = match field {
+                Field::Tag => None, // `hashtag_at_end`
+                _ => Regex::new(&emoji_pattern(*field)).ok(),
             };
             let dataview = dataview_inner(*field)
                 .map(|inner| {
@@ -433,20 +451,59 @@ struct Components<'a> {
 }
 
 fn components(line: &str) -> Option<Components<'_>> {
-    let found = TASK_LINE.as_ref()?.captures(line)?;
-    let mut body = js_trim(found.get(4)?.as_str()).to_owned();
+    let [indentation, list_marker, symbol, body] = task_line_parts(line)?;
+    let mut body = js_trim(body).to_owned();
     let mut block_link = String::new();
     if let Some(link) = BLOCK_LINK.as_ref().and_then(|regex| regex.find(&body)) {
         block_link = link.as_str().to_owned();
         body = js_trim(&body[..link.start()]).to_owned();
     }
     Some(Components {
-        indentation: found.get(1)?.as_str(),
-        list_marker: found.get(2)?.as_str(),
-        symbol: found.get(3)?.as_str(),
+        indentation,
+        list_marker,
+        symbol,
         body,
         block_link,
     })
+}
+
+/// The four groups of the plugin's task-line regex `^([\s>]*)([-*+]|[0-9]+[.)]) +\[(.)\] *(.*)`,
+/// read by hand: none of its repetitions can give anything back to the next part (each is
+/// followed by a character it cannot match), so one greedy pass finds what the regex finds. The
+/// regex's capture pass over the whole line was the dearest step of reading a task.
+fn task_line_parts(line: &str) -> Option<[&str; 4]> {
+    // `\s` is Unicode White_Space, as `char::is_whitespace`; `.` is anything but a newline.
+    let indentation_end = line
+        .find(|c: char| !(c.is_whitespace() || c == '>'))
+        .unwrap_or(line.len());
+    let rest = &line[indentation_end..];
+    let marker_len = match rest.as_bytes().first()? {
+        b'-' | b'*' | b'+' => 1,
+        b'0'..=b'9' => {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            match rest.as_bytes().get(digits)? {
+                b'.' | b')' => digits + 1,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let after_marker = &rest[marker_len..];
+    let box_start = after_marker.trim_start_matches(' ');
+    if box_start.len() == after_marker.len() {
+        return None;
+    }
+    let inside = box_start.strip_prefix('[')?;
+    let symbol = inside.chars().next().filter(|c| *c != '\n')?;
+    let after_box = inside[symbol.len_utf8()..].strip_prefix(']')?;
+    let body = after_box.trim_start_matches(' ');
+    let body = &body[..body.find('\n').unwrap_or(body.len())];
+    Some([
+        &line[..indentation_end],
+        &rest[..marker_len],
+        &inside[..symbol.len_utf8()],
+        body,
+    ])
 }
 
 /// The hashtags of a description, as the plugin finds them.
@@ -540,17 +597,30 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
     for _ in 0..21 {
         let mut matched = false;
         for (bit, (field, regexes)) in FIELDS.iter().zip(FIELD_REGEXES.iter()).enumerate() {
-            let mut candidates: Vec<(&Regex, bool)> = Vec::new();
-            if (read_emoji || *field == Field::Tag) && signified & (1 << bit) != 0 {
-                candidates.extend(regexes.emoji.iter().map(|regex| (regex, false)));
+            let signified = signified & (1 << bit) != 0;
+            if *field == Field::Tag {
+                // Tags are read in either format, and have no Dataview form.
+                if signified && let Some(start) = hashtag_at_end(&line) {
+                    let tag = js_trim(&line[start..]).to_owned();
+                    trailing_tags = if trailing_tags.is_empty() {
+                        tag
+                    } else {
+                        format!("{tag} {trailing_tags}")
+                    };
+                    line = js_trim(&line[..start]).to_owned();
+                    matched = true;
+                }
+                continue;
             }
+            let emoji = regexes.emoji.iter().filter(|_| read_emoji && signified);
             // A Dataview field closes the line with `]` or `)` (a trailing comma allowed).
-            if read_dataview
+            let dataview_closes = read_dataview
                 && line.contains("::")
-                && line.trim_end_matches([' ', ',']).ends_with([']', ')'])
-            {
-                candidates.extend(regexes.dataview.iter().map(|regex| (regex, true)));
-            }
+                && line.trim_end_matches([' ', ',']).ends_with([']', ')']);
+            let dataview = regexes.dataview.iter().filter(|_| dataview_closes);
+            let candidates = emoji
+                .map(|regex| (regex, false))
+                .chain(dataview.map(|regex| (regex, true)));
             for (regex, is_dataview) in candidates {
                 let Some(found) = regex.captures(&line) else {
                     continue;
@@ -592,14 +662,7 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
                     Field::Created => task.created = Some(TaskDate::parse(&value)),
                     Field::Recurrence => recurrence_text = js_trim(&value).to_owned(),
                     Field::OnCompletion => task.on_completion = OnCompletion::parse(&value),
-                    Field::Tag => {
-                        let tag = js_trim(whole.as_str()).to_owned();
-                        trailing_tags = if trailing_tags.is_empty() {
-                            tag
-                        } else {
-                            format!("{tag} {trailing_tags}")
-                        };
-                    }
+                    Field::Tag => {} // read above
                     Field::Id => task.id = js_trim(&value).to_owned(),
                     Field::DependsOn => {
                         task.depends_on = value
@@ -610,12 +673,10 @@ pub fn parse_line_fields(line: &str, format: TaskFormat) -> Option<ParsedLine> {
                             .collect();
                     }
                 }
-                if *field != Field::Tag {
-                    if is_dataview {
-                        dataview_fields += 1;
-                    } else {
-                        emoji_fields += 1;
-                    }
+                if is_dataview {
+                    dataview_fields += 1;
+                } else {
+                    emoji_fields += 1;
                 }
                 line = js_trim(&line[..start]).to_owned();
                 matched = true;
@@ -896,6 +957,7 @@ impl Task {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// Found by fuzzing: a priority glyph glued to a tag (`#tag⏫`) is part of the tag or the
     /// priority depending on which field the plugin peels first. Read in the middle of the line's
@@ -929,5 +991,34 @@ mod tests {
         let rewritten = again.to_line(InvalidDates::AsWritten);
         assert_eq!(rewritten, "- [ ] Do it #tag #t ⏫ 🔁 every week");
         assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
+    }
+
+    proptest! {
+        /// The hand-written matcher finds exactly what the plugin's regex finds.
+        #[test]
+        fn the_trailing_tag_is_where_the_plugins_regex_finds_it(
+            line in "[#a-z \t\n!.:é\u{a0}\u{2003}\u{3000}_/-]{0,14}",
+        ) {
+            let regex = Regex::new(r#"(^|\s)#[^ !@#$%^&*(),.?":{}|<>]+$"#).expect("regex");
+            let expected = regex.find(&line).map(|found| found.start());
+            prop_assert_eq!(hashtag_at_end(&line), expected);
+        }
+    }
+
+    proptest! {
+        /// The hand-written reading of a task line finds the plugin regex's four groups.
+        #[test]
+        fn task_line_parts_are_the_plugins_regex_groups(
+            line in prop_oneof![
+                "[ \t\n>\u{a0}\u{3000}*+0-9.)\\[\\]x/é#a-]{0,16}",
+                "[ \t\n>\u{a0}]{0,3}([-*+]|[0-9]{1,3}[.)]|x|1)[ ]{0,2}\\[[x \n\\]é]{0,2}\\]?[ ]{0,2}[a \n#-]{0,5}",
+            ],
+        ) {
+            let regex = Regex::new(r"^([\s>]*)([-*+]|[0-9]+[.)]) +\[(.)\] *(.*)").expect("regex");
+            let expected = regex.captures(&line).map(|found| {
+                [1, 2, 3, 4].map(|group| found.get(group).map_or("", |part| part.as_str()))
+            });
+            prop_assert_eq!(task_line_parts(&line), expected);
+        }
     }
 }
