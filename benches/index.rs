@@ -106,6 +106,7 @@ fn run(size: usize, generator: &synthetic_vault::Generator) {
                 rebuild: true,
                 progress: None,
                 heartbeat: None,
+                without_chunks: false,
             },
         )
         .expect("open index");

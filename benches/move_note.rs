@@ -66,6 +66,7 @@ fn main() {
             rebuild: false,
             progress: None,
             heartbeat: None,
+            without_chunks: false,
         },
     )
     .expect("open index");

@@ -227,6 +227,13 @@ fn pdfium_paths(sources: &crate::files::pdf::pdfium::Sources) -> Vec<PathBuf> {
 /// How often the background embedder looks for chunks without a vector.
 const EMBED_POLL: Duration = Duration::from_secs(2);
 
+/// Whether semantic search is set up (enabled, a library and a model found; resolving reads
+/// manifests only): the index keeps embedding chunks only then (`IndexOptions::without_chunks`).
+pub fn semantic_set_up(config: &Config) -> bool {
+    let resolution = crate::embed::resolve(&config.search.models);
+    config.search.models.enabled && resolution.library.is_ok() && resolution.model.is_ok()
+}
+
 /// Loads the model once the keyword index is ready, then keeps the vectors current on a thread of
 /// its own. Any failure leaves search keyword-only, with the reason logged and reported.
 fn start_semantic(config: &Config, ops: Arc<Ops>) {
@@ -309,6 +316,7 @@ pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow
         &config,
         IndexOptions {
             rebuild: false,
+            without_chunks: !semantic_set_up(&config),
             // STATUS=indexing 4000/10000 while the first reconcile runs (systemctl status shows it).
             progress: Some(Box::new(move |done, total| {
                 if done == total {
@@ -647,6 +655,9 @@ async fn wait_for_first_sync(config: &Config, notifier: &ServiceNotifier) {
 /// when missing) holds the audit log; the vault takes the sync lock; the configured time zone and
 /// daily-notes overrides apply. The index reconciles in the background with `index_options`;
 /// callers that must see the whole vault first wait on `ops.index().wait_ready()`.
+///
+/// Callers that serve or read the vault as `serve` does pass `without_chunks` from
+/// `semantic_set_up`, so no command rebuilds an index another one made.
 ///
 /// The access policy is left to the caller: `serve` applies it and follows its reloads, one-shot
 /// commands act as the owner.

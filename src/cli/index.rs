@@ -4,7 +4,7 @@
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::app::build_ops;
+use crate::app::{build_ops, semantic_set_up};
 use crate::config::Config;
 use crate::index::IndexOptions;
 use crate::ops::{Ops, SemanticSearch};
@@ -27,6 +27,7 @@ pub fn run(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<String
     let progress_bar = bar.clone();
     let options = IndexOptions {
         rebuild,
+        without_chunks: !semantic_set_up(config),
         progress: Some(Box::new(move |done, total| {
             if total > 0 && progress_bar.length() != Some(total as u64) {
                 progress_bar.set_style(counting.clone());
@@ -69,7 +70,15 @@ pub fn run(config: &Config, rebuild: bool, embed: bool) -> anyhow::Result<String
 /// from scratch holds. The rebuild goes to a sibling file (same file system, removed afterwards)
 /// so the live index is never touched; the first differing facts are named.
 pub fn verify(config: &Config) -> anyhow::Result<String> {
-    let ops = build_ops(config, IndexOptions::default())?;
+    // Both indexes as `serve` would keep them: with chunks only where semantic search is set up.
+    let without_chunks = !semantic_set_up(config);
+    let ops = build_ops(
+        config,
+        IndexOptions {
+            without_chunks,
+            ..IndexOptions::default()
+        },
+    )?;
     let live = ops.index().dump().context("reading the index")?;
     let mut fresh_path = config.index.clone().into_os_string();
     fresh_path.push(format!(".verify-{}", std::process::id()));
@@ -80,6 +89,7 @@ pub fn verify(config: &Config) -> anyhow::Result<String> {
             std::sync::Arc::clone(ops.index().vault()),
             IndexOptions {
                 rebuild: true,
+                without_chunks,
                 ..IndexOptions::default()
             },
         )?;

@@ -14,7 +14,11 @@ pub fn run(
     limit: u32,
     mode: SearchMode,
 ) -> anyhow::Result<String> {
-    let ops = build_ops(config, IndexOptions::default())?;
+    let options = IndexOptions {
+        without_chunks: !crate::app::semantic_set_up(config),
+        ..IndexOptions::default()
+    };
+    let ops = build_ops(config, options)?;
     if mode != SearchMode::Keyword {
         // Like `serve`: a usable model means vectors (computed now when missing); otherwise the
         // answer is keyword search with a notice.

@@ -53,7 +53,8 @@ pub struct ParsedNote {
     /// The settings-independent reading of each of `task_sites` (same order), stored in indexed
     /// columns so listings filter, sort and page in SQL.
     pub task_facts: Vec<TaskFacts>,
-    /// The content hash of each semantic-search chunk, in order (`note_chunks`).
+    /// The content hash of each semantic-search chunk, in order (`note_chunks`); empty when the
+    /// index keeps no chunks (semantic search not set up).
     pub chunk_hashes: Vec<String>,
 }
 
@@ -70,7 +71,9 @@ fn chunk_hash(text: &str) -> String {
     hex::encode(&Sha256::digest(text.as_bytes())[..16])
 }
 
-pub fn parse(stem: &str, text: &str) -> ParsedNote {
+/// Everything the index stores about a note. `with_chunks`: also cut its semantic-search
+/// chunks and hash them, a fifth of the parse, needed only where semantic search is set up.
+pub fn parse(stem: &str, text: &str, with_chunks: bool) -> ParsedNote {
     // One block scan and one YAML parse for every extractor below.
     let note = NoteText::read(text);
     let properties = &note.properties;
@@ -109,10 +112,14 @@ pub fn parse(stem: &str, text: &str) -> ParsedNote {
     let tags = tags::tags_of(&note);
     let links = links::links_of(&note);
     let link_names = link_names(&links);
-    let chunk_hashes = chunks::chunks_of(stem, &note, CHUNK_WORDS)
-        .iter()
-        .map(|chunk| chunk_hash(&chunk.text))
-        .collect();
+    let chunk_hashes = if with_chunks {
+        chunks::chunks_of(stem, &note, CHUNK_WORDS)
+            .iter()
+            .map(|chunk| chunk_hash(&chunk.text))
+            .collect()
+    } else {
+        Vec::new()
+    };
     ParsedNote {
         title_text,
         headings_text,
@@ -252,7 +259,7 @@ mod tests {
     #[test]
     fn promotes_title_aliases_type_created_and_unpacks_lists() {
         let text = "---\ntitle: The Plan\naliases: [Plan A, Plan B]\ntype: project\ncreated: 2025-03-04\nrating: 3\nitems:\n  - '7'\n  - x\nempty: []\n---\n# Goals\nBody #tag here.\n";
-        let note = parse("plan", text);
+        let note = parse("plan", text, true);
         assert_eq!(note.title_text, "plan\nThe Plan\nPlan A\nPlan B");
         assert_eq!(note.headings_text, "Goals");
         assert_eq!(note.note_type.as_deref(), Some("project"));
@@ -278,7 +285,7 @@ mod tests {
 
     #[test]
     fn broken_yaml_still_indexes_the_body() {
-        let note = parse("n", "---\nkey: [unclosed\n---\nhello\n");
+        let note = parse("n", "---\nkey: [unclosed\n---\nhello\n", true);
         assert!(note.properties.is_empty());
         assert_eq!(note.body, "hello\n");
     }

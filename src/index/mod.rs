@@ -8,6 +8,7 @@
 //! executor. Every query waits until the startup reconcile has finished, so the first answer
 //! already reflects the whole vault. This module may use `markdown` and `vault`, never `ops`/`mcp`.
 
+mod checkpoints;
 mod document;
 mod file_text;
 mod graph;
@@ -94,6 +95,9 @@ pub struct IndexOptions {
     /// Beaten by the writer thread while it makes progress or waits for work, so the systemd
     /// watchdog notices a hung writer.
     pub heartbeat: Option<crate::health::Heartbeat>,
+    /// Semantic search is not set up: a new index leaves out each note's embedding chunks (a
+    /// fifth of parsing). When false, an index built without them is rebuilt.
+    pub without_chunks: bool,
 }
 
 /// Whether the startup reconcile has finished; queries wait for it.
@@ -182,7 +186,9 @@ impl Index {
         vault: Arc<Vault>,
         options: IndexOptions,
     ) -> Result<Index, IndexError> {
-        let (connection, _created) = schema::open_writer(db_path, vault.root(), options.rebuild)?;
+        let chunks = !options.without_chunks;
+        let (connection, _created) =
+            schema::open_writer(db_path, vault.root(), options.rebuild, chunks)?;
         let (commands, receiver) = mpsc::channel();
         let gate = Arc::new(Gate::new());
         let generation = Arc::new(AtomicU64::new(0));
@@ -191,6 +197,7 @@ impl Index {
             vault: Arc::clone(&vault),
             db_path: db_path.to_path_buf(),
             generation: Arc::clone(&generation),
+            chunks,
         };
         let writer_gate = Arc::clone(&gate);
         let progress = options.progress;

@@ -30,6 +30,8 @@ pub(super) struct Writing {
     pub indexes: Duration,
     /// Merging the full-text segments into one.
     pub merge: Duration,
+    /// The final checkpoint, copying what is left of the WAL into the database.
+    pub checkpoint: Duration,
 }
 
 /// Nanoseconds added from several threads.
@@ -80,6 +82,7 @@ impl Writing {
             commit_ms = ms(self.commit),
             secondary_indexes_ms = ms(self.indexes),
             fts_merge_ms = ms(self.merge),
+            checkpoint_ms = ms(self.checkpoint),
             "where the reconcile's time went (parser threads: read, parse; the rest on the writer)"
         );
     }

@@ -166,18 +166,35 @@ pub fn register_vector_extension() {
     });
 }
 
+/// The `meta` key saying whether the index keeps semantic-search chunks: `0` when it was built
+/// while semantic search was not set up (absent in indexes from before the key: they keep them).
+const CHUNKS: &str = "chunks";
+
+/// Whether the index keeps each note's semantic-search chunks (see `CHUNKS`).
+pub(super) fn keeps_chunks(connection: &Connection) -> Result<bool, rusqlite::Error> {
+    let value: Option<String> = connection
+        .query_row("SELECT value FROM meta WHERE key = ?1", [CHUNKS], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    Ok(value.as_deref() != Some("0"))
+}
+
 /// Opens the writer's connection, creating or recreating the database as needed. Returns the
-/// connection and whether the database was (re)created empty.
+/// connection and whether the database was (re)created empty. `chunks`: whether semantic search
+/// is set up, so a new index keeps chunks; one built without them is then rebuilt (an index
+/// that has them keeps them either way, so a model missing for one start costs nothing).
 pub fn open_writer(
     db_path: &Path,
     vault_root: &Path,
     rebuild: bool,
+    chunks: bool,
 ) -> Result<(Connection, bool), rusqlite::Error> {
     register_vector_extension();
     if rebuild {
         remove_database(db_path);
     } else {
-        match open_existing(db_path, vault_root) {
+        match open_existing(db_path, vault_root, chunks) {
             Ok(Some(connection)) => return Ok((connection, false)),
             Ok(None) => {}
             Err(error) => {
@@ -193,12 +210,20 @@ pub fn open_writer(
         "INSERT INTO meta(key, value) VALUES('vault', ?1)",
         [vault_root.to_string_lossy()],
     )?;
+    connection.execute(
+        "INSERT INTO meta(key, value) VALUES(?1, ?2)",
+        [CHUNKS, if chunks { "1" } else { "0" }],
+    )?;
     connection.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     Ok((connection, true))
 }
 
 /// The existing database when it has this schema version and belongs to this vault.
-fn open_existing(db_path: &Path, vault_root: &Path) -> Result<Option<Connection>, rusqlite::Error> {
+fn open_existing(
+    db_path: &Path,
+    vault_root: &Path,
+    chunks: bool,
+) -> Result<Option<Connection>, rusqlite::Error> {
     if !db_path.exists() {
         return Ok(None);
     }
@@ -232,6 +257,12 @@ fn open_existing(db_path: &Path, vault_root: &Path) -> Result<Option<Connection>
     if unfinished.is_some() {
         tracing::info!(
             "the index's first build was interrupted before its lookup indexes were made; rebuilding it"
+        );
+        return Ok(None);
+    }
+    if chunks && !keeps_chunks(&connection)? {
+        tracing::info!(
+            "the index was built while semantic search was not set up, so it has no chunks to embed; rebuilding it"
         );
         return Ok(None);
     }
@@ -273,10 +304,10 @@ pub(super) fn defer_secondary_indexes(
 
 /// Makes the indexes `defer_secondary_indexes` dropped and clears its mark, in one transaction.
 pub(super) fn restore_secondary_indexes(
-    connection: &mut Connection,
+    connection: &Connection,
     statements: &[String],
 ) -> Result<(), rusqlite::Error> {
-    let transaction = connection.transaction()?;
+    let transaction = connection.unchecked_transaction()?;
     for sql in statements {
         transaction.execute_batch(sql)?;
     }
@@ -359,7 +390,7 @@ mod tests {
     fn a_first_build_that_dies_without_its_indexes_is_rebuilt_on_the_next_open() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (db, vault) = (dir.path().join("index.db"), dir.path().join("vault"));
-        let (mut connection, created) = open_writer(&db, &vault, false).expect("created");
+        let (mut connection, created) = open_writer(&db, &vault, false, true).expect("created");
         assert!(created);
         let all = index_names(&connection);
         assert!(all.len() >= 10, "{all:?}");
@@ -368,7 +399,7 @@ mod tests {
         assert!(index_names(&connection).is_empty());
         drop(connection);
         // The process died here: the next open starts over, with every index.
-        let (connection, created) = open_writer(&db, &vault, false).expect("reopened");
+        let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
         assert!(
             created,
             "an index left without its lookup indexes is rebuilt"
@@ -377,10 +408,35 @@ mod tests {
         // A build that finishes restores them and is kept.
         let mut connection = connection;
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
-        restore_secondary_indexes(&mut connection, &statements).expect("restored");
+        restore_secondary_indexes(&connection, &statements).expect("restored");
         drop(connection);
-        let (connection, created) = open_writer(&db, &vault, false).expect("reopened");
+        let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
         assert!(!created);
         assert_eq!(index_names(&connection), all);
+    }
+
+    #[test]
+    fn an_index_without_chunks_is_rebuilt_once_semantic_search_is_set_up_and_never_loses_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (db, vault) = (dir.path().join("index.db"), dir.path().join("vault"));
+        let (connection, _) = open_writer(&db, &vault, false, false).expect("created");
+        assert!(!keeps_chunks(&connection).expect("meta"));
+        drop(connection);
+        // Still no model: kept as it is.
+        let (connection, created) = open_writer(&db, &vault, false, false).expect("reopened");
+        assert!(!created);
+        drop(connection);
+        // A model now: the index has nothing to embed, so it is built again, with chunks.
+        let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
+        assert!(
+            created,
+            "an index without chunks is rebuilt once they are wanted"
+        );
+        assert!(keeps_chunks(&connection).expect("meta"));
+        drop(connection);
+        // The model missing for one start: the chunks (and so the vectors) stay.
+        let (connection, created) = open_writer(&db, &vault, false, false).expect("reopened");
+        assert!(!created);
+        assert!(keeps_chunks(&connection).expect("meta"));
     }
 }

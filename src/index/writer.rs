@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
+use super::checkpoints::Checkpointer;
 use super::document::{self, ParsedNote};
 use super::file_text;
 use super::schema::{self, subtree_range};
@@ -77,6 +78,9 @@ pub(super) struct Writer {
     pub vault: Arc<Vault>,
     pub db_path: PathBuf,
     pub generation: Arc<AtomicU64>,
+    /// Whether a database this writer creates keeps semantic-search chunks; what an existing one
+    /// does is in its `meta` (`schema::keeps_chunks`).
+    pub chunks: bool,
 }
 
 /// What the index holds about a note, to decide whether it changed.
@@ -229,7 +233,8 @@ impl Writer {
             &mut self.connection,
             Connection::open_in_memory()?,
         ));
-        let (connection, _) = super::schema::open_writer(&self.db_path, self.vault.root(), true)?;
+        let (connection, _) =
+            super::schema::open_writer(&self.db_path, self.vault.root(), true, self.chunks)?;
         self.connection = connection;
         Ok(())
     }
@@ -307,6 +312,8 @@ impl Writer {
         } else {
             Vec::new()
         };
+        // Through the merge at the end, the WAL is copied into the database on another core.
+        let checkpointer = bulk.then(|| Checkpointer::start(&self.connection, &self.db_path));
         if bulk {
             self.connection.execute(
                 "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 0)",
@@ -323,7 +330,8 @@ impl Writer {
             .min(total.max(1));
         let next = AtomicUsize::new(0);
         let vault = Arc::clone(&self.vault);
-        let connection = &mut self.connection;
+        let chunks = schema::keeps_chunks(&self.connection)?;
+        let connection = &self.connection;
         let parsing = Parsing::default();
         let mut writing = Writing::default();
         let filled = std::thread::scope(|scope| -> Result<usize, IndexError> {
@@ -337,7 +345,15 @@ impl Writer {
                         let at = next.fetch_add(1, Ordering::Relaxed);
                         let Some(file) = todo.get(at) else { return };
                         let known = known.get(file.path.as_str());
-                        let loaded = load(vault, &file.path, &file.fs_path, known, force, phases);
+                        let loaded = load(
+                            vault,
+                            &file.path,
+                            &file.fs_path,
+                            known,
+                            force,
+                            chunks,
+                            phases,
+                        );
                         if sender.send(loaded).is_err() {
                             return;
                         }
@@ -347,7 +363,9 @@ impl Writer {
             drop(sender);
             let mut done = 0;
             let mut parsed = 0;
-            let mut transaction = connection.transaction()?;
+            // `unchecked`: the checkpointer holds the connection shared; nothing else opens a
+            // transaction on this thread meanwhile.
+            let mut transaction = connection.unchecked_transaction()?;
             for loaded in receiver {
                 if matches!(loaded, Loaded::Note(_)) {
                     parsed += 1;
@@ -357,7 +375,7 @@ impl Writer {
                 if done % BATCH == 0 {
                     let lap = Instant::now();
                     transaction.commit()?;
-                    transaction = connection.transaction()?;
+                    transaction = connection.unchecked_transaction()?;
                     writing.commit += lap.elapsed();
                 }
                 if let Some(progress) = progress
@@ -382,7 +400,7 @@ impl Writer {
         // Made even when the fill failed or stopped early: the index stays usable either way.
         if !deferred.is_empty() {
             let lap = Instant::now();
-            schema::restore_secondary_indexes(&mut self.connection, &deferred)?;
+            schema::restore_secondary_indexes(&self.connection, &deferred)?;
             self.connection
                 .pragma_update(None, "cache_size", schema::CACHE_KIB)?;
             writing.indexes += lap.elapsed();
@@ -402,13 +420,16 @@ impl Writer {
                 [],
             )?;
         }
+        drop(checkpointer);
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "full-text index merged"
         );
         if stats.parsed + stats.removed > 0 {
+            let lap = Instant::now();
             self.connection
                 .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            writing.checkpoint += lap.elapsed();
             self.connection.execute_batch("PRAGMA optimize")?;
         }
         stats.elapsed = started.elapsed();
@@ -456,6 +477,7 @@ impl Writer {
         }
         if !notes.is_empty() {
             let vault = &self.vault;
+            let chunks = schema::keeps_chunks(&transaction)?;
             let next = AtomicUsize::new(0);
             let workers = std::thread::available_parallelism()
                 .map_or(1, usize::from)
@@ -473,8 +495,15 @@ impl Writer {
                                 let Some((path, fs_path, known)) = notes.get(at) else {
                                     return loaded;
                                 };
-                                let note =
-                                    load(vault, path, fs_path, known.as_ref(), false, &phases);
+                                let note = load(
+                                    vault,
+                                    path,
+                                    fs_path,
+                                    known.as_ref(),
+                                    false,
+                                    chunks,
+                                    &phases,
+                                );
                                 loaded.push((at, note));
                             }
                         })
@@ -579,7 +608,16 @@ fn reload(
     fs_path: &Path,
     known: Option<&Known>,
 ) -> Result<(), IndexError> {
-    let loaded = load(vault, path, fs_path, known, false, &Parsing::default());
+    let chunks = schema::keeps_chunks(transaction)?;
+    let loaded = load(
+        vault,
+        path,
+        fs_path,
+        known,
+        false,
+        chunks,
+        &Parsing::default(),
+    );
     apply(transaction, loaded, &mut Writing::default())
 }
 
@@ -837,6 +875,7 @@ fn load(
     fs_path: &Path,
     known: Option<&Known>,
     force: bool,
+    chunks: bool,
     phases: &Parsing,
 ) -> Loaded {
     let mut lap = Lap::start();
@@ -861,7 +900,7 @@ fn load(
     let size = metadata.len() as i64;
     let mtime = nanos(modified);
     let mut bytes = Vec::with_capacity(metadata.len() as usize);
-    if std::io::Read::read_to_end(&mut file, &mut bytes).is_err() {
+    if vault::read_sized(&mut file, &mut bytes).is_err() {
         return gone();
     }
     phases.read.add(lap.split());
@@ -880,7 +919,7 @@ fn load(
         String::from_utf8(bytes)
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
     };
-    let parsed = document::parse(path.stem(), &text);
+    let parsed = document::parse(path.stem(), &text, chunks);
     let memory = if vault.is_memory_file(path) {
         memory_records(path.stem(), &text)
     } else {

@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 
 pub use lock::{FileLock, LockTable};
 pub use path::{PathError, VaultPath};
-pub use regular::{open_regular, read_regular, read_regular_to_string};
+pub use regular::{open_regular, read_regular, read_regular_to_string, read_sized};
 pub use resolve::Resolved;
 pub use revision::Revision;
 pub use scan::{FolderListing, FoundFile, ScannedFile};

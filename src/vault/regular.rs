@@ -40,8 +40,16 @@ pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
         return Ok(None);
     };
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.read_to_end(&mut bytes)?;
+    read_sized(&mut file, &mut bytes)?;
     Ok(Some(bytes))
+}
+
+/// Reads `file` to its end into `bytes`, whose capacity the caller already sized from the
+/// `fstat` it made: `File::read_to_end` would ask the kernel for the size and position again (a
+/// `statx` and an `lseek` per file, 20,000 system calls in a cold build of 10,000 notes).
+pub fn read_sized(file: &mut File, bytes: &mut Vec<u8>) -> io::Result<usize> {
+    // `Take` reads with the generic loop, which uses the spare capacity before it grows.
+    file.take(u64::MAX).read_to_end(bytes)
 }
 
 /// `read_regular` as text, with anything that is not a regular file reported as an error of kind

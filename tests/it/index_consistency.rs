@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
+use quire::index::IndexOptions;
 use quire::ops::{self, Context, Ops};
 
 use crate::support::TestVault;
@@ -316,4 +317,73 @@ fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
             .any(|sql| sql.starts_with("tasks_by_due"))
     );
     assert_eq!(indexes(&vault.dir.path().join("rebuilt.db")), live_indexes);
+}
+
+/// Where semantic search is not set up the index keeps no embedding chunks and nothing else
+/// changes; once it is set up, the index is rebuilt with them, exactly as a fresh build.
+#[test]
+fn an_index_kept_without_chunks_differs_only_in_chunks_and_gains_them_with_semantic_search() {
+    let notes: Vec<(String, String)> = (0..40)
+        .map(|at| {
+            (
+                format!("n{at}.md"),
+                format!("---\ntags: [t{at}]\n---\n# Part {at}\nWords {at} about [[n{}]] #x.\n\n## Deeper\n- [ ] task {at} 📅 2025-06-01\n", (at + 1) % 40),
+            )
+        })
+        .collect();
+    let vault = TestVault::with_notes(&notes);
+    let with_chunks = vault.ops.index().dump().expect("dump");
+    let TestVault {
+        dir: _dir,
+        config,
+        ops,
+        ..
+    } = vault;
+    drop(ops);
+    std::fs::remove_file(&config.index).expect("remove the index");
+    let without = IndexOptions {
+        without_chunks: true,
+        ..IndexOptions::default()
+    };
+    let ops = crate::support::reopen(&config, without);
+    // A note written afterwards gets no chunks either.
+    let added = config.vault.join("added.md");
+    std::fs::write(&added, "# Added\nMore words.\n").expect("write");
+    ops.index()
+        .refresh(vec!["added.md".to_owned()])
+        .expect("refresh");
+    let facts = ops.index().dump().expect("dump");
+    assert!(
+        !facts.iter().any(|fact| fact.starts_with("chunk ")),
+        "no chunks without semantic search"
+    );
+    let chunkless = |facts: &[String]| -> Vec<String> {
+        facts
+            .iter()
+            .filter(|fact| !fact.starts_with("chunk ") && !fact.contains("added.md"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(chunkless(&facts), chunkless(&with_chunks));
+    drop(ops);
+    // Semantic search set up: rebuilt with every chunk, the added note's included.
+    let ops = crate::support::reopen(&config, IndexOptions::default());
+    let facts = ops.index().dump().expect("dump");
+    assert!(facts.iter().any(|fact| fact.starts_with("chunk added.md ")));
+    assert_eq!(
+        chunkless(&facts),
+        chunkless(&with_chunks),
+        "the rebuild changes nothing else"
+    );
+    assert_eq!(
+        facts
+            .iter()
+            .filter(|fact| fact.starts_with("chunk "))
+            .count(),
+        with_chunks
+            .iter()
+            .filter(|fact| fact.starts_with("chunk "))
+            .count()
+            + 1
+    );
 }

@@ -947,8 +947,7 @@ fn restart_reads_only_what_changed_and_a_schema_change_rebuilds() {
             &fixture.config,
             IndexOptions {
                 rebuild,
-                progress: None,
-                heartbeat: None,
+                ..IndexOptions::default()
             },
         );
         ops.index().wait_ready().expect("ready")

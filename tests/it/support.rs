@@ -68,8 +68,7 @@ impl TestVault {
             std::sync::Arc::clone(self.ops.index().vault()),
             IndexOptions {
                 rebuild: true,
-                progress: None,
-                heartbeat: None,
+                ..IndexOptions::default()
             },
         )
         .expect("open the rebuilt index");
