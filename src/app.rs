@@ -521,13 +521,15 @@ async fn serve_http(
     let closing = shared.closing.clone();
     let router = crate::http::router(shared, &settings, cancel.clone());
     print_connection_help(config, &settings, listener.local_addr().ok());
+    // Listening for the stop signal starts before READY=1: a stop right after it drains cleanly.
+    let signalled = termination();
     notifier.ready();
     notifier.status(&format!("serving MCP on {}", settings.base_url()));
     crate::systemd::spawn_watchdog(health);
     let shutdown = cancel.clone();
     tokio::spawn(async move {
         tokio::select! {
-            () = wait_for_signal() => {}
+            () = signalled => {}
             () = replaced.cancelled() => {}
         }
         tracing::info!("shutting down");
@@ -559,17 +561,25 @@ async fn serve_http(
 /// How long subscription streams get to send their final result before the transport closes.
 const SUBSCRIPTIONS_CLOSE: Duration = Duration::from_millis(200);
 
-async fn wait_for_signal() {
+/// SIGTERM or SIGINT. The handlers are installed when this is called, not when the future is
+/// first polled: a server that has said READY=1 and is stopped at once (a test, a quick
+/// `systemctl restart`) would otherwise die of the signal instead of draining.
+fn termination() -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = terminate.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+    let terminate = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        match (terminate, interrupt) {
+            (Ok(mut terminate), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
             }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+            (Ok(mut only), Err(_)) | (Err(_), Ok(mut only)) => {
+                only.recv().await;
+            }
+            (Err(_), Err(_)) => std::future::pending().await,
         }
     }
 }

@@ -138,6 +138,25 @@ def test_an_unnamed_socket_on_fd_3_is_used(quire_bin, vault, xdg_home, tmp_path,
             proc.kill()
 
 
+def test_a_stop_right_after_ready_is_a_clean_shutdown(quire_bin, vault, xdg_home, tmp_path):
+    """SIGTERM the moment READY=1 arrives (a quick `systemctl restart`): the handler must already
+    be in place, so the server drains and exits 0 instead of dying of the signal."""
+    for attempt in range(8):
+        listener = NotifyListener(tmp_path / f"notify-{attempt}.sock")
+        env = {**server_env(xdg_home), "NOTIFY_SOCKET": str(listener.path)}
+        proc = subprocess.Popen(
+            [str(quire_bin), "serve", "--vault", str(vault), "--http", "127.0.0.1:0"],
+            env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "err.log", "w"),
+        )
+        try:
+            assert "READY=1" in listener.collect(15, until=lambda m: "READY=1" in m)
+            assert stop(proc) == 0, f"attempt {attempt}: the server died of the signal"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            listener.close()
+
+
 @pytest.fixture
 def faults_bin() -> Path:
     path = os.environ.get("QUIRE_FAULTS_BIN")
