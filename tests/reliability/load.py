@@ -150,18 +150,30 @@ def write_template() -> str:
     return stateless_body("vault_write_note", {"path": f"Load/r{next(RUNS)}-t%d-%d.md", "body": "load test note\n"})
 
 
-def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds: int) -> dict:
+def session_body(stateless: str) -> str:
+    """The same call in a 2025-11-25 session: the 2026-07-28 request metadata left out."""
+    body = json.loads(stateless)
+    body["params"].pop("_meta", None)
+    return json.dumps(body, separators=(",", ":"))
+
+
+def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds: int,
+        sessions: bool = False) -> dict:
+    """`sessions`: one 2025-11-25 session per connection (a wrk thread each), for calls only."""
     script = work / "run.lua"
     update = stateless_body("vault_update_properties", {"path": "PATH", "properties": {"soak": 0}})
     update = update.replace("%", "%%").replace('"PATH"', '"%s"').replace('"soak":0', '"soak":%d')
     script.write_text("bodies = " + lua_list(bodies) + "\nwrite_template = " + lua_string(write_template())
                       + "\nupdate_template = " + lua_string(update)
-                      + "\nupdate_paths = " + lua_list(UPDATE_PATHS) + "\n" + LUA.read_text())
+                      + "\nupdate_paths = " + lua_list(UPDATE_PATHS)
+                      + "\nsession_mode = " + ("true" if sessions else "false")
+                      + "\nsession_bodies = " + lua_list([session_body(b) for b in bodies if b not in ("WRITE", "UPDATE")] or ["{}"])
+                      + "\n" + LUA.read_text())
     headers = []
     for name, value in {**server.headers(), "MCP-Protocol-Version": MODERN,
                         "Mcp-Method": "tools/call"}.items():
         headers += ["-H", f"{name}: {value}"]
-    threads = max(1, min(2, connections))
+    threads = connections if sessions else max(1, min(2, connections))
     done = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
          "-s", str(script), *headers, server.url], capture_output=True, text=True)
@@ -331,6 +343,19 @@ def main():
                 for name, figure in (("reads alone", alone), ("reads in the flood", beside), ("the flood", flooding)):
                     if figure.get("errors"):
                         failures.append(f"grep flood, {name}: {figure['errors']} errors")
+            if not args.no_sessions:
+                log("\n2025-11-25 sessions (wrk: one session per connection, opened with initialize):")
+                log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
+            for connections in [] if args.no_sessions else levels:
+                for tool, tool_bodies in chosen.items():
+                    if tool_bodies == ["WRITE"]:
+                        continue  # fresh-note writes are the stateless table's
+                    figure = wrk(server, work, tool_bodies, connections, seconds, sessions=True)
+                    tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
+                    log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
+                        f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
+                    if figure["errors"]:
+                        failures.append(f"{tool} in {connections} sessions: {figure['errors']} errors")
             log("\n2025-11-25 sessions (official Python SDK, one client process; its own cost included):")
             log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
             for count in [] if args.no_sessions else levels:

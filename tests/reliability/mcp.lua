@@ -1,4 +1,6 @@
--- wrk script for Quire's load suite: stateless MCP 2026-07-28 tools/call requests.
+-- wrk script for Quire's load suite: stateless MCP 2026-07-28 tools/call requests, or with
+-- `session_mode` (one connection per wrk thread) 2025-11-25 sessions: each connection opens its
+-- own session (initialize, notifications/initialized) and sends its calls in it.
 -- The runner writes a header defining `bodies` (request bodies to rotate through) and
 -- `write_template` (a format string taking thread id and counter, for writes to fresh notes).
 -- Every answer that is not HTTP 200 or whose JSON-RPC result is an error counts as an error.
@@ -14,9 +16,41 @@ function init(args)
   timed_out = 0
   counter = 0
   shown = 0
+  -- session_mode: "none" until initialize is answered, then "open" until the notification is
+  -- answered, then "ready".
+  session_step = "none"
+  session_id = nil
+end
+
+local function session_request()
+  local headers = {}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = value
+  end
+  headers["MCP-Protocol-Version"] = "2025-11-25"
+  headers["Mcp-Method"] = nil
+  if session_step == "none" then
+    headers["MCP-Protocol-Version"] = nil
+    return wrk.format("POST", nil, headers,
+      '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+      .. '"capabilities":{},"clientInfo":{"name":"wrk","version":"1"}}}')
+  end
+  headers["Mcp-Session-Id"] = session_id
+  if session_step == "open" then
+    return wrk.format("POST", nil, headers, '{"jsonrpc":"2.0","method":"notifications/initialized"}')
+  end
+  return nil, headers
 end
 
 function request()
+  if session_mode then
+    local setup, headers = session_request()
+    if setup then
+      return setup
+    end
+    counter = counter + 1
+    return wrk.format("POST", nil, headers, session_bodies[(counter * 7 + id) % #session_bodies + 1])
+  end
   counter = counter + 1
   -- An entry "WRITE" stands for a write to a fresh note (never the same path twice); "UPDATE"
   -- for a property update of one of `update_paths`, which edits in place and never grows the
@@ -38,6 +72,22 @@ function request()
 end
 
 function response(status, headers, body)
+  if session_mode and session_step ~= "ready" then
+    if session_step == "none" then
+      session_id = headers["mcp-session-id"] or headers["Mcp-Session-Id"]
+      if status ~= 200 or not session_id then
+        errors = errors + 1
+        io.stderr:write("initialize failed (HTTP " .. status .. "): " .. body:sub(1, 300) .. "\n")
+        return
+      end
+      session_step = "open"
+    elseif status == 202 or status == 200 then
+      session_step = "ready"
+    else
+      errors = errors + 1
+    end
+    return
+  end
   -- A grep that ran out of its time budget answers, but with part of its hits: counted apart.
   if body:find('"timed_out":true', 1, true) then
     timed_out = timed_out + 1
