@@ -188,6 +188,25 @@ def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds
             "timed_out": int(match.group(6))}
 
 
+def wrk_table(server: Server, work: Path, chosen: dict, levels: list[int], seconds: int,
+              sessions: bool = False) -> list[str]:
+    """A row per tool and level through `wrk`; returns the failures (rows with errors)."""
+    failures = []
+    log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
+    for connections in levels:
+        for tool, tool_bodies in chosen.items():
+            figure = wrk(server, work, tool_bodies, connections, seconds, sessions=sessions)
+            tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
+            if figure["timed_out"]:
+                tail += f"  ({figure['timed_out']} answers cut short by their time budget)"
+            log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
+                f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
+            if figure["errors"]:
+                where = f"in {connections} sessions" if sessions else f"at {connections}"
+                failures.append(f"wrk {tool} {where}: {figure['errors']} errors")
+    return failures
+
+
 def lua_string(text: str) -> str:
     # A JSON string literal with the text's own UTF-8 is a valid Lua string literal (Lua has no
     # \u escapes, so none may appear).
@@ -313,17 +332,7 @@ def main():
             else:
                 chosen = bodies
             log("\nstateless 2026-07-28 (wrk):")
-            log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
-            for connections in levels:
-                for tool, tool_bodies in chosen.items():
-                    figure = wrk(server, work, tool_bodies, connections, seconds)
-                    tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
-                    if figure["timed_out"]:
-                        tail += f"  ({figure['timed_out']} answers cut short by their time budget)"
-                    log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
-                        f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
-                    if figure["errors"]:
-                        failures.append(f"wrk {tool} at {connections}: {figure['errors']} errors")
+            failures += wrk_table(server, work, chosen, levels, seconds)
             if flood:
                 # Reads while 128 clients grep: a grep flood must not starve the cheap tools.
                 reads, greps = bodies["vault_read_note"], bodies["vault_grep"]
@@ -345,17 +354,9 @@ def main():
                         failures.append(f"grep flood, {name}: {figure['errors']} errors")
             if not args.no_sessions:
                 log("\n2025-11-25 sessions (wrk: one session per connection, opened with initialize):")
-                log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
-            for connections in [] if args.no_sessions else levels:
-                for tool, tool_bodies in chosen.items():
-                    if tool_bodies == ["WRITE"]:
-                        continue  # fresh-note writes are the stateless table's
-                    figure = wrk(server, work, tool_bodies, connections, seconds, sessions=True)
-                    tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
-                    log(f"  {tool:<18} {connections:>4} {figure['rps']:>9.0f} {figure['p50']:>8.2f} "
-                        f"{figure['p99']:>8.2f} {figure['errors']}{tail}")
-                    if figure["errors"]:
-                        failures.append(f"{tool} in {connections} sessions: {figure['errors']} errors")
+                # Fresh-note writes are the stateless table's.
+                calls = {tool: b for tool, b in chosen.items() if b != ["WRITE"]}
+                failures += wrk_table(server, work, calls, levels, seconds, sessions=True)
             log("\n2025-11-25 sessions (official Python SDK, one client process; its own cost included):")
             log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
             for count in [] if args.no_sessions else levels:
