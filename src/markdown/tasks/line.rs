@@ -993,6 +993,27 @@ mod tests {
         assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
     }
 
+    #[test]
+    fn a_block_link_uncovered_by_a_dropped_field_reads_as_the_plugin_reads_it() {
+        // The plugin takes the block link off the end of the line before the fields, and drops a
+        // recurrence it cannot read; what was in front of that field then ends the line it writes.
+        let settings = TaskSettings::default();
+        let task = parse_task_line("- [ ]we ^res 🔁 6", &settings).expect("a task");
+        assert_eq!(
+            (task.description.as_str(), task.block_link.as_str()),
+            ("we ^res", "")
+        );
+        assert_eq!(task.recurrence, None);
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] we ^res");
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(
+            (again.description.as_str(), again.block_link.as_str()),
+            ("we", " ^res")
+        );
+        assert_eq!(again.to_line(InvalidDates::AsWritten), written);
+    }
+
     proptest! {
         /// The hand-written matcher finds exactly what the plugin's regex finds.
         #[test]
