@@ -72,8 +72,12 @@ pub fn run(data: &[u8]) {
         // the odd one counts toward an enclosing `[text](...)`, and a new path without it changes
         // where that text ends. Obsidian allows no `[` or `]` in a file name, so a move never meets
         // such a link.
+        // Nor a target holding a bracket at all (`[[[kalt](<a bilink]]`): such a wikilink may sit
+        // inside a markdown destination (`![alt](<x [[[kalt](<a bilink]].png>)`), and rewriting it
+        // rewrites that destination too.
         let unpaired = link.original.matches('[').count() != link.original.matches(']').count();
         if unpaired
+            || link.path().contains(['[', ']'])
             || ["%%", "`", "$", "<!--", "-->", "\n"]
                 .iter()
                 .any(|marker| link.original.contains(marker))

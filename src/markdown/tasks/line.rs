@@ -994,6 +994,31 @@ mod tests {
     }
 
     #[test]
+    fn fields_beyond_the_plugins_21_passes_stay_in_the_description_until_a_later_read() {
+        // Each pass takes at most one field of each kind off the end; after 21 passes the plugin
+        // stops, so an id in front of 21 dependencies stays text. Written back with one
+        // dependency (the plugin keeps the leftmost), the next read takes the id as well.
+        let settings = TaskSettings::default();
+        let line = format!("- [ ] d 🆔 abc{}", " ⛔ x".repeat(21));
+        let task = parse_task_line(&line, &settings).expect("a task");
+        assert_eq!(task.description, "d 🆔 abc");
+        assert_eq!(
+            (task.id.as_str(), task.depends_on.clone()),
+            ("", vec!["x".to_owned()])
+        );
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] d 🆔 abc ⛔ x");
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(
+            (again.description.as_str(), again.id.as_str()),
+            ("d", "abc")
+        );
+        let line = format!("- [ ] d 🆔 abc{}", " ⛔ x".repeat(20));
+        let task = parse_task_line(&line, &settings).expect("a task");
+        assert_eq!((task.description.as_str(), task.id.as_str()), ("d", "abc"));
+    }
+
+    #[test]
     fn a_block_link_uncovered_by_a_dropped_field_reads_as_the_plugin_reads_it() {
         // The plugin takes the block link off the end of the line before the fields, and drops a
         // recurrence it cannot read; what was in front of that field then ends the line it writes.
