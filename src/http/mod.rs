@@ -11,7 +11,6 @@ mod identities;
 pub mod oauth;
 mod session;
 mod token;
-mod whole_answers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -166,9 +165,6 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
     let sync_status = settings.sync_status.clone();
     let router = Router::new()
         .nest_service("/mcp", mcp_service)
-        .layer(axum::middleware::from_fn(
-            whole_answers::whole_quick_answers,
-        ))
         .layer(axum::middleware::from_fn(session_delete_is_no_content))
         // Inside the bearer check, which supplies the principal a session is bound to.
         .layer(axum::middleware::from_fn_with_state(

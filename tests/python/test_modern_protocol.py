@@ -163,44 +163,6 @@ async def test_a_stateless_request_needs_no_session(open_client, vault: Path, tr
         assert "Welcome" in response.text
 
 
-async def test_a_quick_session_answer_arrives_whole_with_its_resume_point(
-    quire_bin: Path, vault: Path, xdg_home: Path, tmp_path: Path
-):
-    """A 2025-11-25 session answers a call on an event stream that opens with a priming event (the
-    id to resume from). A quick answer is sent whole, with its length, priming event first."""
-    server = HttpServer(quire_bin, vault, server_env(xdg_home), tmp_path / "quire-stderr.log")
-    try:
-        headers = {
-            "Authorization": f"Bearer {server.token}",
-            "Accept": "application/json, text/event-stream",
-        }
-        initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "pytest", "version": "1"}}}
-        async with httpx2.AsyncClient(timeout=REQUEST_TIMEOUT_S) as http:
-            opened = await http.post(server.url, json=initialize, headers=headers)
-            assert opened.status_code == 200, opened.text
-            in_session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"],
-                          "MCP-Protocol-Version": "2025-11-25"}
-            done = await http.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                                   headers=in_session)
-            assert done.status_code in (200, 202), done.text
-            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                    "params": {"name": "vault_read_note", "arguments": {"path": "Welcome.md"}}}
-            answer = await http.post(server.url, json=call, headers=in_session)
-        assert answer.status_code == 200, answer.text
-        assert answer.headers["content-type"].startswith("text/event-stream")
-        assert int(answer.headers["content-length"]) == len(answer.content)
-        events = [event for event in answer.text.split("\n\n") if event.strip()]
-        assert len(events) == 2, events
-        priming, message = events
-        assert "id:" in priming and "retry:" in priming and '"result"' not in priming, priming
-        data = json.loads("".join(line[5:].strip() for line in message.splitlines() if line.startswith("data:")))
-        assert data["id"] == 1 and "Welcome" in json.dumps(data["result"]), data
-    finally:
-        server.stop()
-
-
 def test_the_printed_curl_example_works_as_pasted(quire_bin: Path, vault: Path, xdg_home: Path, tmp_path: Path):
     proc = subprocess.Popen(
         [str(quire_bin), "serve", "--vault", str(vault), "--http", "127.0.0.1:0"],
