@@ -259,6 +259,23 @@ async def sessions(server: Server, load: dict, count: int, seconds: int) -> dict
     return {"tools": figures, "errors": errors}
 
 
+def wait_idle(server: Server, seconds: int = 120) -> float:
+    """Until the server has used under 5 % of a core for a whole second (the index has taken in
+    the notes the last table wrote), so each table starts from the same settled state. Returns
+    the seconds waited."""
+    def cpu() -> float:
+        fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        before = cpu()
+        time.sleep(1)
+        if cpu() - before < 0.05:
+            break
+    return time.monotonic() - began
+
+
 def wait_ready(server: Server, seconds: int = 600):
     """Until a search answers with results (the startup index build is done)."""
     import urllib.request
@@ -353,7 +370,11 @@ def main():
                     if figure.get("errors"):
                         failures.append(f"grep flood, {name}: {figure['errors']} errors")
             if not args.no_sessions:
-                log("\n2025-11-25 sessions (wrk: one session per connection, opened with initialize):")
+                # The stateless table's writes leave the index busy for a while; the session
+                # table starts, as the stateless one did, from a settled server.
+                waited = wait_idle(server)
+                log(f"\n2025-11-25 sessions (wrk: one session per connection, opened with initialize; "
+                    f"started after {waited:.0f} s for the server to settle):")
                 # Fresh-note writes are the stateless table's.
                 calls = {tool: b for tool, b in chosen.items() if b != ["WRITE"]}
                 failures += wrk_table(server, work, calls, levels, seconds, sessions=True)
