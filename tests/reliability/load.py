@@ -195,6 +195,8 @@ def wrk_table(server: Server, work: Path, chosen: dict, levels: list[int], secon
     log(f"  {'tool':<18} {'conc':>4} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} errors")
     for connections in levels:
         for tool, tool_bodies in chosen.items():
+            # Each row from a settled server: a write row leaves the index taking in its notes.
+            wait_idle(server)
             figure = wrk(server, work, tool_bodies, connections, seconds, sessions=sessions)
             tail = "  p99>3xp50" if figure["p99"] > 3 * figure["p50"] else ""
             if figure["timed_out"]:
@@ -261,8 +263,8 @@ async def sessions(server: Server, load: dict, count: int, seconds: int) -> dict
 
 def wait_idle(server: Server, seconds: int = 120) -> float:
     """Until the server has used under 5 % of a core for a whole second (the index has taken in
-    the notes the last table wrote), so each table starts from the same settled state. Returns
-    the seconds waited."""
+    what was written before), so each row starts from the same settled state. Returns the seconds
+    waited."""
     def cpu() -> float:
         fields = Path(f"/proc/{server.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -337,7 +339,9 @@ def main():
         try:
             began = time.monotonic()
             wait_ready(server)
-            log(f"ready in {time.monotonic() - began:.1f} s")
+            # A search answers while the startup build is still running; the tables start after it.
+            wait_idle(server)
+            log(f"ready and idle in {time.monotonic() - began:.1f} s")
             load = workload(vault, rng)
             bodies = {tool: [stateless_body(tool, a) for a in argsets] for tool, argsets in load.items()}
             bodies["vault_write_note"] = ["WRITE"]
@@ -370,11 +374,7 @@ def main():
                     if figure.get("errors"):
                         failures.append(f"grep flood, {name}: {figure['errors']} errors")
             if not args.no_sessions:
-                # The stateless table's writes leave the index busy for a while; the session
-                # table starts, as the stateless one did, from a settled server.
-                waited = wait_idle(server)
-                log(f"\n2025-11-25 sessions (wrk: one session per connection, opened with initialize; "
-                    f"started after {waited:.0f} s for the server to settle):")
+                log("\n2025-11-25 sessions (wrk: one session per connection, opened with initialize):")
                 # Fresh-note writes are the stateless table's.
                 calls = {tool: b for tool, b in chosen.items() if b != ["WRITE"]}
                 failures += wrk_table(server, work, calls, levels, seconds, sessions=True)
