@@ -88,6 +88,7 @@ struct Known {
     size: i64,
     mtime: i64,
     hash: String,
+    created: i64,
 }
 
 /// A note read from disk, ready to be written.
@@ -451,7 +452,7 @@ impl Writer {
     fn known_notes(&self) -> Result<HashMap<String, Known>, IndexError> {
         let mut statement = self
             .connection
-            .prepare("SELECT path, size, mtime, hash FROM notes")?;
+            .prepare("SELECT path, size, mtime, hash, created FROM notes")?;
         let rows = statement.query_map([], known_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
@@ -635,7 +636,7 @@ fn refresh_folder(
     let mut indexed: HashMap<String, Known> = HashMap::new();
     {
         let mut statement = transaction.prepare_cached(
-            "SELECT path, size, mtime, hash FROM notes WHERE path > ?1 AND path < ?2",
+            "SELECT path, size, mtime, hash, created FROM notes WHERE path > ?1 AND path < ?2",
         )?;
         let rows = statement.query_map(params![low, high], known_row)?;
         for row in rows {
@@ -842,21 +843,22 @@ pub(super) fn form_name(form: LinkForm) -> &'static str {
 }
 
 fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>, IndexError> {
-    let mut statement =
-        transaction.prepare_cached("SELECT size, mtime, hash FROM notes WHERE path = ?1")?;
+    let mut statement = transaction
+        .prepare_cached("SELECT size, mtime, hash, created FROM notes WHERE path = ?1")?;
     Ok(statement
         .query_row([path], |row| {
             Ok(Known {
                 size: row.get(0)?,
                 mtime: row.get(1)?,
                 hash: row.get(2)?,
+                created: row.get(3)?,
             })
         })
         .optional()?)
 }
 
 /// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.
-/// One row of `SELECT path, size, mtime, hash FROM notes ...`.
+/// One row of `SELECT path, size, mtime, hash, created FROM notes ...`.
 fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
     Ok((
         row.get::<_, String>(0)?,
@@ -864,6 +866,7 @@ fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
             size: row.get(1)?,
             mtime: row.get(2)?,
             hash: row.get(3)?,
+            created: row.get(4)?,
         },
     ))
 }
@@ -905,7 +908,17 @@ fn load(
     }
     phases.read.add(lap.split());
     let hash = Revision::of(&bytes).to_string();
-    if !force && known.is_some_and(|known| known.hash == hash) {
+    // Without a `created` property a note's creation time is the file's birth time (else its
+    // mtime). The same bytes in a new file (an atomic save) can carry a new one, so the note is
+    // parsed again, as a rebuild would read it, unless the time it has still holds. A note whose
+    // `created` property sets another time parses again too; that is rare, as only its file's
+    // times changed.
+    let born = metadata
+        .created()
+        .ok()
+        .map(seconds)
+        .unwrap_or_else(|| seconds(modified));
+    if !force && known.is_some_and(|known| known.hash == hash && known.created == born) {
         return Loaded::Same {
             path: path.to_string(),
             size: bytes.len() as i64,
@@ -925,10 +938,7 @@ fn load(
     } else {
         Vec::new()
     };
-    let created = parsed
-        .created
-        .or_else(|| metadata.created().ok().map(seconds))
-        .unwrap_or_else(|| seconds(modified));
+    let created = parsed.created.unwrap_or(born);
     let record = Box::new(NoteRecord {
         path: path.to_string(),
         name: path.stem().to_string(),

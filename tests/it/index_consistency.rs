@@ -387,3 +387,30 @@ fn an_index_kept_without_chunks_differs_only_in_chunks_and_gains_them_with_seman
             + 1
     );
 }
+
+/// A note without a `created` property is as old as its file. A save that replaces it with the
+/// same bytes (a new file, as an atomic save makes) in a later second gives it that file's time,
+/// exactly as a fresh rebuild reads it; a CI run found the live index keeping the old one.
+#[test]
+fn a_note_replaced_by_the_same_bytes_takes_the_new_files_creation_time() {
+    let vault = TestVault::with_notes(&[("same.md".to_owned(), "Unchanged words.\n".to_owned())]);
+    // Into the next whole second, so the new file is born in another one.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock");
+    std::thread::sleep(std::time::Duration::from_nanos(
+        1_000_000_000 - u64::from(now.subsec_nanos()) + 50_000_000,
+    ));
+    let note = vault.root.join("same.md");
+    let replacement = vault.root.join(".same.tmp");
+    std::fs::write(&replacement, "Unchanged words.\n").expect("write");
+    std::fs::rename(&replacement, &note).expect("replace");
+    vault
+        .ops
+        .index()
+        .refresh(vec!["same.md".to_owned()])
+        .expect("refresh");
+    let live = vault.ops.index().dump().expect("dump");
+    let fresh = vault.rebuilt_index().dump().expect("dump");
+    assert_eq!(live, fresh);
+}
