@@ -844,17 +844,11 @@ pub(super) fn form_name(form: LinkForm) -> &'static str {
 
 fn known_note(transaction: &Transaction<'_>, path: &str) -> Result<Option<Known>, IndexError> {
     let mut statement = transaction
-        .prepare_cached("SELECT size, mtime, hash, created FROM notes WHERE path = ?1")?;
+        .prepare_cached("SELECT path, size, mtime, hash, created FROM notes WHERE path = ?1")?;
     Ok(statement
-        .query_row([path], |row| {
-            Ok(Known {
-                size: row.get(0)?,
-                mtime: row.get(1)?,
-                hash: row.get(2)?,
-                created: row.get(3)?,
-            })
-        })
-        .optional()?)
+        .query_row([path], known_row)
+        .optional()?
+        .map(|(_, known)| known))
 }
 
 /// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.
