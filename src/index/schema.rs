@@ -323,8 +323,23 @@ pub fn open_reader(db_path: &Path) -> Result<Connection, rusqlite::Error> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     connection.busy_timeout(Duration::from_secs(5))?;
-    connection.pragma_update(None, "cache_size", -4000)?;
+    // 2 MB each: up to `IDLE_READERS` of them stay open (4 MB each measured no faster).
+    connection.pragma_update(None, "cache_size", -2000)?;
+    stable_plans(&connection)?;
     Ok(connection)
+}
+
+/// Plans that do not depend on bound values. Without this, SQLite prepares a cached statement
+/// again on every use whose `LIMIT ?` or `OFFSET ?` (or, with STAT4 samples, an indexed `= ?` or
+/// range) gets a value: the statement cache clears its bindings, so every bind is a change. That
+/// re-preparation was 15 % of the server's CPU under 32 concurrent searches (perf, 2026-12-02);
+/// our queries' plans come from the schema's indexes, not from the values.
+fn stable_plans(connection: &Connection) -> Result<(), rusqlite::Error> {
+    connection.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
 }
 
 /// Whether the database file is missing or fails SQLite's quick check: asked only after a query
@@ -350,7 +365,7 @@ fn configure(connection: &Connection) -> Result<(), rusqlite::Error> {
     // The index is derived: losing the last transactions in a power cut only means a re-scan.
     connection.pragma_update(None, "synchronous", "NORMAL")?;
     connection.pragma_update(None, "cache_size", CACHE_KIB)?;
-    Ok(())
+    stable_plans(connection)
 }
 
 fn remove_database(db_path: &Path) {
@@ -413,6 +428,32 @@ mod tests {
         let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
         assert!(!created);
         assert_eq!(index_names(&connection), all);
+    }
+
+    /// A page query is answered from its cached plan: one preparation however many pages follow.
+    #[test]
+    fn a_cached_page_query_is_not_prepared_again_for_each_page() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (db, vault) = (dir.path().join("index.db"), dir.path().join("vault"));
+        let (writer, _) = open_writer(&db, &vault, false, true).expect("created");
+        let sql = "SELECT path FROM notes ORDER BY path LIMIT ? OFFSET ?";
+        for connection in [&writer, &open_reader(&db).expect("reader")] {
+            for (limit, offset) in [(11, 0), (11, 0), (21, 10), (11, 0)] {
+                let mut statement = connection.prepare_cached(sql).expect("prepared");
+                let rows: Vec<String> = statement
+                    .query_map([limit, offset], |row| row.get(0))
+                    .expect("queried")
+                    .collect::<Result<_, _>>()
+                    .expect("rows");
+                assert!(rows.is_empty());
+            }
+            let statement = connection.prepare_cached(sql).expect("cached");
+            assert_eq!(
+                statement.get_status(rusqlite::StatementStatus::RePrepare),
+                0,
+                "new LIMIT and OFFSET values must not make SQLite plan the query again"
+            );
+        }
     }
 
     #[test]
