@@ -30,7 +30,9 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
     let mut is_symlink = false;
     for (index, segment) in segments.iter().enumerate() {
         let is_last = index + 1 == segments.len();
-        let Some(name) = find_entry(&current, segment).map_err(|e| io_error(path, e))? else {
+        let Some((name, metadata)) =
+            find_entry(&current, segment).map_err(|e| io_error(path, e))?
+        else {
             let mut fs_path = current;
             fs_path.extend(&segments[index..]);
             return Ok(Resolved {
@@ -41,7 +43,6 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
             });
         };
         let candidate = current.join(&name);
-        let metadata = std::fs::symlink_metadata(&candidate).map_err(|e| io_error(path, e))?;
         if metadata.file_type().is_symlink() {
             let target = match candidate.canonicalize() {
                 Ok(target) => target,
@@ -72,10 +73,14 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
 }
 
 /// Returns the on-disk name of the entry of `dir` called `segment`, comparing NFC forms when the
-/// exact spelling is absent.
-fn find_entry(dir: &Path, segment: &str) -> io::Result<Option<std::ffi::OsString>> {
+/// exact spelling is absent, with the entry's own metadata (a symlink is not followed). One
+/// `lstat` per segment in the usual case: every read and every search snippet walks this.
+fn find_entry(
+    dir: &Path,
+    segment: &str,
+) -> io::Result<Option<(std::ffi::OsString, std::fs::Metadata)>> {
     match std::fs::symlink_metadata(dir.join(segment)) {
-        Ok(_) => return Ok(Some(segment.into())),
+        Ok(metadata) => return Ok(Some((segment.into(), metadata))),
         Err(e) if is_missing(&e) => {}
         Err(e) => return Err(e),
     }
@@ -89,7 +94,9 @@ fn find_entry(dir: &Path, segment: &str) -> io::Result<Option<std::ffi::OsString
         if let Some(text) = name.to_str()
             && text.nfc().eq(segment.chars())
         {
-            return Ok(Some(name));
+            // The entry may go between the listing and this call, like any file between two reads.
+            let metadata = std::fs::symlink_metadata(dir.join(&name))?;
+            return Ok(Some((name, metadata)));
         }
     }
     Ok(None)
