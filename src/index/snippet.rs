@@ -27,11 +27,25 @@ struct Word {
 /// wrapped, and the window never starts or ends inside one. Stopwords are wrapped only when the
 /// query has nothing else to show.
 pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
-    let mut words = words_of(body, terms);
+    snippet_of(body, terms, true)
+}
+
+/// `snippet`, reading the body only as far as the window needs when `stop_early` (a search cuts
+/// ten of these per page, and the rest of a long note cannot change the window once every term is
+/// in it), or to its end.
+fn snippet_of(body: &str, terms: &[HighlightTerm], stop_early: bool) -> String {
+    let Scan {
+        mut words,
+        first,
+        read,
+        more,
+    } = scan(body, terms, stop_early);
     if words.is_empty() {
         return String::new();
     }
-    let spans = protected_spans(body);
+    // Spans are one line long, and the read part ends on a later line than the window's last
+    // word, so every span the window touches is in it.
+    let spans = protected_spans(&body[..read]);
     // The spans are sorted and disjoint: the only candidate is the last one starting at or
     // before `at`.
     let span_of = |at: usize| {
@@ -48,7 +62,8 @@ pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
             .is_some_and(|index| only_stopwords || !is_stopword(&terms[index].text));
         word.highlight = decorated && span_of(word.start).is_none();
     }
-    let (mut first, mut last) = best_window(&words, terms.len());
+    let mut first = first;
+    let mut last = (first + WINDOW_WORDS - 1).min(words.len() - 1);
     // Widen the window to whole links and code spans rather than cut one in half.
     if let Some((from, _)) = span_of(words[first].start) {
         while first > 0 && words[first - 1].start >= from {
@@ -81,7 +96,7 @@ pub fn snippet(body: &str, terms: &[HighlightTerm]) -> String {
     if end > cursor {
         push_flat(&mut out, &body[cursor..end]);
     }
-    if last + 1 < words.len() {
+    if last + 1 < words.len() || more {
         out.push_str(ELLIPSIS);
     }
     out
@@ -149,15 +164,43 @@ fn is_stopword(folded: &str) -> bool {
     STOPWORDS.contains(&folded)
 }
 
-fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
-    let mut words = Vec::new();
+/// The words of a body read for a snippet, and where its window starts.
+struct Scan {
+    words: Vec<Word>,
+    /// The window's first word (before widening to whole links).
+    first: usize,
+    /// Bytes of the body read: all of it, or up to a word on a later line than the window's end.
+    read: usize,
+    /// Whether words follow the ones read.
+    more: bool,
+}
+
+/// Cuts `body` into words as the FTS5 tokenizer does and finds the window of at most
+/// `WINDOW_WORDS` words holding the most distinct matched terms (the earliest such window),
+/// starting a few words before its first match. With `stop_early`, stops once that window holds
+/// every term (no later window can beat it) and a word on a later line than its end is reached.
+fn scan(body: &str, terms: &[HighlightTerm], stop_early: bool) -> Scan {
+    let mut words: Vec<Word> = Vec::new();
+    let mut window = Window::new(terms.len());
+    // Once settled: the end of the line holding the window's last word, when that word is read.
+    let mut settled_line_end: Option<usize> = None;
     let mut start = None;
     for (at, character) in body
         .char_indices()
         .chain(std::iter::once((body.len(), ' ')))
     {
         match (start, is_word_char(character)) {
-            (None, true) => start = Some(at),
+            (None, true) => {
+                if settled_line_end.is_some_and(|line_end| at > line_end) {
+                    return Scan {
+                        first: window.first(),
+                        words,
+                        read: at,
+                        more: true,
+                    };
+                }
+                start = Some(at);
+            }
             (Some(from), false) => {
                 let term = matching_term(&body[from..at], terms);
                 words.push(Word {
@@ -167,11 +210,84 @@ fn words_of(body: &str, terms: &[HighlightTerm]) -> Vec<Word> {
                     highlight: false,
                 });
                 start = None;
+                if !stop_early || settled_line_end.is_some() {
+                    window.push(&words);
+                    continue;
+                }
+                window.push(&words);
+                if window.settled() && words.len() >= window.first() + WINDOW_WORDS {
+                    let line_end = body[at..].find('\n').map_or(body.len(), |n| at + n);
+                    settled_line_end = Some(line_end);
+                }
             }
             _ => {}
         }
     }
-    words
+    Scan {
+        first: window.first(),
+        words,
+        read: body.len(),
+        more: false,
+    }
+}
+
+/// The sliding window `scan` moves over the words as it reads them.
+struct Window {
+    counts: Vec<usize>,
+    distinct: usize,
+    left: usize,
+    /// (distinct terms, first matching word) of the best window so far.
+    best: Option<(usize, usize)>,
+}
+
+impl Window {
+    fn new(term_count: usize) -> Window {
+        Window {
+            counts: vec![0; term_count],
+            distinct: 0,
+            left: 0,
+            best: None,
+        }
+    }
+
+    /// Takes in the last word of `words`.
+    fn push(&mut self, words: &[Word]) {
+        if self.counts.is_empty() {
+            return;
+        }
+        let right = words.len() - 1;
+        if let Some(term) = words[right].term {
+            self.counts[term] += 1;
+            if self.counts[term] == 1 {
+                self.distinct += 1;
+            }
+        }
+        while right - self.left >= WINDOW_WORDS {
+            if let Some(term) = words[self.left].term {
+                self.counts[term] -= 1;
+                if self.counts[term] == 0 {
+                    self.distinct -= 1;
+                }
+            }
+            self.left += 1;
+        }
+        if self.distinct > self.best.map_or(0, |(count, _)| count) {
+            let first_match = (self.left..=right)
+                .find(|&index| words[index].term.is_some())
+                .unwrap_or(self.left);
+            self.best = Some((self.distinct, first_match));
+        }
+    }
+
+    /// Whether the best window holds every term, so no later one can replace it.
+    fn settled(&self) -> bool {
+        self.best.map_or(0, |(count, _)| count) == self.counts.len()
+    }
+
+    fn first(&self) -> usize {
+        self.best
+            .map_or(0, |(_, first_match)| first_match.saturating_sub(LEAD_WORDS))
+    }
 }
 
 /// Which term `word` matches, compared as FTS5 compares: ignoring case and diacritics. ASCII
@@ -197,43 +313,6 @@ fn matching_term(word: &str, terms: &[HighlightTerm]) -> Option<usize> {
     })
 }
 
-/// The window of at most `WINDOW_WORDS` words holding the most distinct matched terms (the
-/// earliest such window), starting a few words before its first match.
-fn best_window(words: &[Word], term_count: usize) -> (usize, usize) {
-    let mut best: Option<(usize, usize)> = None; // (distinct terms, first matching word)
-    if term_count > 0 {
-        let mut counts = vec![0usize; term_count];
-        let mut distinct = 0;
-        let mut left = 0;
-        for right in 0..words.len() {
-            if let Some(term) = words[right].term {
-                counts[term] += 1;
-                if counts[term] == 1 {
-                    distinct += 1;
-                }
-            }
-            while right - left >= WINDOW_WORDS {
-                if let Some(term) = words[left].term {
-                    counts[term] -= 1;
-                    if counts[term] == 0 {
-                        distinct -= 1;
-                    }
-                }
-                left += 1;
-            }
-            if distinct > best.map_or(0, |(count, _)| count) {
-                let first_match = (left..=right)
-                    .find(|&index| words[index].term.is_some())
-                    .unwrap_or(left);
-                best = Some((distinct, first_match));
-            }
-        }
-    }
-    let first = best.map_or(0, |(_, first_match)| first_match.saturating_sub(LEAD_WORDS));
-    let last = (first + WINDOW_WORDS - 1).min(words.len() - 1);
-    (first, last)
-}
-
 /// Appends text between words with every run of whitespace (line breaks too) as one space.
 fn push_flat(out: &mut String, between: &str) {
     let mut in_space = false;
@@ -253,6 +332,7 @@ fn push_flat(out: &mut String, between: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn term(text: &str, prefix: bool) -> HighlightTerm {
         HighlightTerm {
@@ -327,5 +407,61 @@ mod tests {
             snippet("🎉 日本語 ok", &[term("日本語", false)]),
             "**日本語** ok"
         );
+    }
+
+    #[test]
+    fn a_long_note_is_read_only_as_far_as_its_window() {
+        let mut body = "alpha beta gamma\n".to_string();
+        body.push_str(&"more words on another line\n".repeat(200));
+        let terms = [term("beta", false)];
+        let scan = scan(&body, &terms, true);
+        assert!(scan.more && scan.read < 200, "read {} bytes", scan.read);
+        assert_eq!(snippet(&body, &terms), snippet_of(&body, &terms, false));
+        assert!(snippet(&body, &terms).ends_with('…'));
+    }
+
+    /// Pieces whose mixes exercise words, lines, links, embeds, code spans and folded letters.
+    fn noteish() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("alpha".to_string()),
+            Just("Beta".to_string()),
+            Just("gamma".to_string()),
+            Just("the".to_string()),
+            Just("café".to_string()),
+            Just("日本語".to_string()),
+            Just(" ".to_string()),
+            Just(" ".to_string()),
+            Just("\n".to_string()),
+            Just("[[".to_string()),
+            Just("]]".to_string()),
+            Just("![[".to_string()),
+            Just("](".to_string()),
+            Just(")".to_string()),
+            Just("[".to_string()),
+            Just("`".to_string()),
+            Just("-".to_string()),
+            "[a-z]{1,6}",
+        ];
+        prop::collection::vec(piece, 0..400).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        /// Reading only as far as the window needs gives the snippet reading the whole body gives.
+        #[test]
+        fn stopping_early_never_changes_a_snippet(
+            body in noteish(),
+            words in prop::collection::vec(
+                prop_oneof![Just("alpha"), Just("beta"), Just("gamma"), Just("the"), Just("cafe"), Just("日本語"), Just("zzz")],
+                0..4,
+            ),
+            prefix in any::<bool>(),
+        ) {
+            let terms: Vec<HighlightTerm> = words
+                .iter()
+                .enumerate()
+                .map(|(index, word)| term(word, prefix && index == 0))
+                .collect();
+            prop_assert_eq!(snippet_of(&body, &terms, true), snippet_of(&body, &terms, false));
+        }
     }
 }
