@@ -140,7 +140,11 @@ fn without_glued_priorities(description: &str) -> String {
         let mut tag = word.trim_end_matches('\u{fe0f}').to_owned();
         while tag.len() > 1 && tag.ends_with(GLYPHS) {
             tag.pop();
-            tag = tag.trim_end_matches('\u{fe0f}').to_owned();
+            // The plugin trims the line after taking a field: white space a tag held before the
+            // glyph (a tag ends only at a space, so `\r` or a tab can sit inside one) goes too.
+            tag = tag
+                .trim_end_matches(|c: char| c == '\u{fe0f}' || c.is_whitespace() || c == '\u{feff}')
+                .to_owned();
         }
         out.push(tag);
     }

@@ -994,6 +994,24 @@ mod tests {
     }
 
     #[test]
+    fn a_priority_behind_white_space_inside_a_tag_reads_as_the_plugin_reads_it() {
+        // A tag ends only at a space, so `#YY\r⏫` is one tag while a field follows it; once the
+        // unreadable recurrence is dropped, the written line ends in the glyph, which the next
+        // read takes as the priority, trimming the `\r` with the line as the plugin does.
+        let settings = TaskSettings::default();
+        let task = parse_task_line("- [ ] a #YY\r⏫ 🔁 es Format", &settings).expect("a task");
+        assert_eq!(task.description, "a #YY\r⏫");
+        assert_eq!(task.priority, Priority::None);
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] a #YY\r⏫");
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(again.description, "a #YY");
+        assert_eq!(again.priority, Priority::High);
+        let rewritten = again.to_line(InvalidDates::AsWritten);
+        assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
+    }
+
+    #[test]
     fn fields_beyond_the_plugins_21_passes_stay_in_the_description_until_a_later_read() {
         // Each pass takes at most one field of each kind off the end; after 21 passes the plugin
         // stops, so an id in front of 21 dependencies stays text. Written back with one
