@@ -210,12 +210,12 @@ fn scan(body: &str, terms: &[HighlightTerm], stop_early: bool) -> Scan {
                     highlight: false,
                 });
                 start = None;
-                if !stop_early || settled_line_end.is_some() {
-                    window.push(&words);
-                    continue;
-                }
                 window.push(&words);
-                if window.settled() && words.len() >= window.first() + WINDOW_WORDS {
+                if stop_early
+                    && settled_line_end.is_none()
+                    && window.settled()
+                    && words.len() >= window.first() + WINDOW_WORDS
+                {
                     let line_end = body[at..].find('\n').map_or(body.len(), |n| at + n);
                     settled_line_end = Some(line_end);
                 }
