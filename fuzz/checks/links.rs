@@ -74,10 +74,13 @@ pub fn run(data: &[u8]) {
         // such a link.
         // Nor a target holding a bracket at all (`[[[kalt](<a bilink]]`): such a wikilink may sit
         // inside a markdown destination (`![alt](<x [[[kalt](<a bilink]].png>)`), and rewriting it
-        // rewrites that destination too.
+        // rewrites that destination too. Nor one holding `<` or `>`, which Obsidian allows in no
+        // file name either: they take part in the HTML around a link (in `<span class="x![a](b<)y>`
+        // the `<` of the path keeps the span from being a tag; a path without it makes one, which
+        // hides the link).
         let unpaired = link.original.matches('[').count() != link.original.matches(']').count();
         if unpaired
-            || link.path().contains(['[', ']'])
+            || link.path().contains(['[', ']', '<', '>'])
             || ["%%", "`", "$", "<!--", "-->", "\n"]
                 .iter()
                 .any(|marker| link.original.contains(marker))
