@@ -135,8 +135,15 @@ fn without_glued_priorities(description: &str) -> String {
         .take_while(|word| word.starts_with('#'))
         .count();
     let keep = words.len() - trailing;
-    let mut out: Vec<String> = words[..keep].iter().map(|w| (*w).to_owned()).collect();
-    for word in &words[keep..] {
+    let mut peeled: Vec<String> = Vec::with_capacity(trailing);
+    // The reader works from the end: a tag peeled down to a bare `#` is no tag, so it stays on
+    // the line's end and the tags in front of it keep their glyphs.
+    let mut blocked = false;
+    for word in words[keep..].iter().rev() {
+        if blocked {
+            peeled.push((*word).to_owned());
+            continue;
+        }
         let mut tag = word.trim_end_matches('\u{fe0f}').to_owned();
         while tag.len() > 1 && tag.ends_with(GLYPHS) {
             tag.pop();
@@ -146,8 +153,11 @@ fn without_glued_priorities(description: &str) -> String {
                 .trim_end_matches(|c: char| c == '\u{fe0f}' || c.is_whitespace() || c == '\u{feff}')
                 .to_owned();
         }
-        out.push(tag);
+        blocked = tag == "#";
+        peeled.push(tag);
     }
+    let mut out: Vec<String> = words[..keep].iter().map(|w| (*w).to_owned()).collect();
+    out.extend(peeled.into_iter().rev());
     out.join(" ")
 }
 

@@ -959,11 +959,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// Found by fuzzing: a priority glyph glued to a tag (`#tag⏫`) is part of the tag or the
-    /// priority depending on which field the plugin peels first. Read in the middle of the line's
-    /// fields it stays in the tag; written back (as the plugin writes it, tags in the description,
-    /// fields after), the tag ends the description and the next read takes the glyph as the
-    /// priority. Quire follows the plugin both ways, and the second write is then stable.
     #[test]
     fn every_1_weeks_is_every_week() {
         // Found by fuzzing: written back as the plugin writes it (`every week`), the rule read
@@ -976,6 +971,11 @@ mod tests {
         assert_eq!(parse_task_line(&written, &settings), Some(task));
     }
 
+    /// Found by fuzzing: a priority glyph glued to a tag (`#tag⏫`) is part of the tag or the
+    /// priority depending on which field the plugin peels first. Read in the middle of the line's
+    /// fields it stays in the tag; written back (as the plugin writes it, tags in the description,
+    /// fields after), the tag ends the description and the next read takes the glyph as the
+    /// priority. Quire follows the plugin both ways, and the second write is then stable.
     #[test]
     fn a_priority_glued_to_a_tag_reads_as_the_plugin_reads_it() {
         let settings = TaskSettings::default();
@@ -990,6 +990,26 @@ mod tests {
         assert_eq!(again.priority, Priority::High);
         let rewritten = again.to_line(InvalidDates::AsWritten);
         assert_eq!(rewritten, "- [ ] Do it #tag #t ⏫ 🔁 every week");
+        assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
+    }
+
+    #[test]
+    fn a_tag_peeled_down_to_a_bare_hash_keeps_the_glyph_of_the_tag_in_front() {
+        // Found by fuzzing. Read with fields behind them, `#🔺 #🔺` are two tags; written back,
+        // they end the line and the next read takes the last glyph as the priority. What is left
+        // of that tag, `#`, is no tag, so it stays on the line's end and the tag in front keeps
+        // its glyph, as the plugin reads it.
+        let settings = TaskSettings::default();
+        let line = "- [ ] #🔺 🔁  2ypqea #🔺 🔁  2ypqea";
+        let task = parse_task_line(line, &settings).expect("a task");
+        assert_eq!(task.tags, ["#🔺", "#🔺"]);
+        assert_eq!(task.priority, Priority::None);
+        let written = task.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ]  #🔺 #🔺");
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(again.description, "#🔺 #");
+        assert_eq!(again.priority, Priority::Highest);
+        let rewritten = again.to_line(InvalidDates::AsWritten);
         assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
     }
 
