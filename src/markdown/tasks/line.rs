@@ -1014,6 +1014,21 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_behind_a_priority_field_is_taken_whole_and_the_one_in_front_loses_its_glyph() {
+        // Found by fuzzing. A pass takes the priority field off the end, then the tag now ending
+        // the line, glyph and all; the next pass finds the tag in front ending in a glyph and
+        // takes that as the priority (the same one again), leaving a bare `#`, which is no tag.
+        // The tag taken whole goes back after the description, as the plugin puts it back.
+        let settings = TaskSettings::default();
+        let again = parse_task_line("- [ ] a #🔺 #🔺 🔺", &settings).expect("a task");
+        assert_eq!(again.description, "a # #🔺");
+        assert_eq!(again.tags, ["#🔺"]);
+        assert_eq!(again.priority, Priority::Highest);
+        let rewritten = again.to_line(InvalidDates::AsWritten);
+        assert_eq!(parse_task_line(&rewritten, &settings), Some(again));
+    }
+
+    #[test]
     fn a_priority_behind_white_space_inside_a_tag_reads_as_the_plugin_reads_it() {
         // A tag ends only at a space, so `#YY\r⏫` is one tag while a field follows it; once the
         // unreadable recurrence is dropped, the written line ends in the glyph, which the next
