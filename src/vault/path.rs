@@ -63,20 +63,22 @@ impl VaultPath {
         if raw.is_empty() {
             return Err(PathError::Empty);
         }
-        if raw.contains('\0') {
+        // The rules apply to the normalised text, the one stored and opened: NFC maps a few
+        // characters to ASCII (the Kelvin sign to `K`), so `K:` must be caught after it.
+        let normalised = nfc(raw);
+        if normalised.contains('\0') {
             return Err(PathError::Nul);
         }
-        if raw.contains('\\') {
+        if normalised.contains('\\') {
             return Err(PathError::Backslash);
         }
-        if raw.starts_with('/') {
+        if normalised.starts_with('/') {
             return Err(PathError::Absolute);
         }
-        let bytes = raw.as_bytes();
+        let bytes = normalised.as_bytes();
         if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
             return Err(PathError::DriveLetter);
         }
-        let normalised = nfc(raw);
         for segment in normalised.split('/') {
             check_segment(segment)?;
         }
@@ -219,6 +221,20 @@ mod tests {
                 "input {raw:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_drive_letter_made_by_normalising_is_refused() {
+        // Found by fuzzing: NFC turns the Kelvin sign (U+212A) into an ASCII `K`, so `K:` only
+        // appears once the path is normalised.
+        assert_eq!(
+            VaultPath::parse("\u{212A}:x.md"),
+            Err(PathError::DriveLetter)
+        );
+        assert_eq!(
+            VaultPath::parse("a/\u{212A}:x.md").map(|p| p.to_string()),
+            Ok("a/K:x.md".to_owned())
+        );
     }
 
     #[test]
