@@ -1072,6 +1072,38 @@ mod tests {
     }
 
     #[test]
+    fn fields_far_beyond_the_pass_limit_come_off_over_several_reads() {
+        // Each read takes off what its 21 passes allow, so two runs of 21 dependencies take three
+        // reads to settle, as they would in the plugin; each read keeps the leftmost field of a
+        // kind, so the line settles on the first id and dependency it held.
+        let settings = TaskSettings::default();
+        let line = format!(
+            "- [ ] d 🆔 a{} 🆔 b{}",
+            " ⛔ x".repeat(21),
+            " ⛔ y".repeat(21)
+        );
+        let first = parse_task_line(&line, &settings).expect("a task");
+        assert_eq!(
+            first.description,
+            format!("d 🆔 a{} 🆔 b", " ⛔ x".repeat(21))
+        );
+        assert_eq!(first.depends_on, vec!["y".to_owned()]);
+        let written = first.to_line(InvalidDates::AsWritten);
+        let second = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(
+            (second.description.as_str(), second.id.as_str()),
+            ("d 🆔 a ⛔ x", "b")
+        );
+        let written = second.to_line(InvalidDates::AsWritten);
+        assert_eq!(written, "- [ ] d 🆔 a ⛔ x 🆔 b ⛔ x");
+        let third = parse_task_line(&written, &settings).expect("a task");
+        let settled = third.to_line(InvalidDates::AsWritten);
+        assert_eq!(settled, "- [ ] d 🆔 a ⛔ x");
+        let again = parse_task_line(&settled, &settings).expect("a task");
+        assert_eq!(again.to_line(InvalidDates::AsWritten), settled);
+    }
+
+    #[test]
     fn a_block_link_uncovered_by_a_dropped_field_reads_as_the_plugin_reads_it() {
         // The plugin takes the block link off the end of the line before the fields, and drops a
         // recurrence it cannot read; what was in front of that field then ends the line it writes.
