@@ -60,11 +60,18 @@ pub fn run(data: &[u8]) {
                     // of the line before the fields, so a ` ^id` that an unreadable field hid
                     // (dropped as the plugin drops it) ends the written line and becomes the
                     // block link (see `a_block_link_uncovered_by_a_dropped_field_…` in line.rs).
+                    // The plugin trims the line once the link is off, so the spaces in front of
+                    // it go too.
                     let mut unlinked = same_style.clone();
-                    unlinked.description.push_str(&same_style.block_link);
+                    unlinked.description = task.description.clone();
                     unlinked.block_link.clear();
+                    let uncovered = task
+                        .description
+                        .strip_suffix(same_style.block_link.trim_start())
+                        .map(str::trim_end);
                     if task.block_link.is_empty()
                         && !same_style.block_link.is_empty()
+                        && uncovered == Some(same_style.description.as_str())
                         && unlinked == task
                     {
                         assert_stable(&again, invalid, &settings, line, format);

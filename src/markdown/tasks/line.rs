@@ -1122,6 +1122,16 @@ mod tests {
             ("we", " ^res")
         );
         assert_eq!(again.to_line(InvalidDates::AsWritten), written);
+        // The line is trimmed once the link is off, so spaces in front of it go as well.
+        let task = parse_task_line("- [ ] we  ^res 🔁 6", &settings).expect("a task");
+        assert_eq!(task.description, "we  ^res");
+        let written = task.to_line(InvalidDates::AsWritten);
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(
+            (again.description.as_str(), again.block_link.as_str()),
+            ("we", " ^res")
+        );
+        assert_eq!(again.to_line(InvalidDates::AsWritten), "- [ ] we ^res");
     }
 
     proptest! {
