@@ -93,6 +93,8 @@ pub fn run(data: &[u8]) {
                         unglued.description = reread.description.clone();
                         unglued.tags = again.tags.clone();
                         unglued.priority = again.priority;
+                        // The rule may say less at the same time, as in the first case above.
+                        unglued.recurrence = again.recurrence.clone();
                         assert!(
                             glyphs_peeled(
                                 task.description.trim_start_matches(' '),
