@@ -8,6 +8,12 @@ use quire::markdown::tasks::{
 /// Lines tried per input; a task line is one line, so more only repeats the work.
 const MAX_LINES: usize = 16;
 
+/// The emoji signifiers of the plugin's fields.
+const FIELDS: [&str; 18] = [
+    "🔺", "⏫", "🔼", "🔽", "⏬", "🔁", "🏁", "➕", "🛫", "⏳", "⌛", "📅", "📆", "🗓", "❌", "✅",
+    "🆔", "⛔",
+];
+
 /// The passes the plugin's reader makes over a line, each taking at most one field of each kind.
 const PLUGIN_PASSES: usize = 21;
 
@@ -60,22 +66,19 @@ pub fn run(data: &[u8]) {
                     // of the line before the fields, so a ` ^id` that an unreadable field hid
                     // (dropped as the plugin drops it) ends the written line and becomes the
                     // block link (see `a_block_link_uncovered_by_a_dropped_field_…` in line.rs).
-                    // The plugin trims the line once the link is off, so the spaces in front of
-                    // it go too.
-                    let mut unlinked = same_style.clone();
-                    unlinked.description = task.description.clone();
-                    unlinked.block_link.clear();
-                    let uncovered = task
-                        .description
-                        .strip_suffix(same_style.block_link.trim_start())
-                        .map(str::trim_end);
-                    if task.block_link.is_empty()
-                        && !same_style.block_link.is_empty()
-                        && uncovered == Some(same_style.description.as_str())
-                        && unlinked == task
-                    {
-                        assert_stable(&again, invalid, &settings, line, format);
-                        continue;
+                    // The plugin trims the line once the link is off, and then reads what is
+                    // left as any line, so fields that stood in front of the link are read too:
+                    // the read must be that of the written line without its link.
+                    let behind = written
+                        .strip_suffix(again.block_link.trim_start())
+                        .filter(|_| task.block_link.is_empty() && !again.block_link.is_empty())
+                        .and_then(|rest| parse_task_line(rest.trim_end(), &settings));
+                    if let Some(mut behind) = behind {
+                        behind.block_link = again.block_link.clone();
+                        if behind == again {
+                            assert_stable(&again, invalid, &settings, line, format);
+                            continue;
+                        }
                     }
                     if same_style != task {
                         // The plugin's own grammar: a priority glyph glued to a tag that ends the
@@ -194,10 +197,17 @@ fn peelings(tag: &str) -> impl Iterator<Item = String> {
     const GLYPHS: [char; 5] = ['🔺', '⏫', '🔼', '🔽', '⏬'];
     std::iter::successors(Some(tag.to_owned()), |tag| {
         let mut tag = tag.trim_end_matches('\u{fe0f}').to_owned();
-        if tag.len() <= 1 || !tag.ends_with(GLYPHS) {
+        if tag.len() <= 1 {
             return None;
         }
-        tag.pop();
+        if tag.ends_with(GLYPHS) {
+            tag.pop();
+        } else {
+            // A field glued to the tag's end (`#t🔁t`) is taken off as a field once the tag
+            // ends the line, and dropped when it cannot be read.
+            let cut = FIELDS.iter().filter_map(|f| tag[1..].rfind(f)).max()?;
+            tag.truncate(cut + 1);
+        }
         // The plugin trims the line after taking a field: white space a tag held before the
         // glyph (a tag ends only at a space, so `\r` or a tab can sit inside one) goes too.
         Some(
@@ -210,11 +220,7 @@ fn peelings(tag: &str) -> impl Iterator<Item = String> {
 /// How many field signifiers `line` holds (each emoji the plugin reads, and Dataview's `::`): a
 /// line with fewer cannot reach the plugin's pass limit.
 fn field_signifiers(line: &str) -> usize {
-    const SIGNIFIERS: [&str; 18] = [
-        "🔺", "⏫", "🔼", "🔽", "⏬", "🔁", "🏁", "➕", "🛫", "⏳", "⌛", "📅", "📆", "🗓", "❌",
-        "✅", "🆔", "⛔",
-    ];
-    SIGNIFIERS
+    FIELDS
         .iter()
         .map(|s| line.matches(s).count())
         .sum::<usize>()

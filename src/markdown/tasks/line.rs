@@ -1104,6 +1104,24 @@ mod tests {
     }
 
     #[test]
+    fn a_field_glued_to_a_trailing_tag_is_taken_off_once_the_tag_ends_the_line() {
+        // Behind a field the tag `#t🔁t` is taken whole; once it ends the written line, the
+        // plugin's pass takes `🔁t` off as a recurrence (before it looks for tags) and drops it,
+        // since `t` is no rule.
+        let settings = TaskSettings::default();
+        let task = parse_task_line("- [ ] #t🔁t🔁 e evy", &settings).expect("a task");
+        assert_eq!(task.tags, vec!["#t🔁t".to_owned()]);
+        let written = task.to_line(InvalidDates::AsWritten);
+        let again = parse_task_line(&written, &settings).expect("a task");
+        assert_eq!(again.tags, vec!["#t".to_owned()]);
+        assert_eq!(again.recurrence, None);
+        assert_eq!(
+            parse_task_line(&again.to_line(InvalidDates::AsWritten), &settings),
+            Some(again)
+        );
+    }
+
+    #[test]
     fn a_block_link_uncovered_by_a_dropped_field_reads_as_the_plugin_reads_it() {
         // The plugin takes the block link off the end of the line before the fields, and drops a
         // recurrence it cannot read; what was in front of that field then ends the line it writes.
