@@ -73,12 +73,29 @@ pub fn run(data: &[u8]) {
                         .strip_suffix(again.block_link.trim_start())
                         .filter(|_| task.block_link.is_empty() && !again.block_link.is_empty())
                         .and_then(|rest| parse_task_line(rest.trim_end(), &settings));
-                    if let Some(mut behind) = behind {
+                    // Only one link is read per line: when what is left ends in another, that
+                    // one is text, and nothing else may have changed.
+                    if let Some(mut behind) = behind.filter(|behind| behind.block_link.is_empty()) {
                         behind.block_link = again.block_link.clone();
                         if behind == again {
                             assert_stable(&again, invalid, &settings, line, format);
                             continue;
                         }
+                    }
+                    let mut unlinked = same_style.clone();
+                    unlinked.description = task.description.clone();
+                    unlinked.block_link.clear();
+                    let uncovered = task
+                        .description
+                        .strip_suffix(same_style.block_link.trim_start())
+                        .map(str::trim_end);
+                    if task.block_link.is_empty()
+                        && !same_style.block_link.is_empty()
+                        && uncovered == Some(same_style.description.as_str())
+                        && unlinked == task
+                    {
+                        assert_stable(&again, invalid, &settings, line, format);
+                        continue;
                     }
                     if same_style != task {
                         // The plugin's own grammar: a priority glyph glued to a tag that ends the
