@@ -122,7 +122,9 @@ pub fn run(data: &[u8]) {
                             ) && unglued == reread,
                             "{line:?} was written as {written:?} ({format:?})\n{task:?}\n{again:?}"
                         );
-                        assert_stable(&again, invalid, &settings, line, format);
+                        // A tag can hold fields and glyphs glued one behind the other, each read
+                        // taking off what its passes reach: the writes must settle.
+                        assert_settles(&again, field_signifiers(line) + 2, &settings, line, format);
                         continue;
                     }
                 }
@@ -161,7 +163,7 @@ fn assert_stable(
 
 /// Writing `task` and reading it back, again and again, reaches a line that reads back as itself
 /// within `reads` rounds, and each round leaves the description a prefix of the one before: fields
-/// only ever leave its end.
+/// only ever leave its end. (The leading space of a description of tags alone comes and goes.)
 fn assert_settles(
     task: &Task,
     reads: usize,
@@ -179,7 +181,9 @@ fn assert_settles(
             return;
         }
         assert!(
-            task.description.starts_with(next.description.trim_end()),
+            task.description
+                .trim_start_matches(' ')
+                .starts_with(next.description.trim_start_matches(' ').trim_end()),
             "{line:?}: a later read changed more than the description's end ({format:?})\n{task:?}\n{next:?}"
         );
         task = next;
