@@ -143,8 +143,11 @@ pub fn run(data: &[u8]) {
 }
 
 /// Writing `task` and reading it back, again and again, reaches a line that reads back as itself
-/// within `reads` rounds, and each round leaves the description a prefix of the one before: fields
-/// only ever leave its end. (The leading space of a description of tags alone comes and goes.)
+/// within `reads` rounds, and each round leaves the description a prefix of the one before, or
+/// the same words with glyphs or fields peeled off its trailing tags: fields only ever leave its
+/// end, or the end of a tag once the tags behind it are off (the plugin takes trailing tags off
+/// one per pass and puts them back). (The leading space of a description of tags alone comes and
+/// goes.)
 fn assert_settles(
     task: &Task,
     reads: usize,
@@ -161,10 +164,12 @@ fn assert_settles(
         if next.to_line(InvalidDates::AsWritten) == written {
             return;
         }
+        let (before, after) = (
+            task.description.trim_start_matches(' '),
+            next.description.trim_start_matches(' '),
+        );
         assert!(
-            task.description
-                .trim_start_matches(' ')
-                .starts_with(next.description.trim_start_matches(' ').trim_end()),
+            before.starts_with(after.trim_end()) || glyphs_peeled(before, after),
             "{line:?}: a later read changed more than the description's end ({format:?})\n{task:?}\n{next:?}"
         );
         task = next;
