@@ -209,28 +209,26 @@ fn taken_off(before: &str, after: &str) -> Option<String> {
         .take_while(|word| word.starts_with('#'))
         .count();
     let core = words[..words.len() - tags].join(" ");
-    let rest = before.strip_prefix(core.trim_end())?;
+    let mut rest = before.strip_prefix(core.trim_end())?;
     let mut taken = String::new();
-    let mut rest_words = rest.split(' ');
     for tag in &words[words.len() - tags..] {
-        loop {
-            let word = rest_words.next()?;
-            if let Some(peeled) = word
-                .strip_prefix(tag.trim_end())
-                .filter(|_| word.starts_with('#'))
-            {
-                taken.push_str(peeled);
-                taken.push(' ');
-                break;
-            }
-            taken.push_str(word);
-            taken.push(' ');
-        }
+        let tag = tag.trim_end();
+        // A tag starts at a `#` behind white space (any, as the plugin's `\s`) and ends at a
+        // space; the white space in front of it goes with the trim after a field.
+        let at = rest.char_indices().map(|(at, _)| at).find(|&at| {
+            let whole = before.len() - rest.len() + at;
+            rest[at..].starts_with(tag)
+                && before[..whole]
+                    .chars()
+                    .next_back()
+                    .is_none_or(char::is_whitespace)
+        })?;
+        let end = rest[at..].find(' ').map_or(rest.len(), |end| at + end);
+        taken.push_str(&rest[..at]);
+        taken.push_str(rest.get(at + tag.len()..end)?);
+        rest = &rest[end..];
     }
-    for word in rest_words {
-        taken.push_str(word);
-        taken.push(' ');
-    }
+    taken.push_str(rest);
     Some(taken)
 }
 
