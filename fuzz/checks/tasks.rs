@@ -85,6 +85,19 @@ fn later_read(task: &Task, next: &Task) -> Result<(), String> {
     if !same(task, next) {
         return Err("changed what stands before the description".into());
     }
+    // The plugin reads a line's text from behind the spaces after its checkbox, and a block link
+    // needs a space in front: behind an empty description the written link is read as the
+    // description (the plugin writes and reads its own line so too).
+    if task.description.trim().is_empty() && next.block_link.is_empty() {
+        let mut linked = next.clone();
+        linked.description = task.description.clone();
+        linked.block_link = task.block_link.clone();
+        linked.tags = task.tags.clone();
+        linked.dataview = task.dataview;
+        if next.description == task.block_link.trim_start() && linked == *task {
+            return Ok(());
+        }
+    }
     let (before, after) = (
         task.description.trim_start_matches(' '),
         next.description.trim_start_matches(' '),
