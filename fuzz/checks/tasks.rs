@@ -227,7 +227,8 @@ fn taken_off(before: &str, after: &str) -> Option<String> {
     for tag in &words[words.len() - tags..] {
         let tag = tag.trim_end();
         // A tag starts at a `#` behind white space (any, as the plugin's `\s`) and ends at a
-        // space; the white space in front of it goes with the trim after a field.
+        // space, or where the next tag starts (a tag's text holds other white space, never a
+        // `#`); the white space in front of it goes with the trim after a field.
         let at = rest.char_indices().map(|(at, _)| at).find(|&at| {
             let whole = before.len() - rest.len() + at;
             rest[at..].starts_with(tag)
@@ -236,7 +237,13 @@ fn taken_off(before: &str, after: &str) -> Option<String> {
                     .next_back()
                     .is_none_or(char::is_whitespace)
         })?;
-        let end = rest[at..].find(' ').map_or(rest.len(), |end| at + end);
+        let end = rest[at..]
+            .char_indices()
+            .skip(1)
+            .find(|&(end, c)| {
+                c == ' ' || (c == '#' && rest[at..at + end].ends_with(char::is_whitespace))
+            })
+            .map_or(rest.len(), |(end, _)| at + end);
         taken.push_str(&rest[..at]);
         taken.push_str(rest.get(at + tag.len()..end)?);
         rest = &rest[end..];
