@@ -237,15 +237,18 @@ fn taken_off(before: &str, after: &str) -> Option<String> {
                     .next_back()
                     .is_none_or(char::is_whitespace)
         })?;
-        let end = rest[at..]
+        // The word read back is matched whole (when nothing was taken from it, it may hold a
+        // `#` behind a tab); what was glued to it runs on to a space or to the next tag.
+        let from = at + tag.len();
+        let end = rest
+            .get(from..)?
             .char_indices()
-            .skip(1)
             .find(|&(end, c)| {
-                c == ' ' || (c == '#' && rest[at..at + end].ends_with(char::is_whitespace))
+                c == ' ' || (c == '#' && rest[..from + end].ends_with(char::is_whitespace))
             })
-            .map_or(rest.len(), |(end, _)| at + end);
+            .map_or(rest.len(), |(end, _)| from + end);
         taken.push_str(&rest[..at]);
-        taken.push_str(rest.get(at + tag.len()..end)?);
+        taken.push_str(&rest[from..end]);
         rest = &rest[end..];
     }
     taken.push_str(rest);
