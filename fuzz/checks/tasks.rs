@@ -22,6 +22,9 @@ const FIELDS: [&str; 18] = [
     "🆔", "⛔",
 ];
 
+/// The priority glyphs, each a whole field.
+const PRIORITIES: [&str; 5] = ["🔺", "⏫", "🔼", "🔽", "⏬"];
+
 /// The check itself: panics on any violation.
 pub fn run(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -64,7 +67,7 @@ fn assert_settles(
         let Some(next) = parse_task_line(&written, settings) else {
             panic!("{line:?} was written as {written:?}, which is not a task ({format:?})");
         };
-        if let Err(why) = later_read(&task, &next) {
+        if let Err(why) = later_read(&task, &next, format) {
             panic!(
                 "{line:?} was written as {written:?}, whose read {why} ({format:?})\n{task:?}\n{next:?}"
             );
@@ -78,7 +81,7 @@ fn assert_settles(
 }
 
 /// Whether `next`, the read of what Quire wrote of `task`, is one the plugin's grammar allows.
-fn later_read(task: &Task, next: &Task) -> Result<(), String> {
+fn later_read(task: &Task, next: &Task, format: TaskFormat) -> Result<(), String> {
     let same = |a: &Task, b: &Task| {
         a.indentation == b.indentation && a.list_marker == b.list_marker && a.status == b.status
     };
@@ -123,11 +126,8 @@ fn later_read(task: &Task, next: &Task) -> Result<(), String> {
     let Some(taken) = taken_off(before, after) else {
         return Err("changed more than the description's end and its trailing tags".into());
     };
-    // What left the description is a field (or its signifier) or a block link.
-    if !(FIELDS.iter().any(|field| taken.contains(field))
-        || taken.contains("::")
-        || taken.contains('^'))
-    {
+    // What left the description is a field the format reads, or a block link.
+    if !holds_field(&taken, format) {
         return Err(format!(
             "took {taken:?} off the description, which holds no field"
         ));
@@ -177,7 +177,7 @@ fn later_read(task: &Task, next: &Task) -> Result<(), String> {
         (
             task.priority != Priority::None,
             next.priority != Priority::None,
-            took(&["🔺", "⏫", "🔼", "🔽", "⏬"], "priority"),
+            took(&PRIORITIES, "priority"),
         ),
         (
             !task.id.is_empty(),
@@ -199,6 +199,21 @@ fn later_read(task: &Task, next: &Task) -> Result<(), String> {
         return Err("lost a field".into());
     }
     Ok(())
+}
+
+/// Whether `taken` holds what a read in `format` takes off a line's end: a block link, a
+/// Dataview field, or an emoji field: a priority glyph alone, any other signifier with something
+/// behind it (the value it reads, or an unreadable one it drops). A bare `📅` is no field.
+fn holds_field(taken: &str, format: TaskFormat) -> bool {
+    let emoji = |signifier: &str| {
+        taken.match_indices(signifier).any(|(at, _)| {
+            PRIORITIES.contains(&signifier)
+                || !taken[at + signifier.len()..].trim_start().is_empty()
+        })
+    };
+    taken.contains('^')
+        || (format != TaskFormat::Emoji && taken.contains("::"))
+        || (format != TaskFormat::Dataview && FIELDS.iter().any(|field| emoji(field)))
 }
 
 /// Whether the rule text `again` says what `written` says, or less: rrule writes some rules with
