@@ -105,9 +105,17 @@ fn later_read(task: &Task, next: &Task, format: TaskFormat) -> Result<(), String
         task.description.trim_start_matches(' '),
         next.description.trim_start_matches(' '),
     );
-    if before == after {
-        // Nothing more was taken off: every field reads back as written, but for the rule,
-        // whose text can say less than the rule rrule read (it stays a rule).
+    let taken = if before == after {
+        String::new()
+    } else {
+        taken_off(before, after)
+            .ok_or("changed more than the description's end and its trailing tags")?
+    };
+    // Nothing more was taken off, or only the white space in front of a trailing tag that the
+    // tag pass reaches now (the read before ran out of passes first) and puts back behind one
+    // space: every field reads back as written, but for the rule, whose text can say less than
+    // the rule rrule read (it stays a rule).
+    if taken.chars().all(char::is_whitespace) {
         let mut reread = next.clone();
         reread.recurrence = task.recurrence.clone();
         reread.dataview = task.dataview;
@@ -123,9 +131,6 @@ fn later_read(task: &Task, next: &Task, format: TaskFormat) -> Result<(), String
             _ => Ok(()),
         };
     }
-    let Some(taken) = taken_off(before, after) else {
-        return Err("changed more than the description's end and its trailing tags".into());
-    };
     // What left the description is a field the format reads, or a block link.
     if !holds_field(&taken, format) {
         return Err(format!(
