@@ -126,7 +126,9 @@ fn later_read(task: &Task, next: &Task, format: TaskFormat) -> Result<(), String
             reread.tags = task.tags.clone();
         }
         if reread != *task {
-            return Err("changed a field while the description stayed".into());
+            return Err(
+                "changed a field while nothing but white space left the description".into(),
+            );
         }
         return match (&task.recurrence, &next.recurrence) {
             (Some(rule), Some(again)) if !says_less(&rule.text(), &again.text()) => {
