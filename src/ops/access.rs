@@ -14,13 +14,13 @@ use std::sync::Arc;
 use super::audit::Event;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy, Principal};
-use crate::vault::{ExcludedFiles, VaultError, VaultPath};
+use crate::vault::{ExcludedFiles, Vault, VaultError, VaultPath};
 
 /// A snapshot of the policy for one caller, used to filter many rows cheaply.
 pub(crate) struct Visibility {
     policy: Arc<Policy>,
     principal: Principal,
-    root: std::path::PathBuf,
+    vault: Arc<Vault>,
 }
 
 impl Visibility {
@@ -36,29 +36,35 @@ impl Visibility {
         !self.policy.has_rules_for(&self.principal)
     }
 
+    /// Whether the caller may change what `path` names and where it really leads.
+    pub(crate) fn may_write(&self, path: &str) -> bool {
+        self.policy.allows(&self.principal, Action::Write, path)
+            && self.real_path_allowed(path, Action::Write)
+    }
+
     /// Whether the caller may learn that the folder at `path` exists: a symlinked folder is judged
     /// by where it leads as well.
     pub(crate) fn shows_folder(&self, path: &str) -> bool {
         self.real_path_allowed(path, Action::List)
     }
 
-    /// Follows symbolic links to where `path` really is and checks that too. A path that does
-    /// not exist (yet) has nothing to follow. Skipped (true) when no rule can restrict the caller,
-    /// so the unrestricted owner pays no `canonicalize` per listed row.
+    /// Judges where `path` really is: the place resolution opens, every link followed and every
+    /// name matched as resolution matches it (NFC against NFD names on disk). A path that does not
+    /// exist (yet) is judged by the real place of the folder it would be created in. Skipped (true)
+    /// when no rule can restrict the caller, so the unrestricted owner pays nothing per listed row.
     fn real_path_allowed(&self, path: &str, action: Action) -> bool {
         if !self.policy.has_rules_for(&self.principal) {
             return true;
         }
-        let full = self.root.join(path);
-        let Ok(real) = std::fs::canonicalize(&full) else {
-            return real_parent_allowed(&self.root, &full, &self.policy, &self.principal, action);
-        };
-        match real.strip_prefix(&self.root) {
-            Ok(rel) => self
-                .policy
-                .allows(&self.principal, action, &rel.to_string_lossy()),
-            Err(_) => false,
+        if path.is_empty() {
+            return self.policy.allows(&self.principal, action, "");
         }
+        let Ok(vault_path) = VaultPath::parse(path) else {
+            return false;
+        };
+        self.vault
+            .real_location(&vault_path)
+            .is_some_and(|real| self.policy.allows(&self.principal, action, &real))
     }
 }
 
@@ -76,43 +82,12 @@ impl SearchVisibility {
     }
 }
 
-/// For a path that does not exist yet, the folder it would be created in is what links could
-/// redirect; check where that folder really is.
-fn real_parent_allowed(
-    root: &std::path::Path,
-    full: &std::path::Path,
-    policy: &Policy,
-    principal: &Principal,
-    action: Action,
-) -> bool {
-    let mut ancestor = full.parent();
-    let mut rest = vec![full.file_name().map(|n| n.to_string_lossy().into_owned())];
-    while let Some(folder) = ancestor {
-        if let Ok(real) = std::fs::canonicalize(folder) {
-            let Ok(rel) = real.strip_prefix(root) else {
-                return false;
-            };
-            let mut joined = rel.to_string_lossy().into_owned();
-            for segment in rest.iter().rev().flatten() {
-                if !joined.is_empty() {
-                    joined.push('/');
-                }
-                joined.push_str(segment);
-            }
-            return policy.allows(principal, action, &joined);
-        }
-        rest.push(folder.file_name().map(|n| n.to_string_lossy().into_owned()));
-        ancestor = folder.parent();
-    }
-    false
-}
-
 impl Ops {
     pub(crate) fn visibility(&self, ctx: &Context) -> Visibility {
         Visibility {
             policy: self.policy(),
             principal: ctx.principal.clone(),
-            root: self.vault.root().to_path_buf(),
+            vault: Arc::clone(&self.vault),
         }
     }
 
@@ -142,12 +117,7 @@ impl Ops {
     /// Refuses to change `path` unless the caller may; the answer does not depend on whether the
     /// file exists.
     pub(super) fn require_write(&self, ctx: &Context, path: &VaultPath) -> Result<(), OpsError> {
-        let visibility = self.visibility(ctx);
-        let allowed = visibility
-            .policy
-            .allows(&ctx.principal, Action::Write, path.as_str())
-            && visibility.real_path_allowed(path.as_str(), Action::Write);
-        if allowed {
+        if self.visibility(ctx).may_write(path.as_str()) {
             Ok(())
         } else {
             self.audit.record(ctx, Event::denied(path.as_str()));

@@ -11,11 +11,11 @@
 
 use std::collections::BTreeSet;
 
+use super::access::Visibility;
 use super::audit::Event;
 use super::move_journal::{Entry, FileEntry};
 use super::notes::parse_path;
 use super::{Context, Ops, OpsError};
-use crate::acl::{Action, Policy};
 use crate::index::LinkGraph;
 use crate::markdown::links::{
     self, Link, LinkForm, PathStyle, Resolver, lookup_name, path_style, path_text, spells_md,
@@ -140,8 +140,8 @@ impl Ops {
         );
         let _locks = self.lock_move(&world.sources, &old, &new);
         // One policy snapshot decides what the move may rewrite and which folders it may prune.
-        let policy = self.policy();
-        let plan = self.plan_move(ctx, &policy, &world, old, new, resolved_old)?;
+        let visibility = self.visibility(ctx);
+        let plan = self.plan_move(ctx, &visibility, &world, old, new, resolved_old)?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             files = plan.planned.len(),
@@ -150,7 +150,13 @@ impl Ops {
         if request.dry_run {
             return Ok(plan.dry_run_report());
         }
-        self.execute_move(ctx, &policy, &plan, request.prune_empty_folders, started)
+        self.execute_move(
+            ctx,
+            &visibility,
+            &plan,
+            request.prune_empty_folders,
+            started,
+        )
     }
 
     /// Plans the whole move under its locks, writing nothing: the destination must be free, the
@@ -159,7 +165,7 @@ impl Ops {
     fn plan_move(
         &self,
         ctx: &Context,
-        policy: &Policy,
+        visibility: &Visibility,
         world: &MoveWorld,
         old: VaultPath,
         new: VaultPath,
@@ -190,7 +196,7 @@ impl Ops {
             .map_err(|e| OpsError::from_vault(e, None))?;
         let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
         let planned = self.plan_sources(&planner, &world.sources, &old);
-        let planned = self.refuse_unwritable(ctx, policy, &old, planned)?;
+        let planned = self.refuse_unwritable(ctx, visibility, &old, planned)?;
         Ok(MovePlan {
             old,
             new,
@@ -206,7 +212,7 @@ impl Ops {
     fn execute_move(
         &self,
         ctx: &Context,
-        policy: &Policy,
+        visibility: &Visibility,
         plan: &MovePlan,
         prune_empty_folders: bool,
         started: std::time::Instant,
@@ -251,9 +257,7 @@ impl Ops {
         let pruned_folders = if prune_empty_folders {
             // Only folders the caller may change, as vault_delete_note does.
             self.vault
-                .prune_empty_folders(resolved_old, &|folder: &str| {
-                    policy.allows(&ctx.principal, Action::Write, folder)
-                })
+                .prune_empty_folders(resolved_old, &|folder: &str| visibility.may_write(folder))
         } else {
             Vec::new()
         };
@@ -439,7 +443,7 @@ impl Ops {
     fn refuse_unwritable(
         &self,
         ctx: &Context,
-        policy: &Policy,
+        visibility: &Visibility,
         old: &VaultPath,
         plans: Vec<Result<Option<PlannedFile>, OpsError>>,
     ) -> Result<Vec<PlannedFile>, OpsError> {
@@ -447,7 +451,7 @@ impl Ops {
         let mut unwritable: Vec<String> = Vec::new();
         for plan in plans {
             let Some(file) = plan? else { continue };
-            if !policy.allows(&ctx.principal, Action::Write, file.path.as_str()) {
+            if !visibility.may_write(file.path.as_str()) {
                 unwritable.push(file.path.to_string());
                 continue;
             }

@@ -353,10 +353,9 @@ impl Ops {
             .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
             // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.
-            let policy = self.policy();
-            self.vault.prune_empty_folders(&resolved, &|folder: &str| {
-                policy.allows(&ctx.principal, crate::acl::Action::Write, folder)
-            })
+            let visibility = self.visibility(ctx);
+            self.vault
+                .prune_empty_folders(&resolved, &|folder: &str| visibility.may_write(folder))
         } else {
             Vec::new()
         };

@@ -192,6 +192,12 @@ impl Vault {
         resolve::resolve(&self.root, path)
     }
 
+    /// The vault-relative place (NFC) that opening `path` reaches, every link followed; `None`
+    /// when it cannot be resolved inside the vault. Access checks judge this.
+    pub fn real_location(&self, path: &VaultPath) -> Option<String> {
+        resolve::real_location(&self.root, path)
+    }
+
     /// Reads a whole file, refusing folders and files over the size cap.
     pub fn read(&self, path: &VaultPath) -> Result<FileContents, VaultError> {
         let resolved = self.resolve(path)?;

@@ -102,6 +102,36 @@ fn find_entry(
     Ok(None)
 }
 
+/// Where `path` really is: the vault-relative location, in NFC, of what resolution opens with
+/// every symbolic link followed, the last one included; for a path that does not exist (yet), the
+/// real place of its deepest existing folder followed by the missing segments. `None` when the path
+/// cannot be resolved inside the vault. The access check judges this location, so the check and
+/// the open agree on one file whatever the names on disk are spelled in (an NFD link name once led
+/// the check to judge the visible folder while the open followed the link).
+pub(super) fn real_location(root: &Path, path: &VaultPath) -> Option<String> {
+    let resolved = resolve(root, path).ok()?;
+    let mut missing = Vec::new();
+    let mut existing = resolved.fs_path.as_path();
+    let real = loop {
+        match existing.canonicalize() {
+            Ok(real) => break real,
+            Err(_) => {
+                missing.push(existing.file_name()?);
+                existing = existing.parent()?;
+            }
+        }
+    };
+    let inside = real.strip_prefix(root).ok()?;
+    let mut location: String = inside.to_str()?.nfc().collect();
+    for segment in missing.iter().rev() {
+        if !location.is_empty() {
+            location.push('/');
+        }
+        location.extend(segment.to_str()?.nfc());
+    }
+    Some(location)
+}
+
 fn is_missing(error: &io::Error) -> bool {
     matches!(
         error.kind(),

@@ -30,6 +30,13 @@ fn fixture() -> Fixture {
     symlink(root.join(".obsidian"), root.join("hidden_dir")).expect("symlink");
     symlink("../../outside", root.join("inside/relative_out")).expect("symlink");
     symlink(dir.path().join("missing"), root.join("dangling")).expect("symlink");
+    // Names stored decomposed (NFD), as macOS and sync clients write them: a link with such a
+    // name, and a plain link inside a folder with such a name, both into `private`.
+    std::fs::create_dir_all(root.join("private")).expect("mkdir");
+    std::fs::write(root.join("private/p.md"), "p").expect("write");
+    symlink("private", root.join("Dossie\u{301}")).expect("symlink");
+    std::fs::create_dir_all(root.join("Re\u{301}unions")).expect("mkdir");
+    symlink("../private", root.join("Re\u{301}unions/door")).expect("symlink");
     let vault = Vault::open(&root, 1 << 20).expect("open");
     let root = root.canonicalize().expect("canonical");
     Fixture {
@@ -73,6 +80,12 @@ fn segment() -> impl Strategy<Value = String> {
         Just("a\\b".to_string()),
         Just("nul\0".to_string()),
         Just("Cafe\u{301}.md".to_string()),
+        Just("Dossi\u{e9}".to_string()),
+        Just("Dossie\u{301}".to_string()),
+        Just("R\u{e9}unions".to_string()),
+        Just("door".to_string()),
+        Just("private".to_string()),
+        Just("p.md".to_string()),
         "[a-z]{1,6}(\\.md)?",
     ]
 }
@@ -109,6 +122,31 @@ proptest! {
             prop_assert!(
                 is_visible_inside(&fx.root, &place),
                 "{raw:?} resolved to {}", place.display()
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Issue 47, F1: the place the access check judges is the place a read or write opens, however
+    /// the names on the way are normalised on disk.
+    #[test]
+    fn the_judged_place_is_the_opened_place(raw in raw_path()) {
+        let fx = fixture();
+        if let Ok(path) = VaultPath::parse(&raw)
+            && let Ok(resolved) = fx.vault.resolve(&path)
+        {
+            let judged = fx.vault.real_location(&path);
+            let opened = landing_place(&resolved.fs_path);
+            let opens_private = opened.starts_with(fx.root.join("private"));
+            prop_assert!(judged.is_some(), "{raw:?} resolved but has no real location");
+            let judged = judged.unwrap_or_default();
+            prop_assert_eq!(
+                judged == "private" || judged.starts_with("private/"),
+                opens_private,
+                "{:?} is judged as {:?} but opens {}", raw, judged, opened.display()
             );
         }
     }

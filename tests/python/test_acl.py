@@ -730,3 +730,69 @@ async def test_r18_search_scores_depend_on_nothing_the_caller_cannot_read(quire_
                 assert first == second, (query, first, second)
     finally:
         server.server.stop()
+
+
+def nfd(name: str) -> str:
+    return unicodedata.normalize("NFD", name)
+
+
+async def test_r47_links_with_nfd_names_lead_nowhere_denied(quire_bin, acl_vault, tmp_path, xdg_home):
+    # Issue 47, F1: a link whose own name, or whose folder's name, is stored decomposed (NFD, as
+    # macOS and sync clients write accented names) was judged by the visible folder while
+    # resolution followed it, so `deny` and `always_deny` could be read and written through it.
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    (acl_vault / "Inbox" / nfd("Dossié")).symlink_to("../Privé", target_is_directory=True)
+    (acl_vault / "Inbox" / nfd("Réunions")).mkdir()
+    (acl_vault / "Inbox" / nfd("Réunions") / "door").symlink_to("../../Privé", target_is_directory=True)
+    (acl_vault / "Inbox" / nfd("Réunions") / "minutes.md").write_text("# Minutes\n")
+    (acl_vault / "Shared" / "Public" / nfd("Porté")).symlink_to("../../Privé", target_is_directory=True)
+    (acl_vault / "Projects" / nfd("Clés")).symlink_to("../Keys", target_is_directory=True)
+    before = {p: p.read_bytes() for p in (acl_vault / "Privé").rglob("*.md")}
+    ways_in = ["Inbox/Dossié", "Inbox/Réunions/door", "Shared/Public/Porté"]
+
+    async def probe(session, folders: list[str], note: str, leaks: tuple[str, ...], names: tuple[str, ...]) -> None:
+        for spelling in (unicodedata.normalize("NFC", f) for f in folders):
+            for folder in (spelling, nfd(spelling)):
+                for tool, args in path_tools(f"{folder}/{note}", folder) + [
+                    ("vault_move_note", {"old_path": "Inbox/todo.md", "new_path": f"{folder}/moved.md"}),
+                ]:
+                    is_error, text = await call(session, tool, args)
+                    if not is_error:
+                        raise AssertionError(f"{tool} {args} succeeded: {text[:400]}")
+                    # Error messages may echo the caller's own input; that reveals nothing.
+                    scrubbed = text
+                    for value in strings(args):
+                        scrubbed = scrubbed.replace(value, "")
+                    for word in leaks:
+                        assert word not in scrubbed, (tool, args, text[:400])
+        for tool, args in WHOLE_VAULT_TOOLS:
+            is_error, text = await call(session, tool, args)
+            for word in leaks + names:
+                assert word not in text, (tool, args, word, text[:400])
+
+    server = AclServer(quire_bin, acl_vault, tmp_path, xdg_home)
+    try:
+        for token in (AGENT_TOKEN, VIEWER_TOKEN):
+            async with server.session(token) as session:
+                await probe(session, ways_in, "secret.md", LEAKS, ("Dossi", "door/", "Port"))
+    finally:
+        server.server.stop()
+
+    # The owner is bound by always_deny through such a link too.
+    config = tmp_path / "quire.toml"
+    params = StdioServerParameters(
+        command=str(quire_bin),
+        args=["serve", "--vault", str(acl_vault), "--config", str(config)],
+        env=server_env(xdg_home),
+        cwd=str(tmp_path),
+    )
+    with open(tmp_path / "quire-stderr.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT_S) as session:
+                await session.initialize()
+                await probe(session, ["Projects/Clés"], "api.md", ("zebracorn keys", "api.md"), ("Clé", nfd("Clé")))
+    assert {p: p.read_bytes() for p in (acl_vault / "Privé").rglob("*.md")} == before
+    assert sorted(p.name for p in (acl_vault / "Keys").iterdir()) == ["api.md"]
+    assert (acl_vault / "Inbox" / "todo.md").exists()
