@@ -144,14 +144,12 @@ mod tests {
             let settings = tasks::TaskSettings { format: tasks::TaskFormat::Both, ..tasks::TaskSettings::default() };
             let today = jiff::civil::Date::constant(2025, 6, 15);
             for found in tasks::note_tasks(&text, &settings) {
-                // What Quire writes reads back as the same task.
+                // What Quire writes reads back as a task. Which fields it reads back is the
+                // plugin's own rule, with its known ways of reading a written line differently
+                // (a tag holding a field's signifier, for one): `fuzz/checks/tasks.rs` states
+                // that property whole and `tests/it/fuzz_replay.rs` replays it on every input.
                 let line = found.task.to_line(tasks::InvalidDates::AsWritten);
-                let again = tasks::parse_task_line(&line, &settings);
-                prop_assert!(again.is_some(), "{:?}", line);
-                let again = again.unwrap_or_else(|| found.task.clone());
-                prop_assert_eq!(&again.description, &found.task.description);
-                prop_assert_eq!(&again.due, &found.task.due);
-                prop_assert_eq!(again.priority, found.task.priority);
+                prop_assert!(tasks::parse_task_line(&line, &settings).is_some(), "{:?}", line);
                 for toggled in found.task.toggle(&settings, today) {
                     let _ = toggled.to_line(tasks::InvalidDates::AsPlugin);
                 }
