@@ -39,6 +39,13 @@ pub fn prepare(config: &Config) -> anyhow::Result<Prepared> {
     if let Some(index_dir) = config.index.parent() {
         std::fs::create_dir_all(index_dir)
             .with_context(|| format!("cannot create the index folder {}", index_dir.display()))?;
+        // The sandbox grants the index folder; SQLite's own default places it does not.
+        crate::index::use_temp_folder(index_dir).with_context(|| {
+            format!(
+                "cannot give SQLite the index folder {} for its temporary files",
+                index_dir.display()
+            )
+        })?;
     }
     if let Some(lock_file) = config.sync.lock_file.as_ref().filter(|file| !file.exists()) {
         // It must exist before landlock, which allows only existing paths; the sync service

@@ -70,8 +70,26 @@ pub enum IndexError {
     WriterStopped,
     #[error("the initial index reconcile failed: {0}")]
     ReconcileFailed(String),
+    #[error("SQLite cannot keep its temporary files in {0}: the name is not UTF-8")]
+    TempFolder(String),
     #[error("cannot start the index writer thread: {0}")]
     Thread(#[source] std::io::Error),
+}
+
+/// Makes SQLite put its temporary files (the sorter of a large `CREATE INDEX`, big sorts and
+/// temporary tables, which spill to disk past the page cache) in `folder` instead of `/var/tmp`
+/// or `/tmp`, which the landlock sandbox does not grant: a sandboxed first index of a 100k-note
+/// vault failed with "unable to open database file" at its `CREATE INDEX`. The files are unlinked
+/// as soon as they are opened, so nothing is left in `folder`.
+///
+/// The setting is process-wide and SQLite forbids changing it while another thread uses SQLite,
+/// so it is made once at startup, before any connection is opened (`app::prepare`).
+pub fn use_temp_folder(folder: &Path) -> Result<(), IndexError> {
+    let Some(folder) = folder.to_str() else {
+        return Err(IndexError::TempFolder(folder.display().to_string()));
+    };
+    Connection::open_in_memory()?.pragma_update(None, "temp_store_directory", folder)?;
+    Ok(())
 }
 
 /// What a reconcile found.

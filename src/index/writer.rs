@@ -65,6 +65,23 @@ pub(super) enum Command {
     },
 }
 
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=small-sort-cache` gives a first build a page
+/// cache of 256 KiB, so SQLite's sorter spills to temporary files at a few thousand notes as it
+/// does at 100k with the real cache: the sandbox test proves those files have a granted place.
+fn bulk_cache_kib() -> i64 {
+    #[cfg(feature = "test-faults")]
+    if std::env::var("QUIRE_TEST_FAULT").is_ok_and(|fault| fault == "small-sort-cache") {
+        tracing::warn!("test fault: a first build sorts with a 256 KiB page cache");
+        return -256;
+    }
+    BULK_CACHE_KIB
+}
+
+/// The first wait before a failed startup reconcile is tried again; each failure doubles it, up
+/// to `RETRY_MAX`. A cause outside Quire (a full disk, a folder made unreadable) may go away.
+const RETRY_FIRST: Duration = Duration::from_secs(5);
+const RETRY_MAX: Duration = Duration::from_secs(300);
+
 /// Notes written per transaction during a reconcile, so the WAL stays bounded.
 const BATCH: usize = 2000;
 /// After a reconcile that parsed this many notes, the full-text index is merged into one segment.
@@ -145,6 +162,35 @@ struct MemoryRecord {
     hash: String,
 }
 
+/// When a failed startup reconcile is tried again. Until one succeeds, queries answer
+/// `index_unavailable` at once (never a silent, permanent `internal`).
+struct Retry {
+    at: Instant,
+    wait: Duration,
+}
+
+impl Retry {
+    fn after<T>(outcome: &Result<T, IndexError>) -> Option<Retry> {
+        outcome.is_err().then(|| Retry {
+            at: Instant::now() + RETRY_FIRST,
+            wait: RETRY_FIRST,
+        })
+    }
+
+    fn due(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    fn back_off(&mut self) {
+        self.wait = (self.wait * 2).min(RETRY_MAX);
+        self.at = Instant::now() + self.wait;
+        tracing::warn!(
+            retry_in_s = self.wait.as_secs(),
+            "the index is still not up to date; trying again later"
+        );
+    }
+}
+
 impl Writer {
     /// Runs the initial reconcile, opens the gate, then serves commands until every sender is gone.
     pub fn run(
@@ -170,9 +216,19 @@ impl Writer {
                 .is_none_or(|progress| progress(done, total))
         };
         let outcome = self.reconcile(Some(&reporting));
+        let mut retry = Retry::after(&outcome);
         gate.open(outcome);
         loop {
             beat();
+            if let Some(due) = retry.as_mut().filter(|retry| retry.due()) {
+                tracing::info!("trying again to bring the index up to date");
+                let outcome = self.reconcile(Some(&reporting));
+                match &outcome {
+                    Ok(_) => retry = None,
+                    Err(_) => due.back_off(),
+                }
+                gate.open(outcome);
+            }
             let command = match commands.recv_timeout(IDLE_BEAT) {
                 Ok(command) => command,
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
@@ -219,6 +275,7 @@ impl Writer {
                             .as_ref()
                             .map(|_| ())
                             .map_err(|e| IndexError::ReconcileFailed(e.to_string()));
+                        retry = Retry::after(&rebuilt);
                         gate.open(rebuilt);
                     }
                     let _ = reply.send(outcome);
@@ -308,7 +365,7 @@ impl Writer {
         // a larger page cache, and makes the indexes once at the end.
         let deferred = if bulk && known.is_empty() {
             self.connection
-                .pragma_update(None, "cache_size", BULK_CACHE_KIB)?;
+                .pragma_update(None, "cache_size", bulk_cache_kib())?;
             schema::defer_secondary_indexes(&mut self.connection)?
         } else {
             Vec::new()

@@ -75,7 +75,9 @@ pub fn resource_error(error: OpsError, uri: Option<&str>) -> ErrorData {
         OpsError::NotFound { .. } => {
             ErrorData::resource_not_found(text, uri.map(|uri| serde_json::json!({ "uri": uri })))
         }
-        OpsError::Internal(_) => ErrorData::internal_error(text, None),
+        OpsError::Internal(_) | OpsError::IndexUnavailable(_) => {
+            ErrorData::internal_error(text, None)
+        }
         _ => ErrorData::invalid_params(text, None),
     }
 }

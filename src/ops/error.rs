@@ -101,6 +101,10 @@ pub enum OpsError {
         waiting: usize,
     },
     #[error(
+        "the vault's index is not ready: building it failed, and Quire tries again on its own (within five minutes). Retry in a minute; the server log says why it failed."
+    )]
+    IndexUnavailable(#[source] IndexError),
+    #[error(
         "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
     )]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -127,6 +131,7 @@ impl OpsError {
             OpsError::AmbiguousMatch { .. } => "ambiguous_match",
             OpsError::PropertiesNotEditable { .. } => "invalid_properties",
             OpsError::Busy { .. } => "busy",
+            OpsError::IndexUnavailable(_) => "index_unavailable",
             OpsError::Internal(_) => "internal",
         }
     }
@@ -240,11 +245,15 @@ fn refused_by_file_system(kind: std::io::ErrorKind) -> Option<(&'static str, &'s
     }
 }
 
-/// The index is derived state the client cannot repair, so every index failure is internal: logged
-/// with its cause, shown as a reference only.
+/// The index is derived state the client cannot repair, so an index failure is internal (logged
+/// with its cause, shown as a reference only), except an index not built yet, which Quire retries
+/// and a client can wait out.
 impl From<IndexError> for OpsError {
     fn from(error: IndexError) -> OpsError {
-        OpsError::Internal(Box::new(error))
+        match error {
+            IndexError::ReconcileFailed(_) => OpsError::IndexUnavailable(error),
+            error => OpsError::Internal(Box::new(error)),
+        }
     }
 }
 

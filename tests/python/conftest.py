@@ -225,3 +225,13 @@ async def session(open_session, vault: Path):
     """An initialized ClientSession talking to `quire serve --vault <vault>`."""
     async with open_session(vault) as s:
         yield s
+
+
+@pytest.fixture
+def faults_bin() -> Path:
+    path = os.environ.get("QUIRE_FAULTS_BIN")
+    if not path or not Path(path).is_file():
+        if os.environ.get("QUIRE_REQUIRE_FAULTS") == "1":
+            pytest.fail("QUIRE_FAULTS_BIN is not set but QUIRE_REQUIRE_FAULTS=1")
+        pytest.skip("QUIRE_FAULTS_BIN (a build with --features test-faults) is not set; tests/run builds it")
+    return Path(path)

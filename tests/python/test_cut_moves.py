@@ -9,7 +9,6 @@ every link naming it there.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -28,16 +27,6 @@ FILES = {
     "Projects/Plan.md": "Owner: [[Ana]], see [Ana's page](../People/Ana.md).\n",
     "Daily/2026-01-02.md": "Met [[Ana|A.]] today.\n",
 }
-
-
-@pytest.fixture
-def faults_bin() -> Path:
-    path = os.environ.get("QUIRE_FAULTS_BIN")
-    if not path or not Path(path).is_file():
-        if os.environ.get("QUIRE_REQUIRE_FAULTS") == "1":
-            pytest.fail("QUIRE_FAULTS_BIN is not set but QUIRE_REQUIRE_FAULTS=1")
-        pytest.skip("QUIRE_FAULTS_BIN (a build with --features test-faults) is not set; tests/run builds it")
-    return Path(path)
 
 
 async def run_session(binary: Path, vault: Path, env: dict, log: Path, calls):
