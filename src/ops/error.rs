@@ -182,6 +182,13 @@ impl OpsError {
             VaultError::NotAFolder { path } => OpsError::InvalidArgument(format!(
                 "'{path}' is a file, not a folder; give a folder path"
             )),
+            VaultError::RefusedName { path, reason } => OpsError::InvalidPath {
+                input: path,
+                reason,
+            },
+            VaultError::ParentIsFile { path, file } => OpsError::InvalidArgument(format!(
+                "'{path}' cannot be created: '{file}' is a file, and a file cannot hold other files. Choose a path whose folders are folders (or are new)"
+            )),
             VaultError::AlreadyExists { path } => OpsError::AlreadyExists {
                 what: format!("'{path}' already exists"),
                 hint: "Pass overwrite: true with expected_revision to replace it, or choose another path.",

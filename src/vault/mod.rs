@@ -64,6 +64,10 @@ pub enum VaultError {
         bytes: u64,
         limit: u64,
     },
+    #[error("'{path}' cannot be created: {reason}")]
+    RefusedName { path: String, reason: PathError },
+    #[error("'{path}' cannot be created: '{file}' is a file, not a folder")]
+    ParentIsFile { path: String, file: String },
     #[error("'{path}' could not be accessed: {source}")]
     Io {
         path: String,
@@ -296,6 +300,28 @@ impl Vault {
         write::remove_orphaned_temps(&self.root)
     }
 
+    /// Why the folders of a new file could not be made: a file where a folder should be (EEXIST
+    /// or ENOTDIR) is named, anything else is an I/O error.
+    fn folder_error(&self, path: &VaultPath, parent: &Path, error: io::Error) -> VaultError {
+        let blocked = matches!(
+            error.kind(),
+            io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory
+        );
+        let file = parent
+            .ancestors()
+            .take_while(|folder| folder.starts_with(&self.root) && *folder != self.root)
+            .find(|folder| std::fs::metadata(folder).is_ok_and(|meta| !meta.is_dir()))
+            .and_then(|file| file.strip_prefix(&self.root).ok())
+            .and_then(Path::to_str);
+        match file {
+            Some(file) if blocked => VaultError::ParentIsFile {
+                path: path.to_string(),
+                file: file.to_owned(),
+            },
+            _ => VaultError::io(path, error),
+        }
+    }
+
     /// Writes `bytes` to `path` atomically. The caller holds the file's lock.
     pub fn write(
         &self,
@@ -323,7 +349,12 @@ impl Vault {
                 path: path.to_string(),
             })?;
         if !resolved.exists {
-            std::fs::create_dir_all(parent).map_err(|e| VaultError::io(path, e))?;
+            path.check_new_names()
+                .map_err(|reason| VaultError::RefusedName {
+                    path: path.to_string(),
+                    reason,
+                })?;
+            std::fs::create_dir_all(parent).map_err(|e| self.folder_error(path, parent, e))?;
             // The folders just created must still lie inside the vault: a racing symlink swap
             // on the way would otherwise let the write land outside.
             let canonical_parent = parent.canonicalize().map_err(|e| VaultError::io(path, e))?;

@@ -44,6 +44,10 @@ pub enum PathError {
         "a name in the path is {bytes} bytes long; file systems allow at most {MAX_NAME_BYTES} bytes per file or folder name, so choose a shorter one"
     )]
     NameTooLong { bytes: usize },
+    #[error(
+        "the name '{name}' {what}, which Obsidian refuses in file and folder names (such a file cannot sync to Windows or Obsidian mobile, or shows a different name than it has); choose a name without it"
+    )]
+    RefusedName { name: String, what: String },
 }
 
 /// The longest file or folder name Linux file systems accept (NAME_MAX), in bytes.
@@ -151,6 +155,56 @@ impl VaultPath {
     }
 }
 
+impl VaultPath {
+    /// Refuses a path to be created whose names Obsidian itself refuses: control characters
+    /// (line breaks, tabs), bidirectional controls that make a name display as another,
+    /// `* " < > : | ?`, and Windows device names (`CON.md`). Existing files with such names stay
+    /// readable; only new names are checked.
+    pub fn check_new_names(&self) -> Result<(), PathError> {
+        for segment in self.segments() {
+            if let Some(what) = refused_character(segment).or_else(|| device_name(segment)) {
+                return Err(PathError::RefusedName {
+                    name: segment.escape_debug().to_string(),
+                    what,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first character of `name` Obsidian refuses, described for the error.
+fn refused_character(name: &str) -> Option<String> {
+    name.chars().find_map(|c| match c {
+        '*' | '"' | '<' | '>' | ':' | '|' | '?' => Some(format!("contains '{c}'")),
+        '\n' => Some("contains a line break".to_owned()),
+        '\r' => Some("contains a carriage return".to_owned()),
+        '\t' => Some("contains a tab".to_owned()),
+        c if c.is_control() => Some(format!("contains the control character U+{:04X}", c as u32)),
+        '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}' => Some(format!(
+            "contains the bidirectional control U+{:04X}",
+            c as u32
+        )),
+        _ => None,
+    })
+}
+
+/// Windows reserves these names, with any extension, in every folder.
+fn device_name(name: &str) -> Option<String> {
+    let stem = name.split('.').next().unwrap_or(name).trim_end();
+    let upper = stem.to_ascii_uppercase();
+    let reserved = matches!(upper.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || ((upper.starts_with("COM") || upper.starts_with("LPT"))
+            && upper.len() == 4
+            && upper.as_bytes()[3].is_ascii_digit()
+            && upper.as_bytes()[3] != b'0');
+    reserved.then(|| format!("is the Windows device name '{stem}'"))
+}
+
 fn check_segment(segment: &str) -> Result<(), PathError> {
     if segment.is_empty() {
         return Err(PathError::EmptySegment);
@@ -235,6 +289,46 @@ mod tests {
             VaultPath::parse("a/\u{212A}:x.md").map(|p| p.to_string()),
             Ok("a/K:x.md".to_owned())
         );
+    }
+
+    #[test]
+    fn r47_names_obsidian_refuses_are_refused_for_new_files() {
+        for (raw, says) in [
+            ("Inbox/a\nb.md", "line break"),
+            ("Inbox/a\rb.md", "carriage return"),
+            ("Inbox/a\tb.md", "a tab"),
+            ("Inbox/gpj.\u{202E}evil.md", "U+202E"),
+            ("Inbox/\u{2067}x.md", "U+2067"),
+            ("Meeting: notes.md", "':'"),
+            ("What?.md", "'?'"),
+            ("a*b.md", "'*'"),
+            ("a<b.md", "'<'"),
+            ("a>b.md", "'>'"),
+            ("a|b.md", "'|'"),
+            ("say \"hi\".md", "'\"'"),
+            ("CON.md", "device name 'CON'"),
+            ("Folder/com1.txt", "device name 'com1'"),
+            ("lpt9/x.md", "device name 'lpt9'"),
+            ("nul", "device name 'nul'"),
+        ] {
+            let path = VaultPath::parse(raw).expect("parses");
+            let error = path.check_new_names().expect_err(raw);
+            assert!(error.to_string().contains(says), "{raw:?}: {error}");
+        }
+        for fine in [
+            "Console.md",
+            "COM0.md",
+            "COM10.md",
+            "Café/Ünïcödé 日本.md",
+            "a#b^c[d].md",
+            "NULL.md",
+        ] {
+            assert_eq!(
+                VaultPath::parse(fine).expect("parses").check_new_names(),
+                Ok(()),
+                "{fine}"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ ABS_OUTSIDE = "<abs outside_dir>"
 ALL = ("read", "write", "write_overwrite", "delete", "delete_rev", "list")
 NOT_LIST = ALL[:-1]
 SAFE = ("read", "list")  # real system paths: only tools that cannot change them
+CREATE = ("write", "move")  # tools that make a new file at the path
 
 # (id, path, expected code, tools)
 CASES = [
@@ -56,6 +57,24 @@ CASES = [
     # Issue 18: a name longer than file systems allow is the caller's mistake, not `internal`.
     ("long-name", "Projects/" + "n" * 300 + ".md", "invalid_path", ALL),
     ("long-folder", "f" * 256 + "/x.md", "invalid_path", ALL),
+    # Issue 47, F9: a path whose folder is a file is named as such, not `internal`.
+    ("parent-is-file", "Welcome.md/x.md", "invalid_argument", CREATE),
+    ("grandparent-is-file", "Welcome.md/deeper/x.md", "invalid_argument", CREATE),
+    # Issue 47, F10: names Obsidian itself refuses are refused on create and move.
+    ("newline", "Inbox/a\nb.md", "invalid_path", CREATE),
+    ("carriage-return", "a\rb.md", "invalid_path", CREATE),
+    ("tab", "a\tb.md", "invalid_path", CREATE),
+    ("bidi-override", "gpj.\u202eevil.md", "invalid_path", CREATE),
+    ("bidi-isolate", "Folder\u2066/x.md", "invalid_path", CREATE),
+    ("colon", "Meeting: notes.md", "invalid_path", CREATE),
+    ("star", "a*b.md", "invalid_path", CREATE),
+    ("question", "What?.md", "invalid_path", CREATE),
+    ("less-than", "a<b.md", "invalid_path", CREATE),
+    ("greater-than", "a>b.md", "invalid_path", CREATE),
+    ("pipe", "a|b.md", "invalid_path", CREATE),
+    ("quote", 'say "hi".md', "invalid_path", CREATE),
+    ("device-name", "CON.md", "invalid_path", CREATE),
+    ("device-folder", "Projects/lpt1/x.md", "invalid_path", CREATE),
 ]
 
 PARAMS = [
@@ -99,6 +118,8 @@ def call_for(tool: str, path: str) -> tuple[str, dict]:
         return "vault_delete_note", {"path": path, "expected_revision": secret_rev, "prune_empty_folders": True}
     if tool == "list":
         return "vault_list_notes", {"folder": path}
+    if tool == "move":
+        return "vault_move_note", {"old_path": "Welcome.md", "new_path": path}
     raise AssertionError(tool)
 
 
@@ -201,3 +222,19 @@ async def test_r18_client_strings_cannot_forge_log_lines(session, tmp_path):
         assert not line.startswith("2026-01-01"), line
         assert "\r" not in line and "\u001b[2K" not in line and "\u0085" not in line, repr(line)
     assert "Nope.md\\n2026-01-01" in text
+
+
+async def test_r47_existing_files_with_names_obsidian_refuses_stay_readable(open_session, vault):
+    # Only new names are refused: what a user already has keeps working.
+    (vault / "Meeting: notes.md").write_text("# Minutes\n")
+    async with open_session(vault) as session:
+        is_error, sc, text = await check(session, "vault_read_note", {"path": "Meeting: notes.md"})
+        assert not is_error, text
+        assert sc["content"] == "# Minutes\n"
+        is_error, sc, text = await check(
+            session, "vault_patch_note", {"path": "Meeting: notes.md", "operation": "append", "content": "more"}
+        )
+        assert not is_error, text
+        is_error, _, text = await check(session, "vault_write_note", {"path": "Meeting: two.md", "body": "x\n"})
+        assert is_error and error_code(text) == "invalid_path", text
+        assert "':'" in text and "Obsidian refuses" in text, text
