@@ -38,13 +38,9 @@ pub(crate) struct Line<'a> {
 }
 
 /// A heading of the top level of the document (not inside a block quote, callout or list item).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct RawHeading {
-    pub text: String,
-    pub level: u8,
-    pub line: usize,
-    pub start: usize,
-}
+/// A heading as the scan finds it; `headings::sections` sets its `section_end` in place (no
+/// second list of every heading: a note may hold a million).
+pub(crate) type RawHeading = super::headings::Heading;
 
 #[derive(Debug, Default)]
 pub(crate) struct Scan<'a> {
@@ -519,6 +515,7 @@ impl<'a> Scanner<'a> {
                     level,
                     line: number,
                     start,
+                    section_end: 0,
                 });
             }
             return self.after_inline_text(text, LineKind::Heading);
@@ -537,6 +534,7 @@ impl<'a> Scanner<'a> {
                     level,
                     line,
                     start: paragraph_start,
+                    section_end: 0,
                 });
                 self.mark_paragraph_as_heading(line);
             }

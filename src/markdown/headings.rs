@@ -28,34 +28,27 @@ pub struct Heading {
 /// outline, heading links and section embeds) does not look inside block quotes, callouts or list items.
 /// A setext heading whose text spans several lines has those lines joined with single spaces.
 pub fn headings(text: &str) -> Vec<Heading> {
-    sections(text, blocks::scan(text).headings)
+    // The scan's lines go before the sections are made: they are the larger part of a note of
+    // many short lines (a million headings), and a temporary would live to the end of the call.
+    let raw = blocks::scan(text).headings;
+    sections(text, raw)
 }
 
 /// The headings of `text` from its block scan, each with its section's end.
-pub(crate) fn sections(text: &str, raw: Vec<blocks::RawHeading>) -> Vec<Heading> {
+pub(crate) fn sections(text: &str, mut headings: Vec<blocks::RawHeading>) -> Vec<Heading> {
     // Walking backwards, `next_start[level]` is where the nearest later heading of that level starts, so
     // each section end is the minimum over the levels at or above the heading's own: linear, not quadratic.
     let mut next_start = [text.len(); 7];
-    let mut ends = vec![text.len(); raw.len()];
-    for (index, heading) in raw.iter().enumerate().rev() {
+    for heading in headings.iter_mut().rev() {
         let level = usize::from(heading.level.clamp(1, 6));
-        ends[index] = next_start[1..=level]
+        heading.section_end = next_start[1..=level]
             .iter()
             .copied()
             .min()
             .unwrap_or(text.len());
         next_start[level] = heading.start;
     }
-    raw.into_iter()
-        .zip(ends)
-        .map(|(heading, section_end)| Heading {
-            text: heading.text,
-            level: heading.level,
-            line: heading.line,
-            start: heading.start,
-            section_end,
-        })
-        .collect()
+    headings
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ fn stat_tells_notes_files_and_folders_apart() {
             &ctx,
             quire::ops::ReadNote {
                 path: "Home.md".into(),
-                mode: quire::ops::ReadMode::Outline,
+                mode: quire::ops::ReadMode::Outline { start_line: None },
             },
         )
         .expect("read");

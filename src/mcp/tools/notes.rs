@@ -21,7 +21,8 @@ pub struct ReadNoteParams {
     /// Only the properties (frontmatter), as JSON.
     #[serde(default)]
     pub properties_only: bool,
-    /// Only the heading outline.
+    /// Only the heading outline, at most 1,000 headings at a time (pass `next_start_line` back as
+    /// `start_line` for the rest).
     #[serde(default)]
     pub outline: bool,
     /// Only this heading's section, with its subsections (exact match first, then ignoring case).
@@ -33,7 +34,8 @@ pub struct ReadNoteParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u8")]
     pub heading_level: Option<u8>,
-    /// First line to return (1-based), to page through a long note.
+    /// First line to return (1-based), to page through a long note (or, with `outline`, the line
+    /// the outline continues from).
     #[schemars(range(min = 1))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
@@ -81,7 +83,8 @@ pub struct ReadNoteResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pub end_line: Option<usize>,
-    /// Present when more lines follow: pass it as `start_line` to continue.
+    /// Present when more lines (with `outline`, more headings) follow: pass it as `start_line` to
+    /// continue.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "usize")]
     pub next_start_line: Option<usize>,
@@ -550,9 +553,12 @@ impl TryFrom<ReadNoteParams> for ops::ReadNote {
             ));
         }
         let paging = params.start_line.is_some() || params.limit.is_some();
-        if paging && modes.iter().any(|on| *on) {
+        // An outline pages by `start_line` alone (from `next_start_line`), a fixed number of
+        // headings at a time.
+        let outline_paging = params.outline && params.limit.is_none();
+        if paging && modes.iter().any(|on| *on) && !outline_paging {
             return Err(OpsError::invalid_argument(
-                "start_line and limit page the whole note; they cannot be combined with properties_only, outline or heading",
+                "start_line and limit page the whole note; they cannot be combined with properties_only or heading, and an outline takes only start_line (its next_start_line)",
             ));
         }
         if params.heading_level.is_some() && params.heading.is_none() {
@@ -570,7 +576,9 @@ impl TryFrom<ReadNoteParams> for ops::ReadNote {
         let mode = if params.properties_only {
             ops::ReadMode::PropertiesOnly
         } else if params.outline {
-            ops::ReadMode::Outline
+            ops::ReadMode::Outline {
+                start_line: params.start_line,
+            }
         } else if let Some(heading) = params.heading {
             ops::ReadMode::Heading {
                 heading,
