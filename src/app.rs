@@ -692,7 +692,7 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
     let index = Index::open(&config.index, Arc::clone(&vault), index_options)
         .with_context(|| format!("cannot open the index at {}", config.index.display()))?;
     let audit_path = config.state_dir.join("audit.jsonl");
-    let audit = crate::ops::AuditLog::open(&audit_path)
+    let audit = crate::ops::AuditLog::open(&audit_path, config.audit)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
     Ok(Ops::new(vault, index)
         .with_audit(audit)

@@ -15,7 +15,7 @@ use url::Url;
 
 use crate::acl::{IdentityRules, Policy, Rule};
 use crate::mcp::ToolGroup;
-use crate::ops::FileSettings;
+use crate::ops::{AuditRotation, FileSettings};
 use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// The largest note Quire reads or writes unless configured otherwise.
@@ -56,6 +56,8 @@ struct RawConfig {
     memory: RawMemory,
     #[serde(default)]
     files: RawFiles,
+    #[serde(default)]
+    audit: RawAudit,
 }
 
 /// `[files]`: reading the vault's files that are not notes (`vault_read_file`).
@@ -231,6 +233,13 @@ struct RawIndex {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawAudit {
+    max_bytes: Option<u64>,
+    keep: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawLimits {
     max_note_bytes: Option<u64>,
 }
@@ -321,6 +330,8 @@ pub struct Config {
     /// into; `None` for the default (the memory folder and the daily-notes folder, resolved on
     /// every call).
     pub protected_folders: Option<Vec<VaultPath>>,
+    /// `[audit]`: when the audit log rotates.
+    pub audit: AuditRotation,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -411,6 +422,12 @@ pub enum ConfigError {
         "limits.max_note_bytes: {value} is out of range; use a number of bytes from 1 to {max}"
     )]
     MaxNoteBytes { value: u64, max: u64 },
+    #[error("audit.{key}: {value} is out of range; use {range}")]
+    Audit {
+        key: &'static str,
+        value: u64,
+        range: &'static str,
+    },
     #[error("http.listen: {value:?} is not an address; use IP:PORT such as 127.0.0.1:8787")]
     Listen { value: String },
     #[error(
@@ -512,6 +529,7 @@ impl Config {
                 max: MAX_NOTE_BYTES_CEILING,
             });
         }
+        let audit = audit_rotation(&raw.audit)?;
         let http = http_config(&raw.http, overrides)?;
         let sandbox = match raw.sandbox.as_deref() {
             None | Some("best-effort") => Sandbox::BestEffort,
@@ -584,6 +602,7 @@ impl Config {
         }
         let protected_folders = protected_folders(raw.vault.protected_folders.as_deref())?;
         Ok(Config {
+            audit,
             files,
             memory_folder,
             protected_folders,
@@ -849,6 +868,29 @@ fn search_config(
         },
         rerank,
     })
+}
+
+/// `[audit]`: the size past which the audit log rotates (at least 64 KiB, so rotation stays rare)
+/// and how many older files stay (1 to 100).
+fn audit_rotation(raw: &RawAudit) -> Result<AuditRotation, ConfigError> {
+    let default = AuditRotation::default();
+    let max_bytes = raw.max_bytes.unwrap_or(default.max_bytes);
+    if max_bytes < 64 * 1024 {
+        return Err(ConfigError::Audit {
+            key: "max_bytes",
+            value: max_bytes,
+            range: "a number of bytes of at least 65536",
+        });
+    }
+    let keep = raw.keep.unwrap_or(default.keep);
+    if !(1..=100).contains(&keep) {
+        return Err(ConfigError::Audit {
+            key: "keep",
+            value: u64::from(keep),
+            range: "a count of older files from 1 to 100",
+        });
+    }
+    Ok(AuditRotation { max_bytes, keep })
 }
 
 fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig>, ConfigError> {

@@ -34,7 +34,7 @@ pub use crate::markdown::edit::Position as AnchorPosition;
 pub use crate::markdown::sections::PatchOperation;
 pub use crate::markdown::tasks::edit::LanePosition as TaskPosition;
 pub use crate::vault::Period;
-pub use audit::AuditLog;
+pub use audit::{AuditLog, AuditRotation};
 pub use complete::{Completions, MAX_COMPLETIONS};
 pub use daily::{
     AppendDailyNote, AppendedDailyNote, DailyNote, GetDailyNote, PeriodicSettingsUsed,
