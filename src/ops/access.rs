@@ -9,18 +9,21 @@
 //! only where no rule can restrict the caller (the owner without `always_deny`) is the link not
 //! followed, since every target is then allowed anyway.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::audit::Event;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy, Principal};
-use crate::vault::{ExcludedFiles, Vault, VaultError, VaultPath};
+use crate::vault::{ExcludedFiles, RealFolder, Vault, VaultError, VaultPath};
 
 /// A snapshot of the policy for one caller, used to filter many rows cheaply.
 pub(crate) struct Visibility {
     policy: Arc<Policy>,
     principal: Principal,
     vault: Arc<Vault>,
+    /// The real place of each folder judged so far: the rows of a listing share a few folders.
+    folders: Mutex<HashMap<String, Option<RealFolder>>>,
 }
 
 impl Visibility {
@@ -62,9 +65,23 @@ impl Visibility {
         let Ok(vault_path) = VaultPath::parse(path) else {
             return false;
         };
-        self.vault
-            .real_location(&vault_path)
+        self.real_location(&vault_path)
             .is_some_and(|real| self.policy.allows(&self.principal, action, &real))
+    }
+
+    /// `Vault::real_location`, with the real place of each parent folder found once.
+    fn real_location(&self, path: &VaultPath) -> Option<String> {
+        let parent = path.parent();
+        let key = parent.as_ref().map_or("", VaultPath::as_str).to_owned();
+        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        let folder = folders
+            .entry(key)
+            .or_insert_with(|| self.vault.real_folder(parent.as_ref()));
+        match folder {
+            Some(folder) => self.vault.real_child(folder, path.file_name()),
+            // A folder that does not exist (yet): the walk judges where it would be made.
+            None => self.vault.real_location(path),
+        }
     }
 }
 
@@ -88,6 +105,7 @@ impl Ops {
             policy: self.policy(),
             principal: ctx.principal.clone(),
             vault: Arc::clone(&self.vault),
+            folders: Mutex::new(HashMap::new()),
         }
     }
 

@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 pub use lock::{FileLock, LockTable};
 pub use path::{PathError, VaultPath};
 pub use regular::{open_regular, read_regular, read_regular_to_string, read_sized};
-pub use resolve::Resolved;
+pub use resolve::{RealFolder, Resolved};
 pub use revision::Revision;
 pub use scan::{FolderListing, FoundFile, ScannedFile};
 pub use settings::{
@@ -200,6 +200,16 @@ impl Vault {
     /// when it cannot be resolved inside the vault. Access checks judge this.
     pub fn real_location(&self, path: &VaultPath) -> Option<String> {
         resolve::real_location(&self.root, path)
+    }
+
+    /// The real place of the existing folder `path` (`None`: the root), for `real_child`.
+    pub fn real_folder(&self, path: Option<&VaultPath>) -> Option<RealFolder> {
+        resolve::real_folder(&self.root, path)
+    }
+
+    /// `real_location` of `folder`'s entry `name`, with the folder's place found once before.
+    pub fn real_child(&self, folder: &RealFolder, name: &str) -> Option<String> {
+        resolve::real_child(&self.root, folder, name)
     }
 
     /// Reads a whole file, refusing folders and files over the size cap.

@@ -132,6 +132,58 @@ pub(super) fn real_location(root: &Path, path: &VaultPath) -> Option<String> {
     Some(location)
 }
 
+/// An existing folder's real place, found once and reused for every file in it (a listing or a
+/// search judges thousands of files in a few folders).
+#[derive(Debug, Clone)]
+pub struct RealFolder {
+    /// Where it is on disk, every link followed.
+    fs_path: PathBuf,
+    /// Its vault-relative place in NFC; empty for the root.
+    rel: String,
+}
+
+/// The real place of the existing folder `path` (`None` is the root); `None` when it does not
+/// exist as a folder or cannot be resolved inside the vault.
+pub(super) fn real_folder(root: &Path, path: Option<&VaultPath>) -> Option<RealFolder> {
+    let Some(path) = path else {
+        return Some(RealFolder {
+            fs_path: root.to_path_buf(),
+            rel: String::new(),
+        });
+    };
+    let resolved = resolve(root, path).ok()?;
+    let fs_path = resolved.fs_path.canonicalize().ok()?;
+    if !resolved.exists || !fs_path.is_dir() {
+        return None;
+    }
+    let rel = fs_path.strip_prefix(root).ok()?.to_str()?.nfc().collect();
+    Some(RealFolder { fs_path, rel })
+}
+
+/// `real_location` of the entry `name` of `folder`: what resolution opens, found with the same
+/// lookup (exact spelling, then NFC) and the same refusal of links that leave the vault.
+pub(super) fn real_child(root: &Path, folder: &RealFolder, name: &str) -> Option<String> {
+    let join = |rel: &str, name: &str| {
+        if rel.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{rel}/{name}")
+        }
+    };
+    match find_entry(&folder.fs_path, name).ok()? {
+        None => Some(join(&folder.rel, name)),
+        Some((on_disk, metadata)) if metadata.file_type().is_symlink() => {
+            let target = folder.fs_path.join(on_disk).canonicalize().ok()?;
+            let inside = target.strip_prefix(root).ok()?;
+            if has_hidden_segment(inside) {
+                return None;
+            }
+            Some(inside.to_str()?.nfc().collect())
+        }
+        Some(_) => Some(join(&folder.rel, name)),
+    }
+}
+
 fn is_missing(error: &io::Error) -> bool {
     matches!(
         error.kind(),

@@ -143,6 +143,15 @@ proptest! {
             let opens_private = opened.starts_with(fx.root.join("private"));
             prop_assert!(judged.is_some(), "{raw:?} resolved but has no real location");
             let judged = judged.unwrap_or_default();
+            // Judging by the parent folder's real place, found once per folder, agrees.
+            if let Some(folder) = fx.vault.real_folder(path.parent().as_ref()) {
+                let by_folder = fx.vault.real_child(&folder, path.file_name());
+                prop_assert_eq!(
+                    by_folder.as_deref(),
+                    Some(judged.as_str()),
+                    "{:?} by its folder", raw
+                );
+            }
             prop_assert_eq!(
                 judged == "private" || judged.starts_with("private/"),
                 opens_private,
