@@ -4,10 +4,12 @@
 //! `router` is a plain constructor so tests can drive it in-process. Every `/mcp` request passes
 //! the auth layer, which proves a `Principal` and hands it to the MCP layer in the request
 //! extensions; `Host` and `Origin` are checked against the allowlist whether or not auth is on.
-//! Inside it, `session` binds each MCP session to the principal that opened it.
+//! Inside it, `session` binds each MCP session to the principal that opened it, and `jsonrpc`
+//! answers a body that is not a JSON-RPC message with a JSON-RPC error.
 
 mod auth;
 mod identities;
+mod jsonrpc;
 pub mod oauth;
 mod session;
 mod token;
@@ -165,6 +167,7 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
     let sync_status = settings.sync_status.clone();
     let router = Router::new()
         .nest_service("/mcp", mcp_service)
+        .layer(axum::middleware::from_fn(jsonrpc::malformed_bodies))
         .layer(axum::middleware::from_fn(session_delete_is_no_content))
         // Inside the bearer check, which supplies the principal a session is bound to.
         .layer(axum::middleware::from_fn_with_state(
