@@ -156,6 +156,12 @@ pub struct QuireServer {
     subscriptions: Arc<Subscriptions>,
     log_level: Arc<logging::ClientLogLevel>,
     tool_router: ToolRouter<QuireServer>,
+    /// Cancelled once the last clone of this server is dropped, which rmcp does when the session
+    /// ends (closed, timed out, evicted): the tasks `on_initialized` starts wait on the vault's
+    /// broadcasts, which may stay quiet for days, so without it each ended session left them
+    /// behind, holding about 12 KiB apiece (issue 47, F3).
+    ended: CancellationToken,
+    _end_when_dropped: Arc<tokio_util::sync::DropGuard>,
 }
 
 /// Who makes a tool call, and where the call's failure is recorded for the call log. `call_tool`
@@ -201,12 +207,15 @@ impl QuireServer {
     /// A handler for one session (or, for a stateless client, one request): nothing here may
     /// cost more than a few allocations.
     pub fn new(shared: Arc<Shared>) -> QuireServer {
+        let ended = CancellationToken::new();
         QuireServer {
             instructions: shared.instructions.current(),
             tool_router: shared.tools.clone(),
             shared,
             subscriptions: Arc::new(Subscriptions::default()),
             log_level: Arc::new(logging::ClientLogLevel::default()),
+            _end_when_dropped: Arc::new(ended.clone().drop_guard()),
+            ended,
         }
     }
 
@@ -416,17 +425,20 @@ impl ServerHandler for QuireServer {
             ops.visibility(&Context::new(watched.clone(), "resources/updated"))
                 .shows(path)
         };
+        // Neither task may hold a clone of `self`, or the session's end would never be seen.
         tokio::spawn(resources::forward_changes(
             self.shared.changes.subscribe(),
             Arc::clone(&self.subscriptions),
             context.peer.clone(),
             visible,
+            self.ended.clone(),
         ));
         tokio::spawn(resources::announce_tool_changes(
             self.shared.policy_changes.subscribe(),
             Arc::clone(&self.shared.ops),
             principal,
             context.peer,
+            self.ended.clone(),
         ));
     }
 

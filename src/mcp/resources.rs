@@ -96,9 +96,14 @@ pub async fn forward_changes(
     subscriptions: Arc<Subscriptions>,
     peer: Peer<RoleServer>,
     visible: impl Fn(&str) -> bool + Send + 'static,
+    session_ended: CancellationToken,
 ) {
     loop {
-        let change = match changes.recv().await {
+        let received = tokio::select! {
+            () = session_ended.cancelled() => return,
+            received = changes.recv() => received,
+        };
+        let change = match received {
             Ok(change) => change,
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::debug!(missed, "a slow client missed vault changes");
@@ -229,10 +234,15 @@ pub async fn announce_tool_changes(
     ops: Arc<Ops>,
     principal: Principal,
     peer: Peer<RoleServer>,
+    session_ended: CancellationToken,
 ) {
     let mut writes = ops.policy().may_write_somewhere(&principal);
     loop {
-        match reloads.recv().await {
+        let received = tokio::select! {
+            () = session_ended.cancelled() => return,
+            received = reloads.recv() => received,
+        };
+        match received {
             Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {}
             Err(broadcast::error::RecvError::Closed) => return,
         }

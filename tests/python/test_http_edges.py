@@ -1,9 +1,11 @@
 """The Streamable HTTP transport at its edges, through the real binary on loopback: bodies that
-are not a JSON-RPC message get 400 with a JSON-RPC error (issue 47, F11). HTTP only."""
+are not a JSON-RPC message get 400 with a JSON-RPC error (issue 47, F11), and an ended session
+leaves nothing behind (F3). HTTP only."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx2 as httpx
@@ -66,3 +68,35 @@ async def test_r47_a_body_that_is_not_a_json_rpc_message_is_a_json_rpc_error(htt
     # And the server still answers well-formed requests after all that.
     res = await post(http_server, json.dumps(INITIALIZE).encode(), content_type="application/json; charset=utf-8")
     assert res.status_code == 200, res.text
+
+
+
+def rss_kib(server: HttpServer) -> int:
+    status = Path(f"/proc/{server.proc.pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+
+
+async def test_r47_an_ended_session_leaves_nothing_behind(http_server):
+    # Issue 47, F3: after `notifications/initialized` each session started two tasks waiting on
+    # the vault's broadcasts, which outlived the session until a vault change happened to reach
+    # them: about 12 KiB per session, never freed (1,000 sessions opened and closed kept 12 MiB).
+    headers = {"Authorization": f"Bearer {http_server.token}", "Accept": ACCEPT, "Content-Type": "application/json"}
+    initialized = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    async with httpx.AsyncClient(timeout=30) as http:
+
+        async def open_and_close() -> None:
+            res = await http.post(http_server.url, content=json.dumps(INITIALIZE), headers=headers)
+            assert res.status_code == 200, res.text
+            session = {"Mcp-Session-Id": res.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+            res = await http.post(http_server.url, content=initialized, headers=headers | session)
+            assert res.status_code == 202, res.text
+            assert (await http.delete(http_server.url, headers=headers | session)).status_code in (200, 204)
+
+        for _ in range(100):
+            await open_and_close()
+        before = rss_kib(http_server)
+        for _ in range(1000):
+            await open_and_close()
+    grown = rss_kib(http_server) - before
+    print(f"resident memory grew {grown} KiB over 1,000 sessions opened and closed")
+    assert grown < 4 * 1024, f"{grown} KiB left behind by 1,000 ended sessions"
