@@ -499,6 +499,10 @@ async fn serve_http(
         max_note_bytes: config.max_note_bytes,
         oauth: None,
         sync_status: config.sync.status_file.clone(),
+        sessions: crate::http::SessionLimits {
+            total: config.http_limits.max_sessions,
+            per_identity: config.http_limits.max_sessions_per_identity,
+        },
     };
     if let Auth::Identities(tokens) = &settings.auth {
         let oauth = crate::http::oauth::OAuthState::open(

@@ -198,6 +198,8 @@ struct RawHttp {
     public_url: Option<String>,
     #[serde(default)]
     allowed_hosts: Vec<String>,
+    max_sessions: Option<usize>,
+    max_sessions_per_identity: Option<usize>,
 }
 
 /// `[tools]`: which tool groups the server offers (default: all).
@@ -308,6 +310,9 @@ pub struct Config {
     pub max_note_bytes: u64,
     /// Set when Quire should serve Streamable HTTP instead of stdio.
     pub http: Option<HttpConfig>,
+    /// `[http]` bounds that hold whenever HTTP is served, from `http.listen` or a socket systemd
+    /// passed.
+    pub http_limits: HttpLimits,
     pub read_only: bool,
     pub disabled_tools: Vec<String>,
     /// `[tools] groups`: the tool groups served, each once.
@@ -388,6 +393,24 @@ pub struct HttpConfig {
     pub allowed_hosts: Vec<String>,
     /// False only with `--no-auth`, which is accepted on loopback addresses alone.
     pub auth: bool,
+}
+
+/// At most this many 2025-11-25 MCP sessions are open at once unless configured otherwise: each
+/// holds about 70 KiB until it ends, so about 70 MiB in all (docs/RELIABILITY.md, *Sessions*).
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// At most this many of them belong to one identity unless configured otherwise.
+pub const DEFAULT_MAX_SESSIONS_PER_IDENTITY: usize = 64;
+/// Neither cap may exceed this: about 7 GB of sessions.
+const MAX_SESSIONS_CEILING: usize = 100_000;
+
+/// `[http]` bounds on what callers can make the server hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Open 2025-11-25 sessions in all; a new one beyond it is refused (HTTP 503).
+    pub max_sessions: usize,
+    /// Open sessions of one identity; a new one beyond it closes that identity's least recently
+    /// used session.
+    pub max_sessions_per_identity: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -531,6 +554,7 @@ impl Config {
         }
         let audit = audit_rotation(&raw.audit)?;
         let http = http_config(&raw.http, overrides)?;
+        let http_limits = http_limits(&raw.http)?;
         let sandbox = match raw.sandbox.as_deref() {
             None | Some("best-effort") => Sandbox::BestEffort,
             Some("required") => Sandbox::Required,
@@ -611,6 +635,7 @@ impl Config {
             search,
             oauth,
             http,
+            http_limits,
             read_only: raw.features.read_only,
             sandbox,
             disabled_tools: raw.features.disabled_tools,
@@ -753,6 +778,24 @@ fn daily_notes(raw: RawDailyNotes) -> Result<DailyNotesOverrides, ConfigError> {
     })
 }
 
+/// `value`, or `default` when it is not given, if it lies within `min..=max`.
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &'static str,
+    value: Option<T>,
+    default: T,
+    (min, max): (T, T),
+    unit: &str,
+) -> Result<T, ConfigError> {
+    let value = value.unwrap_or(default);
+    if value < min || value > max {
+        return Err(ConfigError::Setting {
+            key,
+            message: format!("{value} is out of range; use {min} to {max} {unit}"),
+        });
+    }
+    Ok(value)
+}
+
 /// Lowers `[files]`: each value checked against a range that keeps a read bounded, the pdfium
 /// path relative to the config file, and the environment's `QUIRE_PDFIUM_LIBRARY` and data
 /// directory added as the places pdfium is looked for after it.
@@ -762,22 +805,6 @@ fn files_config(
     env: &Environment,
 ) -> Result<FileSettings, ConfigError> {
     let defaults = FileSettings::default();
-    fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
-        key: &'static str,
-        value: Option<T>,
-        default: T,
-        (min, max): (T, T),
-        unit: &str,
-    ) -> Result<T, ConfigError> {
-        let value = value.unwrap_or(default);
-        if value < min || value > max {
-            return Err(ConfigError::Setting {
-                key,
-                message: format!("{value} is out of range; use {min} to {max} {unit}"),
-            });
-        }
-        Ok(value)
-    }
     let variable = |name: &str| {
         env.variables
             .get(name)
@@ -924,6 +951,26 @@ fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig
         allowed_hosts: raw.allowed_hosts.clone(),
         auth: !overrides.no_auth,
     }))
+}
+
+/// Lowers the `[http]` keys that bound what callers can make the server hold.
+fn http_limits(raw: &RawHttp) -> Result<HttpLimits, ConfigError> {
+    Ok(HttpLimits {
+        max_sessions: in_range(
+            "http.max_sessions",
+            raw.max_sessions,
+            DEFAULT_MAX_SESSIONS,
+            (1, MAX_SESSIONS_CEILING),
+            "sessions",
+        )?,
+        max_sessions_per_identity: in_range(
+            "http.max_sessions_per_identity",
+            raw.max_sessions_per_identity,
+            DEFAULT_MAX_SESSIONS_PER_IDENTITY,
+            (1, MAX_SESSIONS_CEILING),
+            "sessions",
+        )?,
+    })
 }
 
 fn parse_rules(key: &str, raw: &[String]) -> Result<Vec<Rule>, ConfigError> {

@@ -12,7 +12,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
 use quire::config::{Config, Environment, Overrides};
-use quire::http::{Auth, HttpSettings, router};
+use quire::http::{Auth, HttpSettings, SessionLimits, router};
 use quire::index::IndexOptions;
 use quire::mcp::{Features, Shared};
 use serde_json::Value;
@@ -82,6 +82,10 @@ fn app() -> &'static App {
             max_note_bytes: 1 << 20,
             oauth: None,
             sync_status: None,
+            sessions: SessionLimits {
+                total: 1024,
+                per_identity: 64,
+            },
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

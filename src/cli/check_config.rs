@@ -7,9 +7,11 @@ use crate::config::{Access, Config, RerankMode, SearchConfig};
 pub fn describe(config: &Config) -> String {
     let transport = match &config.http {
         Some(http) => format!(
-            "Streamable HTTP on {} ({})",
+            "Streamable HTTP on {} ({}; at most {} sessions, {} per identity)",
             http.listen,
-            if http.auth { "bearer auth" } else { "no auth" }
+            if http.auth { "bearer auth" } else { "no auth" },
+            config.http_limits.max_sessions,
+            config.http_limits.max_sessions_per_identity,
         ),
         None => "stdio".to_string(),
     };

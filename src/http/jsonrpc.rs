@@ -26,9 +26,11 @@ use axum::response::{IntoResponse, Response};
 const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC 2.0: the body is JSON, but not a request, notification or response.
 const INVALID_REQUEST: i64 = -32600;
+/// The first of JSON-RPC's implementation-defined server errors; ours means "not now, retry".
+pub const SERVER_BUSY: i64 = -32000;
 
 /// An HTTP answer whose body is a JSON-RPC error with a null id: the error belongs to no request
-/// the server could read.
+/// the server could read, or (a refused session) to none it will answer.
 pub fn error_response(status: StatusCode, code: i64, message: &str) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",

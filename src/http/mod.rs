@@ -4,8 +4,8 @@
 //! `router` is a plain constructor so tests can drive it in-process. Every `/mcp` request passes
 //! the auth layer, which proves a `Principal` and hands it to the MCP layer in the request
 //! extensions; `Host` and `Origin` are checked against the allowlist whether or not auth is on.
-//! Inside it, `session` binds each MCP session to the principal that opened it, and `jsonrpc`
-//! answers a body that is not a JSON-RPC message with a JSON-RPC error.
+//! Inside it, `session` binds each MCP session to the principal that opened it and caps how many
+//! are open, and `jsonrpc` answers a body that is not a JSON-RPC message with a JSON-RPC error.
 
 mod auth;
 mod identities;
@@ -27,6 +27,7 @@ use url::Url;
 use crate::mcp::{QuireServer, Shared};
 pub use auth::Auth;
 pub use identities::IdentityTokens;
+pub use session::SessionLimits;
 pub use token::{TokenError, load_or_create_owner_token};
 
 /// What the HTTP layer needs from the configuration.
@@ -43,6 +44,8 @@ pub struct HttpSettings {
     pub oauth: Option<Arc<oauth::OAuthState>>,
     /// The sync service's status file (`[sync] status_file`), summarised on `/healthz`.
     pub sync_status: Option<std::path::PathBuf>,
+    /// How many 2025-11-25 sessions may be open, in all and per identity.
+    pub sessions: SessionLimits,
 }
 
 impl HttpSettings {
@@ -154,7 +157,10 @@ pub fn router(shared: Arc<Shared>, settings: &HttpSettings, cancel: Cancellation
         .with_max_request_body_bytes(request_body_limit(settings.max_note_bytes))
         .with_cancellation_token(cancel);
     let sessions = Arc::new(LocalSessionManager::default());
-    let session_owners = Arc::new(session::SessionOwners::new(Arc::clone(&sessions)));
+    let session_owners = Arc::new(session::SessionOwners::new(
+        Arc::clone(&sessions),
+        settings.sessions,
+    ));
     let mcp_service = StreamableHttpService::new(
         move || Ok(QuireServer::new(Arc::clone(&shared))),
         sessions,

@@ -811,3 +811,41 @@ fn protected_folders_and_the_memory_toggle() {
     assert!(!config.tool_groups.contains(&ToolGroup::Memory));
     assert!(config.tool_groups.contains(&ToolGroup::Notes));
 }
+
+/// Issue 47, F3: the session caps default to 1,024 in all and 64 per identity, hold without
+/// `http.listen` (a socket systemd passes), and are checked naming the key.
+#[test]
+fn session_caps_have_defaults_and_are_checked_naming_the_key() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert_eq!(
+        (
+            config.http_limits.max_sessions,
+            config.http_limits.max_sessions_per_identity
+        ),
+        (1024, 64)
+    );
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[http]\nmax_sessions = 16\nmax_sessions_per_identity = 8\n",
+        )
+        .expect("valid");
+    assert!(config.http.is_none());
+    assert_eq!(
+        (
+            config.http_limits.max_sessions,
+            config.http_limits.max_sessions_per_identity
+        ),
+        (16, 8)
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[http]\nmax_sessions = 0\n",
+        &["http.max_sessions", "out of range"],
+    );
+    check_error(
+        "[vault]\npath = \"Notes\"\n[http]\nmax_sessions_per_identity = 1000000\n",
+        &["http.max_sessions_per_identity", "100000"],
+    );
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use http_body_util::BodyExt;
-use quire::http::{Auth, HttpSettings, router};
+use quire::http::{Auth, HttpSettings, SessionLimits, router};
 use quire::mcp::{Features, Shared};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -33,6 +33,10 @@ fn app(auth: Auth) -> (tempfile::TempDir, axum::Router) {
         max_note_bytes: 1 << 20,
         oauth: None,
         sync_status: None,
+        sessions: SessionLimits {
+            total: 1024,
+            per_identity: 64,
+        },
     };
     let router = router(shared, &settings, CancellationToken::new());
     (dir, router)

@@ -1,6 +1,6 @@
 """The Streamable HTTP transport at its edges, through the real binary on loopback: bodies that
-are not a JSON-RPC message get 400 with a JSON-RPC error (issue 47, F11), and an ended session
-leaves nothing behind (F3). HTTP only."""
+are not a JSON-RPC message get 400 with a JSON-RPC error (issue 47, F11); an ended session leaves
+nothing behind, and 2025-11-25 sessions are capped per identity and in all (F3). HTTP only."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from conftest import HttpServer, server_env
+from conftest import HttpServer, server_env, write_secret
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +100,115 @@ async def test_r47_an_ended_session_leaves_nothing_behind(http_server):
     grown = rss_kib(http_server) - before
     print(f"resident memory grew {grown} KiB over 1,000 sessions opened and closed")
     assert grown < 4 * 1024, f"{grown} KiB left behind by 1,000 ended sessions"
+
+
+TOKENS = {name: f"{name}-token-0123456789abcdefghijklmnopqrstuvwxyz" for name in ("agent", "viewer", "third")}
+CAPPED = """
+[http]
+max_sessions = 16
+max_sessions_per_identity = 8
+""" + "".join(f"""
+[[identity]]
+name = "{name}"
+token_file = "{name}.token"
+read = ["/"]
+""" for name in TOKENS)
+
+
+@pytest.fixture
+def capped_server(quire_bin: Path, vault: Path, xdg_home: Path, tmp_path: Path):
+    for name, token in TOKENS.items():
+        write_secret(tmp_path / f"{name}.token", token + "\n")
+    (tmp_path / "quire.toml").write_text(CAPPED)
+    server = HttpServer(quire_bin, vault, server_env(xdg_home), tmp_path / "quire-stderr.log",
+                        ["--config", str(tmp_path / "quire.toml")])
+    yield server
+    server.stop()
+
+
+class Caller:
+    """One identity speaking raw Streamable HTTP, one request per connection."""
+
+    def __init__(self, server: HttpServer, name: str):
+        self.url = server.url
+        self.headers = {"Authorization": f"Bearer {TOKENS[name]}", "Accept": ACCEPT, "Content-Type": "application/json"}
+
+    async def post(self, body: dict, **headers) -> httpx.Response:
+        async with httpx.AsyncClient(timeout=30) as http:
+            return await http.post(self.url, json=body, headers=self.headers | headers)
+
+    async def open(self) -> httpx.Response:
+        return await self.post(INITIALIZE)
+
+    async def opened(self) -> str:
+        res = await self.open()
+        assert res.status_code == 200, res.text
+        session = res.headers["mcp-session-id"]
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.post(initialized, **self.in_session(session))).status_code == 202
+        return session
+
+    @staticmethod
+    def in_session(session: str) -> dict:
+        return {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+
+    async def ping(self, session: str) -> int:
+        return (await self.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}, **self.in_session(session))).status_code
+
+
+async def test_r47_sessions_are_capped_per_identity_and_in_all(capped_server):
+    # Issue 47, F3: every initialize kept ~70 KiB for five idle minutes, with no cap: any token
+    # could exhaust memory. With 8 per identity and 16 in all: an identity over its cap loses its
+    # own least recently used session (which then answers rmcp's unknown-session 404), never
+    # another identity's; a full server refuses a new session with 503 and a JSON-RPC error.
+    agent, viewer, third = (Caller(capped_server, name) for name in TOKENS)
+    viewers = [await viewer.opened() for _ in range(4)]
+    agents = [await agent.opened() for _ in range(8)]
+    assert await agent.ping(agents[0]) == 200  # agents[1] is now the least recently used
+    agents.append(await agent.opened())
+    assert await agent.ping(agents[1]) == 404
+    assert await agent.ping(agents[0]) == 200
+
+    # A bounded loop: however many sessions the agent opens, it holds its newest 8, and memory
+    # stays flat (without the cap, 300 sessions held about 21 MiB).
+    before = rss_kib(capped_server)
+    for _ in range(300):
+        res = await agent.open()
+        assert res.status_code == 200, res.text
+        agents.append(res.headers["mcp-session-id"])
+    grown = rss_kib(capped_server) - before
+    print(f"resident memory grew {grown} KiB over 300 sessions")
+    assert grown < 8 * 1024, f"{grown} KiB for 300 sessions under a cap of 8"
+    statuses = [await agent.ping(session) for session in agents[-12:]]
+    assert statuses == [404] * 4 + [200] * 8, statuses
+    assert all([await viewer.ping(session) == 200 for session in viewers])
+
+    # 8 + 4 are open; the third identity fills the total and is then refused.
+    thirds = [await third.opened() for _ in range(4)]
+    refused = await third.open()
+    assert refused.status_code == 503, refused.text
+    assert "mcp-session-id" not in refused.headers and refused.headers["retry-after"]
+    error = json_rpc_error(refused)
+    assert error["code"] == -32000
+    for advice in ("Retry", "2026-07-28", "DELETE"):
+        assert advice in error["message"], error
+    assert (await viewer.open()).status_code == 503
+    # An identity at its own cap still gets one, at the cost of its own oldest.
+    agents.append(await agent.opened())
+    assert await agent.ping(agents[-9]) == 404
+    assert all([await viewer.ping(session) == 200 for session in viewers])
+    assert all([await third.ping(session) == 200 for session in thirds])
+
+    # A stateless 2026-07-28 request opens no session, so a full server still serves it.
+    modern = "2026-07-28"
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "vault_read_note", "arguments": {"path": "Welcome.md"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": modern, "io.modelcontextprotocol/clientCapabilities": {}}}}
+    res = await third.post(body, **{"MCP-Protocol-Version": modern, "Mcp-Method": "tools/call", "Mcp-Name": "vault_read_note"})
+    assert res.status_code == 200 and "Welcome" in res.text, res.text
+
+    # Closing a session makes room.
+    async with httpx.AsyncClient(timeout=30) as http:
+        closed = await http.delete(capped_server.url, headers=viewer.headers | Caller.in_session(viewers[0]))
+    assert closed.status_code in (200, 204)
+    await third.opened()

@@ -74,8 +74,13 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.out = work / "server.out"
         env = dict(os.environ, XDG_STATE_HOME=str(work / "state"), RUST_LOG="warn")
+        # Every simulated agent uses the owner token, and the levels' sessions stay open for five
+        # idle minutes: room for all of them, above the default caps (64 per identity).
+        config = work / "quire.toml"
+        config.write_text("[http]\nmax_sessions = 4096\nmax_sessions_per_identity = 4096\n")
         self.process = subprocess.Popen(
-            [str(binary), "serve", "--vault", str(vault), "--http", f"127.0.0.1:{self.port}"],
+            [str(binary), "serve", "--vault", str(vault), "--http", f"127.0.0.1:{self.port}",
+             "--config", str(config)],
             stdout=open(self.out, "w"), stderr=open(work / "server.err", "w"), env=env)
         deadline = time.time() + 60
         self.token = None
