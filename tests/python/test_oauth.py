@@ -1,8 +1,9 @@
 """The OAuth 2.1 authorization server end to end with a scripted client (register, authorize
 through the consent page's HTML form, exchange, call tools through the MCP SDK, refresh), and the
 negative cases: PKCE mismatch, code replay, refresh-token reuse revoking the grant, wrong audience,
-wrong issuer, expired token, `alg` confusion, redirect URI mismatch, open-redirect attempts,
-oversized and malformed requests, rate limits. HTTP only, with identities configured."""
+wrong issuer, expired token, `alg` confusion, redirect URI mismatch, open-redirect attempts (no
+redirect before the owner answers the consent page), oversized and malformed requests, rate
+limits. HTTP only, with identities configured."""
 
 from __future__ import annotations
 
@@ -285,7 +286,7 @@ async def test_redirect_uri_mismatch_and_open_redirects_are_never_followed(oauth
     res = await client.consent(client.authorize_params(client_id, challenge), "", decision="deny")
     query = parse_qs(urlparse(res.headers["location"]).query)
     assert query["error"] == ["access_denied"] and query["iss"] == [client.base] and query["state"] == ["xyz-state"]
-    # Errors after the client checks out go back to it: missing or plain PKCE, wrong resource.
+    # Errors after the client checks out are pages too, not redirects (issue 47, F6; see below).
     for extra, error in (
         ({"code_challenge_method": "plain"}, "invalid_request"),
         ({"code_challenge": ""}, "invalid_request"),
@@ -293,13 +294,42 @@ async def test_redirect_uri_mismatch_and_open_redirects_are_never_followed(oauth
         ({"response_type": "token"}, "unsupported_response_type"),
     ):
         res = await client.http.get(f"{client.base}/oauth/authorize", params=client.authorize_params(client_id, challenge, **extra))
-        assert res.status_code in (302, 303), (extra, res.text)
-        query = parse_qs(urlparse(res.headers["location"]).query)
-        assert query["error"] == [error] and query["iss"] == [client.base], extra
+        assert res.status_code == 400 and "location" not in res.headers, (extra, res.status_code)
+        assert error in res.text, extra
     # A loopback redirect URI may use any port (RFC 8252).
     loopback = await client.register(redirect_uris=["http://127.0.0.1/callback"])
     res = await client.http.get(f"{client.base}/oauth/authorize", params=client.authorize_params(loopback, challenge, redirect_uri="http://127.0.0.1:5555/callback"))
     assert res.status_code == 200
+
+
+async def test_r47_an_authorization_request_alone_never_redirects(oauth):
+    # Issue 47, F6: anyone can register https://evil.example/land through open registration, and
+    # GET /oauth/authorize with it and an unsupported response_type answered 303 to it with no
+    # one involved: a link on Quire's host that lands on the attacker's page. Before the owner has
+    # answered the consent page (which shows where the client will be sent), every failure is a
+    # page; the owner's own answer still redirects.
+    server, client = oauth
+    land = "https://evil.example/land"
+    client_id = await client.register(redirect_uris=[land])
+    verifier, challenge = pkce()
+    for extra in ({"response_type": "token"}, {"response_type": "code id_token"}, {"code_challenge_method": "plain"},
+                  {"code_challenge": "short"}, {"resource": "https://other.example/mcp"}):
+        params = client.authorize_params(client_id, challenge, redirect_uri=land, **extra)
+        res = await client.http.get(f"{client.base}/oauth/authorize", params=params)
+        assert res.status_code == 400 and "location" not in res.headers, (extra, res.status_code, res.headers)
+        assert "evil.example" not in res.text, extra
+        # A forged consent form with the same defect redirects nowhere either, even with "allow".
+        fields = params | {"token": AGENT_TOKEN, "decision": "allow"}
+        res = await client.http.post(f"{client.base}/oauth/authorize", data=fields)
+        assert res.status_code == 400 and "location" not in res.headers, (extra, res.status_code)
+    # The owner's answer on a real consent page still goes back to the client, denial included.
+    params = client.authorize_params(client_id, challenge, redirect_uri=land)
+    res = await client.consent(params, "", decision="deny")
+    assert res.status_code in (302, 303) and res.headers["location"].startswith(land + "?"), res.headers
+    assert parse_qs(urlparse(res.headers["location"]).query)["error"] == ["access_denied"]
+    res = await client.consent(params, AGENT_TOKEN)
+    assert res.status_code in (302, 303) and res.headers["location"].startswith(land + "?"), res.headers
+    assert "code" in parse_qs(urlparse(res.headers["location"]).query)
 
 
 async def test_wrong_resource_at_the_token_endpoint(oauth):

@@ -6,8 +6,11 @@
 //! refresh tokens rotated on use with reuse revoking the grant, revocation (RFC 7009), rate
 //! limits on every endpoint, and Client ID Metadata Documents (`cimd.rs`) when enabled.
 //!
-//! Nothing here redirects to a URI that is not registered for the client, byte for byte (ports
-//! of loopback URIs excepted, RFC 8252); every other failure before that check is an HTML page.
+//! Only the answer to the consent form redirects, and only to a URI registered for the client,
+//! byte for byte (ports of loopback URIs excepted, RFC 8252). Anyone can register any https URI,
+//! so Quire has no reason to trust one before the owner has seen it on the consent page: every
+//! failure before the owner's answer is an HTML page, never a redirect (RFC 9700 §4.11.2), and an
+//! authorization link alone cannot send a browser anywhere.
 
 mod cimd;
 mod consent;
@@ -558,7 +561,7 @@ struct ConsentForm {
     decision: Option<String>,
 }
 
-/// A request whose client and redirect URI are known good, so errors may now be redirected.
+/// A request whose client and redirect URI are known good.
 struct Checked {
     client: Client,
     redirect_uri: String,
@@ -567,7 +570,8 @@ struct Checked {
 enum AuthorizeError {
     /// Shown to the person in the browser; never redirected.
     Page(StatusCode, String),
-    /// Sent back to the client's (verified) redirect URI.
+    /// Sent back to the client's (verified) redirect URI: only the owner's denial on the consent
+    /// page, where the URI was shown.
     Redirect(String, &'static str, String),
 }
 
@@ -645,23 +649,30 @@ async fn check_client(
     })
 }
 
-/// Checks everything after the client: PKCE, response type, resource.
+/// Checks everything after the client: PKCE, response type, resource. A failure is a page, not
+/// an error redirect: it comes before the owner has seen the redirect URI (the request is
+/// malformed or was made by hand), and redirecting it would make Quire an open redirector for
+/// any URI someone registered.
 fn check_request(
     state: &OAuthState,
     params: &AuthorizeParams,
-    redirect_uri: &str,
 ) -> Result<(String, String), AuthorizeError> {
-    let redirect = |error: &str, description: &'static str| {
-        AuthorizeError::Redirect(redirect_uri.to_string(), description, error.to_string())
+    let page = |error: &str, description: &str| {
+        AuthorizeError::Page(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "The client's request cannot be served ({error}: {description}), so nothing was sent back to it. Start again from your MCP client; if this repeats, tell its developer."
+            ),
+        )
     };
     if params.response_type.as_deref() != Some("code") {
-        return Err(redirect(
+        return Err(page(
             "unsupported_response_type",
             "only response_type=code is supported",
         ));
     }
     if params.code_challenge_method.as_deref() != Some("S256") {
-        return Err(redirect(
+        return Err(page(
             "invalid_request",
             "PKCE is required, with code_challenge_method=S256",
         ));
@@ -671,7 +682,7 @@ fn check_request(
         .clone()
         .filter(|c| c.len() == 43 && URL_SAFE_NO_PAD.decode(c).is_ok())
         .ok_or_else(|| {
-            redirect(
+            page(
                 "invalid_request",
                 "code_challenge must be a base64url SHA-256",
             )
@@ -680,7 +691,7 @@ fn check_request(
         None => state.resource.clone(),
         Some(resource) if resource_matches(state, resource) => state.resource.clone(),
         Some(_) => {
-            return Err(redirect(
+            return Err(page(
                 "invalid_target",
                 "resource must be this server's /mcp URL",
             ));
@@ -739,7 +750,7 @@ async fn authorize_page(
         Ok(checked) => checked,
         Err(error) => return error_response(&state, error, params.state.as_deref()),
     };
-    if let Err(error) = check_request(&state, &params, &checked.redirect_uri) {
+    if let Err(error) = check_request(&state, &params) {
         return error_response(&state, error, params.state.as_deref());
     }
     consent::form(StatusCode::OK, &checked.client, &params, None)
@@ -764,7 +775,7 @@ async fn authorize_submit(
         Ok(checked) => checked,
         Err(error) => return error_response(&state, error, client_state.as_deref()),
     };
-    let (challenge, resource) = match check_request(&state, &params, &checked.redirect_uri) {
+    let (challenge, resource) = match check_request(&state, &params) {
         Ok(ok) => ok,
         Err(error) => return error_response(&state, error, client_state.as_deref()),
     };
