@@ -516,7 +516,8 @@ async fn serve_http(
                     test_loopback_port: config.oauth.test_loopback_port,
                 }),
         )
-        .context("cannot open the OAuth state (oauth.db and its key)")?;
+        .context("cannot open the OAuth state (oauth.db and its key)")?
+        .with_trusted_proxies(config.http_limits.trusted_proxies.clone());
         if let Some(port) = config.oauth.test_loopback_port {
             tracing::warn!(
                 port,

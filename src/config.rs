@@ -200,6 +200,8 @@ struct RawHttp {
     allowed_hosts: Vec<String>,
     max_sessions: Option<usize>,
     max_sessions_per_identity: Option<usize>,
+    #[serde(default)]
+    trusted_proxies: Vec<String>,
 }
 
 /// `[tools]`: which tool groups the server offers (default: all).
@@ -411,6 +413,9 @@ pub struct HttpLimits {
     /// Open sessions of one identity; a new one beyond it closes that identity's least recently
     /// used session.
     pub max_sessions_per_identity: usize,
+    /// Reverse proxies whose `X-Forwarded-For` says who is calling, for the OAuth rate limits;
+    /// empty (the default), the header is ignored.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -461,6 +466,10 @@ pub enum ConfigError {
     NoAuthWithoutHttp,
     #[error("http.public_url: {value:?} is not an http(s) URL such as https://notes.example.org")]
     PublicUrl { value: String },
+    #[error(
+        "{key}: {value:?} is not an address or prefix; give the reverse proxy's address, such as \"127.0.0.1\" or \"10.0.0.0/8\""
+    )]
+    TrustedProxy { key: String, value: String },
     #[error(
         "sandbox: {value:?} is not a sandbox mode; use \"required\", \"best-effort\" or \"off\""
     )]
@@ -953,9 +962,26 @@ fn http_config(raw: &RawHttp, overrides: &Overrides) -> Result<Option<HttpConfig
     }))
 }
 
-/// Lowers the `[http]` keys that bound what callers can make the server hold.
+/// Lowers the `[http]` keys that bound what callers can make the server hold, and the proxies
+/// trusted to say who a caller is.
 fn http_limits(raw: &RawHttp) -> Result<HttpLimits, ConfigError> {
+    let trusted_proxies = raw
+        .trusted_proxies
+        .iter()
+        .enumerate()
+        .map(|(at, text)| {
+            let text = text.trim();
+            text.parse::<ipnet::IpNet>()
+                .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map(|net| net.trunc())
+                .map_err(|_| ConfigError::TrustedProxy {
+                    key: format!("http.trusted_proxies[{at}]"),
+                    value: text.to_string(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(HttpLimits {
+        trusted_proxies,
         max_sessions: in_range(
             "http.max_sessions",
             raw.max_sessions,

@@ -35,6 +35,18 @@ pub fn describe(config: &Config) -> String {
         + &describe_search(&config.search)
         + &describe_access(&config.access)
         + &format!("  oauth:          {}\n", describe_oauth(config, false))
+        + &describe_trusted_proxies(&config.http_limits.trusted_proxies)
+}
+
+fn describe_trusted_proxies(proxies: &[ipnet::IpNet]) -> String {
+    if proxies.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = proxies.iter().map(ToString::to_string).collect();
+    format!(
+        "  trusted proxies: {} (their X-Forwarded-For names the caller for the OAuth rate limits)\n",
+        list.join(", ")
+    )
 }
 
 /// Whether the OAuth server runs and whether it accepts Client ID Metadata Documents (and so

@@ -849,3 +849,30 @@ fn session_caps_have_defaults_and_are_checked_naming_the_key() {
         &["http.max_sessions_per_identity", "100000"],
     );
 }
+
+/// Issue 47, F5: `[http] trusted_proxies` takes addresses and prefixes (none by default) and names
+/// the entry it refuses.
+#[test]
+fn trusted_proxies_are_addresses_or_prefixes() {
+    let setup = Setup::new();
+    let config = setup
+        .load_file("[vault]\npath = \"Notes\"\n")
+        .expect("valid");
+    assert!(config.http_limits.trusted_proxies.is_empty());
+    let config = setup
+        .load_file(
+            "[vault]\npath = \"Notes\"\n[http]\ntrusted_proxies = [\"127.0.0.1\", \"10.1.2.3/8\", \"::1\"]\n",
+        )
+        .expect("valid");
+    let proxies: Vec<String> = config
+        .http_limits
+        .trusted_proxies
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(proxies, ["127.0.0.1/32", "10.0.0.0/8", "::1/128"]);
+    check_error(
+        "[vault]\npath = \"Notes\"\n[http]\ntrusted_proxies = [\"127.0.0.1\", \"proxy.local\"]\n",
+        &["http.trusted_proxies[1]", "proxy.local"],
+    );
+}

@@ -370,6 +370,66 @@ async def test_oauth_endpoints_are_rate_limited(oauth):
     assert limited == 429 and statuses[0] == 400
 
 
+async def test_r47_one_client_flooding_the_token_endpoint_does_not_starve_another(oauth):
+    # Issue 47, F5: the limit was one bucket per peer address, so behind a reverse proxy (here:
+    # every request comes from 127.0.0.1) one unauthenticated client looping on /oauth/token made
+    # 15 of 15 legitimate token requests fail with 429. Each client now has its own bucket.
+    server, client = oauth
+    legitimate = await client.register()
+    flood = [
+        (await client.http.post(f"{client.base}/oauth/token", data={
+            "grant_type": "refresh_token", "refresh_token": "guess", "client_id": "flooding-client"})).status_code
+        for _ in range(150)
+    ]
+    assert flood.count(429) >= 50, flood
+    statuses = [(await client.refresh(legitimate, f"not-a-token-{at}")).status_code for at in range(15)]
+    assert statuses == [400] * 15, statuses
+    code, verifier = await client.authorize(legitimate)
+    res = await client.exchange(legitimate, code, verifier)
+    assert res.status_code == 200, res.text
+    # The flooding client is still held back.
+    res = await client.http.post(f"{client.base}/oauth/token", data={
+        "grant_type": "refresh_token", "refresh_token": "guess", "client_id": "flooding-client"})
+    assert res.status_code == 429 and res.headers["retry-after"]
+
+
+async def flood_without_client_id(http: httpx.AsyncClient, base: str, forwarded_for: str, times: int) -> list[int]:
+    """Token requests without a client_id (so keyed on the address), claiming `forwarded_for`."""
+    return [
+        (await http.post(f"{base}/oauth/token", data={"grant_type": "refresh_token"},
+                         headers={"X-Forwarded-For": forwarded_for})).status_code
+        for _ in range(times)
+    ]
+
+
+async def test_r47_forwarded_for_names_the_caller_only_behind_a_trusted_proxy(oauth, quire_bin, acl_vault, tmp_path, xdg_home):  # noqa: F811
+    # Issue 47, F5: requests without a client_id are keyed on the address; behind a proxy listed
+    # in [http] trusted_proxies that is the X-Forwarded-For hop the proxy appended, so one caller
+    # does not starve the others; from anyone else the header is ignored, so claiming a fresh
+    # address buys nothing.
+    from conftest import HttpServer, server_env
+    from test_acl import CONFIG
+
+    server, client = oauth
+    statuses = await flood_without_client_id(client.http, client.base, "198.51.100.1", 100)
+    assert 429 in statuses and statuses[0] == 400, statuses
+    assert await flood_without_client_id(client.http, client.base, "198.51.100.2", 1) == [429]
+
+    config = tmp_path / "proxied.toml"
+    config.write_text(CONFIG + '\n[http]\ntrusted_proxies = ["127.0.0.1"]\n')
+    proxied = HttpServer(quire_bin, acl_vault, server_env(xdg_home), tmp_path / "proxied.log", ["--config", str(config)])
+    try:
+        base = proxied.url.removesuffix("/mcp")
+        statuses = await flood_without_client_id(client.http, base, "198.51.100.1", 100)
+        assert 429 in statuses and statuses[0] == 400, statuses
+        assert await flood_without_client_id(client.http, base, "198.51.100.2", 5) == [400] * 5
+        # The proxy appends the address that connected to it; what the caller wrote to its left
+        # is not believed.
+        assert await flood_without_client_id(client.http, base, "198.51.100.2, 198.51.100.1", 1) == [429]
+    finally:
+        proxied.stop()
+
+
 async def test_r18_rotating_an_identity_token_ends_the_grants_made_with_it(oauth, tmp_path):
     # Issue 18, item 3: each grant is bound to the token pasted on the consent page; once that
     # identity's token changes, its access tokens and refresh tokens stop working at once, while

@@ -4,7 +4,8 @@
 //! that identity and so to its ACL), JWT access tokens bound to `public_url` as issuer and `/mcp`
 //! as audience (RFC 8707 `resource` checked), `iss` in the authorization response (RFC 9207),
 //! refresh tokens rotated on use with reuse revoking the grant, revocation (RFC 7009), rate
-//! limits on every endpoint, and Client ID Metadata Documents (`cimd.rs`) when enabled.
+//! limits per caller on every endpoint (`limits.rs`), and Client ID Metadata Documents
+//! (`cimd.rs`) when enabled.
 //!
 //! Only the answer to the consent form redirects, and only to a URI registered for the client,
 //! byte for byte (ports of loopback URIs excepted, RFC 8252). Anyone can register any https URI,
@@ -14,25 +15,22 @@
 
 mod cimd;
 mod consent;
+mod limits;
 mod store;
 mod tokens;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::num::NonZeroU32;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::{FormRejection, JsonRejection};
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use url::Url;
@@ -106,7 +104,7 @@ pub struct OAuthState {
     identities: IdentityTokens,
     /// Keys the fingerprints of identity tokens that grants are bound to.
     fingerprint_key: Vec<u8>,
-    limiter: DefaultKeyedRateLimiter<IpAddr>,
+    limits: limits::Limits,
     /// Set when Client ID Metadata Documents are accepted (`[oauth] client_id_metadata_documents`).
     documents: Option<MetadataFetcher>,
 }
@@ -143,8 +141,6 @@ impl OAuthState {
         // One secret, two purposes, separated by hashing with distinct labels.
         let derive = |label: &str| Sha256::digest(format!("{label}:{secret}")).to_vec();
         let store = Store::open(&state_dir.join("oauth.db"), derive("refresh-hash"))?;
-        let quota = Quota::per_second(NonZeroU32::MIN.saturating_add(4))
-            .allow_burst(NonZeroU32::MIN.saturating_add(59));
         Ok(OAuthState {
             issuer: base_url.to_string(),
             resource: format!("{base_url}/mcp"),
@@ -152,9 +148,16 @@ impl OAuthState {
             keys: tokens::Keys::new(&derive("jwt-signing"))?,
             identities,
             fingerprint_key: derive("token-fingerprint"),
-            limiter: RateLimiter::keyed(quota),
+            limits: limits::Limits::new(Vec::new()),
             documents: documents.map(MetadataFetcher::new).transpose()?,
         })
+    }
+
+    /// Believes `X-Forwarded-For` from these peers (`[http] trusted_proxies`) when rate limits
+    /// decide who is calling.
+    pub fn with_trusted_proxies(mut self, trusted_proxies: Vec<ipnet::IpNet>) -> OAuthState {
+        self.limits = limits::Limits::new(trusted_proxies);
+        self
     }
 
     pub fn metadata(&self) -> serde_json::Value {
@@ -256,8 +259,10 @@ impl OAuthState {
         self.store.revoke_matching(identity, client_id)
     }
 
-    /// Removes expired codes and tokens and stale registrations.
+    /// Removes expired codes and tokens, stale registrations, and the rate-limit buckets of
+    /// callers gone quiet.
     pub fn sweep(&self) -> Result<usize, StoreError> {
+        self.limits.forget_idle();
         let now = now();
         self.store.sweep(
             now,
@@ -311,7 +316,7 @@ pub fn router(state: Arc<OAuthState>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
-            rate_limit,
+            limits::rate_limit,
         ));
     let metadata = state.metadata();
     let metadata_too = metadata.clone();
@@ -325,30 +330,6 @@ pub fn router(state: Arc<OAuthState>) -> Router {
             get(move || async move { Json(metadata_too) }),
         )
         .with_state(state)
-}
-
-async fn rate_limit(
-    State(state): State<Arc<OAuthState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    // Behind a reverse proxy every request shares the proxy's address, and so one bucket.
-    let ip = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |info| info.0.ip());
-    if state.limiter.check_key(&ip).is_err() {
-        let mut response = oauth_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "slow_down",
-            "too many requests; wait a few seconds and retry",
-        );
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        return response;
-    }
-    next.run(request).await
 }
 
 fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
