@@ -436,6 +436,9 @@ let
           inherit (instance) listen;
           public_url = instance.publicUrl;
           allowed_hosts = instance.allowedHosts;
+          # Behind the module's own proxy every client arrives from loopback: believe the proxy's
+          # X-Forwarded-For, so OAuth rate limits tell clients apart.
+          trusted_proxies = if instance.proxy.enable then [ "127.0.0.1" "::1" ] else null;
         };
         features = {
           read_only = instance.readOnly;
