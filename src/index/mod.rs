@@ -33,7 +33,9 @@ use std::time::Duration;
 use rusqlite::Connection;
 use tokio::sync::broadcast;
 
-pub use document::{CHUNK_WORDS, note_chunks, number_in, parse_date_time};
+pub use document::{
+    CHUNK_WORDS, ParsedNote, note_chunks, number_in, parse as parse_note, parse_date_time,
+};
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
