@@ -8,12 +8,14 @@
 
 use std::collections::HashMap;
 
-use percent_encoding::percent_decode_str;
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
-use super::blocks::{self, LineKind};
+use super::blocks::LineKind;
 use super::note::NoteText;
+use line::{LinkLine, inline_links};
+
+mod line;
 
 /// How a link is written, which decides how a move rewrites it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +244,39 @@ fn position(text: &str, line_starts: &[usize], offset: usize) -> (usize, usize) 
     (index + 1, column)
 }
 
+/// Line and column of offsets asked for in increasing order, each column counted on from the
+/// previous offset's when both lie on one line: counting each from its line's start was quadratic
+/// in a line of many links.
+struct Positions<'a> {
+    text: &'a str,
+    line_starts: &'a [usize],
+    /// The last offset asked for, with its line and column.
+    last: Option<(usize, usize, usize)>,
+}
+
+impl<'a> Positions<'a> {
+    fn new(text: &'a str, line_starts: &'a [usize]) -> Self {
+        Positions {
+            text,
+            line_starts,
+            last: None,
+        }
+    }
+
+    /// What `position` answers, counted on from the last offset when nothing but characters of
+    /// its line lie between.
+    fn at(&mut self, offset: usize) -> (usize, usize) {
+        let counted_on = self.last.and_then(|(last, line, column)| {
+            let between = self.text.get(last..offset)?;
+            (!between.contains('\n')).then(|| (line, column + between.chars().count()))
+        });
+        let (line, column) =
+            counted_on.unwrap_or_else(|| position(self.text, self.line_starts, offset));
+        self.last = Some((offset, line, column));
+        (line, column)
+    }
+}
+
 /// Where `part`, a slice of `text`, starts in it.
 fn offset_in(text: &str, part: &str) -> Option<usize> {
     let offset = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
@@ -362,260 +397,6 @@ fn parse_wikilink_inner(inner: &str) -> Option<(String, String)> {
         None => display_of(&link),
     };
     Some((link, display))
-}
-
-/// The links of one line of text. `offset` is where `content` starts in `text`.
-fn inline_links(
-    text: &str,
-    offset: usize,
-    content: &str,
-    line_starts: &[usize],
-    in_html_comment: &mut bool,
-    links: &mut Vec<Link>,
-) {
-    // Every link starts with `[`; a line without one (and opening no comment) changes nothing.
-    if !*in_html_comment && !content.contains('[') && !content.contains("<!--") {
-        return;
-    }
-    let bytes = content.as_bytes();
-    let code_spans = blocks::CodeSpans::new(bytes);
-    let mut index = 0;
-    if *in_html_comment {
-        match content.find("-->") {
-            Some(end) => {
-                index = end + 3;
-                *in_html_comment = false;
-            }
-            None => return,
-        }
-    }
-    let mut push = |link: Link| links.push(link);
-    let make =
-        |form: LinkForm, embed: bool, start: usize, end: usize, link: String, display: String| {
-            let (line, column) = position(text, line_starts, offset + start);
-            Link {
-                form,
-                embed,
-                link,
-                display,
-                original: content[start..end].to_owned(),
-                start: offset + start,
-                end: offset + end,
-                line,
-                column,
-                key: None,
-            }
-        };
-    // Every position `index` stops at is an ASCII byte or the start of a character: multi-byte
-    // characters never contain ASCII bytes and other bytes only ever advance by one.
-    while index < bytes.len() {
-        index = match bytes[index] {
-            b'\\' => match bytes.get(index + 1) {
-                Some(next) if next.is_ascii_punctuation() => index + 2,
-                _ => index + 1,
-            },
-            b'`' => code_spans.skip(index),
-            b'<' if content[index..].starts_with("<!--") => {
-                match find_from(content, "-->", index + 4) {
-                    Some(end) => end + 3,
-                    None => {
-                        *in_html_comment = true;
-                        return;
-                    }
-                }
-            }
-            b'$' => skip_inline_math(content, index),
-            b'[' if bytes.get(index + 1) == Some(&b'[') => {
-                let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
-                let start = if embed { index - 1 } else { index };
-                match find_from(content, "]]", index + 2) {
-                    Some(close) => {
-                        let inner = &content[index + 2..close];
-                        if let Some(reopen) = inner.rfind("[[") {
-                            // `[[a [[b]]`: the innermost opener pairs with the closer.
-                            index + 2 + reopen
-                        } else {
-                            if let Some((link, display)) = parse_wikilink_inner(inner) {
-                                push(make(LinkForm::Wiki, embed, start, close + 2, link, display));
-                            }
-                            close + 2
-                        }
-                    }
-                    None => index + 2,
-                }
-            }
-            b'[' => match markdown_link(content, index) {
-                Some(found) => {
-                    let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
-                    let start = if embed { index - 1 } else { index };
-                    if let Some(destination) = found.destination {
-                        push(make(
-                            LinkForm::Markdown,
-                            embed,
-                            start,
-                            found.end,
-                            destination,
-                            content[index + 1..found.text_end].to_owned(),
-                        ));
-                    }
-                    found.end
-                }
-                None => index + 1,
-            },
-            _ => index + 1,
-        };
-    }
-}
-
-/// Whether the byte at `at` is escaped by an odd run of backslashes before it.
-fn escaped(bytes: &[u8], at: usize) -> bool {
-    bytes[..at]
-        .iter()
-        .rev()
-        .take_while(|byte| **byte == b'\\')
-        .count()
-        % 2
-        == 1
-}
-
-/// Skips inline math: `$$...$$`, or `$...$` where the opening `$` is followed by a non-space and the
-/// closing one is preceded by a non-space and not followed by a digit.
-fn skip_inline_math(content: &str, start: usize) -> usize {
-    let bytes = content.as_bytes();
-    if bytes.get(start + 1) == Some(&b'$') {
-        return find_from(content, "$$", start + 2).map_or(start + 2, |end| end + 2);
-    }
-    match bytes.get(start + 1) {
-        Some(next) if !next.is_ascii_whitespace() => {}
-        _ => return start + 1,
-    }
-    let mut at = start + 1;
-    while let Some(found) = find_from(content, "$", at) {
-        let before = bytes[found - 1];
-        let after = bytes.get(found + 1);
-        if !before.is_ascii_whitespace()
-            && before != b'\\'
-            && !after.is_some_and(u8::is_ascii_digit)
-        {
-            return found + 1;
-        }
-        at = found + 1;
-    }
-    start + 1
-}
-
-struct MarkdownLink {
-    /// End of the link text (the `]`).
-    text_end: usize,
-    /// After the closing `)`.
-    end: usize,
-    /// The decoded destination, or `None` for an external URL (still skipped as a whole).
-    destination: Option<String>,
-}
-
-/// Reads `[text](destination "title")` starting at the `[`.
-fn markdown_link(content: &str, open: usize) -> Option<MarkdownLink> {
-    let bytes = content.as_bytes();
-    let mut depth = 0usize;
-    let mut index = open;
-    let text_end = loop {
-        match bytes.get(index)? {
-            b'\\' => index += 2,
-            b'[' => {
-                depth += 1;
-                index += 1;
-            }
-            b']' => {
-                depth -= 1;
-                if depth == 0 {
-                    break index;
-                }
-                index += 1;
-            }
-            _ => index += 1,
-        }
-    };
-    if bytes.get(text_end + 1) != Some(&b'(') {
-        return None;
-    }
-    let (start, end, angle) = destination_span(content, text_end)?;
-    let raw = &content[start..end];
-    if angle && raw.contains('<') {
-        return None;
-    }
-    let after = if angle { end + 1 } else { end };
-    let mut index = after;
-    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
-        index += 1;
-    }
-    // An optional title in quotes or parentheses.
-    if let Some(quote @ (b'"' | b'\'' | b'(')) = bytes.get(index).copied() {
-        let closing = if quote == b'(' { b')' } else { quote };
-        let close = index
-            + 1
-            + bytes
-                .get(index + 1..)?
-                .iter()
-                .position(|byte| *byte == closing)?;
-        index = close + 1;
-        while bytes.get(index).is_some_and(|byte| *byte == b' ') {
-            index += 1;
-        }
-    }
-    if bytes.get(index) != Some(&b')') {
-        return None;
-    }
-    let end = index + 1;
-    if raw.is_empty() {
-        // `[]()` and `[alias]()` are no links.
-        return Some(MarkdownLink {
-            text_end,
-            end,
-            destination: None,
-        });
-    }
-    let destination = (!has_scheme(raw)).then(|| {
-        percent_decode_str(&unescape(raw))
-            .decode_utf8_lossy()
-            .into_owned()
-    });
-    Some(MarkdownLink {
-        text_end,
-        end,
-        destination,
-    })
-}
-
-/// Removes backslash escapes before ASCII punctuation.
-fn unescape(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut characters = raw.chars().peekable();
-    while let Some(character) = characters.next() {
-        if character == '\\'
-            && let Some(next) = characters.peek()
-            && next.is_ascii_punctuation()
-        {
-            continue;
-        }
-        out.push(character);
-    }
-    out
-}
-
-/// Whether a destination is a URL with a scheme (`https:`, `mailto:`, `obsidian:`, `file:`), which
-/// never names a vault file. A Windows drive letter is not a scheme either, but is no vault path.
-fn has_scheme(raw: &str) -> bool {
-    let Some(colon) = raw.find(':') else {
-        return raw.starts_with("//");
-    };
-    let scheme = &raw[..colon];
-    scheme
-        .chars()
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|character| character.is_ascii_alphanumeric() || "+.-".contains(character))
 }
 
 /// Obsidian's link resolution over the files of a vault (notes and attachments, vault-relative
@@ -892,8 +673,9 @@ pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<S
         }
         LinkForm::Markdown => {
             let open = original.find('[')?;
-            let found = markdown_link(original, open)?;
-            let (start, end, angle) = destination_span(original, found.text_end)?;
+            let mut line = LinkLine::new(original);
+            let found = line.markdown_link(open)?;
+            let (start, end, angle) = line.destination_span(found.text_end)?;
             let raw = &original[start..end];
             // The link is percent-decoded before its `#` part is split off, so an encoded `%23`
             // starts the subpath too, and the rewrite keeps it.
@@ -922,38 +704,6 @@ pub fn with_new_path(form: LinkForm, original: &str, new_path: &str) -> Option<S
         }
         LinkForm::CanvasFile => Some(new_path.to_owned()),
     }
-}
-
-/// Where a markdown link's destination lies (without angle brackets) and whether it has them.
-fn destination_span(content: &str, text_end: usize) -> Option<(usize, usize, bool)> {
-    let bytes = content.as_bytes();
-    let mut index = text_end + 2;
-    while bytes.get(index).is_some_and(|byte| *byte == b' ') {
-        index += 1;
-    }
-    if bytes.get(index) == Some(&b'<') {
-        let close = index + 1 + content.get(index + 1..)?.find('>')?;
-        return Some((index + 1, close, true));
-    }
-    let start = index;
-    let mut parens = 0usize;
-    while let Some(byte) = bytes.get(index) {
-        match byte {
-            b'\\' => index += 2,
-            b'(' => {
-                parens += 1;
-                index += 1;
-            }
-            b')' if parens == 0 => break,
-            b')' => {
-                parens -= 1;
-                index += 1;
-            }
-            byte if byte.is_ascii_whitespace() || byte.is_ascii_control() => break,
-            _ => index += 1,
-        }
-    }
-    Some((start, index.min(bytes.len()), false))
 }
 
 /// Escapes each parenthesis of a bare destination that has no partner, so the destination reads
@@ -1219,5 +969,57 @@ mod tests {
         assert_eq!(resolver.resolve("../Note.md", "dir2/x.md"), Some("Note.md"));
         assert_eq!(resolver.resolve("", "dir2/Note.md"), Some("dir2/Note.md"));
         assert_eq!(resolver.resolve("missing", "x.md"), None);
+    }
+
+    /// Units that no closer follows, each repeated 100,000 times on one line (up to 700 KB), then a
+    /// link that must still be found where it is. Each took seconds to minutes while every opener
+    /// scanned to the end of its line (issue 47); a regression shows up as these tests hanging,
+    /// not as a wrong answer.
+    #[test]
+    fn r47_openers_without_closers_on_long_lines_find_no_link_and_the_link_after_them() {
+        const TIMES: usize = 100_000;
+        for unit in [
+            "[a](", "[[", "![", "[", "[a", "![[", "[a](<", "[a](b (", "[a](((", "[[a|", "$a ",
+        ] {
+            let run = unit.repeat(TIMES);
+            assert_eq!(note_links(&run), Vec::new(), "{unit:?}");
+            for (link, target) in [
+                ("[[b]]", "b"),
+                ("[c](d.md)", "d.md"),
+                ("![e](f.png)", "f.png"),
+            ] {
+                let text = format!("{run} {link}");
+                let found = note_links(&text);
+                let column = run.chars().count() + 1;
+                let summary: Vec<_> = found
+                    .iter()
+                    .map(|link| (link.link.as_str(), link.line, link.column))
+                    .collect();
+                assert_eq!(summary, vec![(target, 1, column)], "{unit:?} then {link}");
+                assert_eq!(found[0].original, link);
+            }
+        }
+        // An angle destination whose `>` lies at the end of the line holds every later `<`.
+        let angles = format!("{}>", "[a](<b ".repeat(TIMES));
+        assert_eq!(note_links(&angles), Vec::new());
+    }
+
+    #[test]
+    fn r47_a_line_of_many_links_counts_each_column() {
+        const TIMES: usize = 100_000;
+        for (unit, target, embed) in [
+            ("[[a]]", "a", false),
+            ("[a](b)", "b", false),
+            ("![c](d)", "d", true),
+        ] {
+            let text = format!("é {}", unit.repeat(TIMES));
+            let found = note_links(&text);
+            assert_eq!(found.len(), TIMES, "{unit:?}");
+            for (index, link) in found.iter().enumerate().step_by(9_999) {
+                assert_eq!((link.link.as_str(), link.embed), (target, embed));
+                assert_eq!(link.column, 2 + index * unit.len(), "{unit:?} #{index}");
+                assert_eq!(&text[link.start..link.end], unit);
+            }
+        }
     }
 }
