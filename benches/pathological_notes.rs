@@ -8,7 +8,7 @@
 //! the writer all that time). For each shape below it builds notes of 50 KB, 400 KB and 10 MB (the
 //! note size cap) and times `quire::index::parse_note`, the function the writer calls on every note
 //! (block scan, properties, links, tags, task sites and their facts, headings, chunks), printing
-//! the best of the rounds in milliseconds and the note's link, tag and task counts.
+//! the best of the rounds in milliseconds and the note's link, tag and task-site counts.
 //! A typical note repeated to size is the control: its figures are what a linear parse costs.
 //!
 //! A size is skipped when the growth measured between the two smaller sizes (quadratic growth from
@@ -71,6 +71,15 @@ const SHAPES: &[Shape] = &[
     ("property flow list of [[a]]", |size| {
         in_properties("k: [", "\"[[a]]\", ", "]", size)
     }),
+    ("property links, distinct, 100 bytes each", |size| {
+        let mut yaml = String::from("---\n");
+        let padding = "x".repeat(80);
+        for index in 0..size / 100 {
+            yaml.push_str(&format!("k{index}: \"[[{index} {padding}]]\"\n"));
+        }
+        yaml.push_str("---\nbody\n");
+        yaml
+    }),
     // Deeply nested list items: every blank line walked them all.
     ("- nested items, then blank lines", |size| {
         format!(
@@ -127,7 +136,7 @@ fn main() {
         budget.as_secs()
     );
     println!(
-        "{:<34} {:>10} {:>10} {:>10}   links / tags / task sites at 10 MB",
+        "{:<34} {:>10} {:>10} {:>10}   links/tags/task sites at 400 KB | 10 MB",
         "shape", "50 KB", "400 KB", "10 MB"
     );
     for (name, build) in SHAPES {
@@ -149,7 +158,7 @@ fn env_number(name: &str) -> Option<usize> {
 fn run_shape(name: &str, build: fn(usize) -> String, rounds: usize, budget: Duration) {
     let mut cells = Vec::new();
     let mut measured: Vec<(usize, Duration)> = Vec::new();
-    let mut counts = String::new();
+    let mut counts = Vec::new();
     for size in SIZES {
         if let Some(predicted) = predicted(&measured, size)
             && predicted > budget
@@ -159,12 +168,13 @@ fn run_shape(name: &str, build: fn(usize) -> String, rounds: usize, budget: Dura
         }
         let text = build(size);
         let mut best = Duration::MAX;
+        let mut found = String::new();
         for _ in 0..rounds {
             let started = Instant::now();
             let parsed = parse_note("Pathological", &text, true);
             best = best.min(started.elapsed());
-            counts = format!(
-                "{} / {} / {}",
+            found = format!(
+                "{}/{}/{}",
                 parsed.links.len(),
                 parsed.tags.len(),
                 parsed.task_sites.len()
@@ -173,17 +183,18 @@ fn run_shape(name: &str, build: fn(usize) -> String, rounds: usize, budget: Dura
                 break;
             }
         }
+        if size > SIZES[0] {
+            counts.push(found);
+        }
         measured.push((text.len(), best));
         cells.push(format!("{:.1}", best.as_secs_f64() * 1000.0));
     }
-    if measured.last().map(|(size, _)| *size) < Some(SIZES[2] / 2) {
-        counts = "(10 MB not run)".to_owned();
-    }
     println!(
-        "{name:<34} {:>10} {:>10} {:>10}   {counts}",
+        "{name:<34} {:>10} {:>10} {:>10}   {}",
         cells.first().map_or("", String::as_str),
         cells.get(1).map_or("", String::as_str),
         cells.get(2).map_or("", String::as_str),
+        counts.join(" | ")
     );
 }
 

@@ -6,7 +6,8 @@
 //! Obsidian's resolution rules over a list of vault paths. It must never report a link Obsidian
 //! would not, never touch the disk, and never panic on any input.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
@@ -296,58 +297,220 @@ fn property_links(note: &NoteText, line_starts: &[usize]) -> Vec<Link> {
     for (key, value) in &note.properties {
         collect_property_links(key, value, &mut values);
     }
-    if values.is_empty() {
+    let read: Vec<(String, String, String, String)> = values
+        .into_iter()
+        .filter_map(|(key, original)| {
+            let inner = original.strip_prefix("[[")?.strip_suffix("]]")?;
+            let (link, display) = parse_wikilink_inner(inner)?;
+            Some((key, original, link, display))
+        })
+        .collect();
+    if read.is_empty() {
         return Vec::new();
     }
     // Place each property link on the first unused occurrence of its wikilink in the block.
     let block = note.text.get(..note.split.block_len).unwrap_or("");
-    let mut used: Vec<usize> = Vec::new();
-    let mut links = Vec::new();
-    for (key, original) in values {
-        let Some(inner) = original
-            .strip_prefix("[[")
-            .and_then(|rest| rest.strip_suffix("]]"))
-        else {
-            continue;
-        };
-        let Some((link, display)) = parse_wikilink_inner(inner) else {
-            continue;
-        };
-        let mut from = 0;
-        let mut start = None;
-        while let Some(at) = find_from(block, &original, from) {
-            if !used.contains(&at) {
-                start = Some(at);
-                break;
+    let originals: Vec<&str> = read
+        .iter()
+        .map(|(_, original, _, _)| original.as_str())
+        .collect();
+    let starts = first_unused_occurrences(block, &originals);
+    let mut links: Vec<Link> = read
+        .into_iter()
+        .zip(starts)
+        .map(|((key, original, link, display), start)| {
+            // A value YAML unfolded or unescaped (`"[[A\nB]]"` over two lines) is not in the block
+            // as written: its span is left empty at the block's start, so nothing rewrites it there.
+            let (start, end) = start.map_or((0, 0), |at| (at, at + original.len()));
+            Link {
+                form: LinkForm::Property,
+                embed: false,
+                link,
+                display,
+                end,
+                original,
+                start,
+                line: 0,
+                column: 0,
+                key: Some(key),
             }
-            from = at + 1;
-        }
-        // A value YAML unfolded or unescaped (`"[[A\nB]]"` over two lines) is not in the block
-        // as written: its span is left empty at the block's start, so nothing rewrites it there.
-        let (start, end) = match start {
-            Some(at) => {
-                used.push(at);
-                (at, at + original.len())
-            }
-            None => (0, 0),
-        };
-        let (line, column) = position(note.text, line_starts, start);
-        links.push(Link {
-            form: LinkForm::Property,
-            embed: false,
-            link,
-            display,
-            end,
-            original,
-            start,
-            line,
-            column,
-            key: Some(key),
-        });
-    }
+        })
+        .collect();
     // Properties come back sorted by key; report them in the order they are written.
     links.sort_by_key(|link| link.start);
+    let mut positions = Positions::new(note.text, line_starts);
+    for link in &mut links {
+        (link.line, link.column) = positions.at(link.start);
+    }
     links
+}
+
+/// For each of `originals` (wikilinks: `[[`, text without `]]`, `]]`) in turn, where in `block` it
+/// first occurs at a place no text before it took, if anywhere.
+///
+/// Searching the block from its start for each value was quadratic in a block of many property
+/// links. Every occurrence of every value is found instead in one pass, from the block's `]]`s:
+/// a wikilink opening at a `[[` closes on the first `]]` after it, or one byte later when that
+/// `]]` is the start of `]]]` (its text holds no `]]`), so the wikilinks closing at a `]]` open in
+/// the stretch since the previous `]]`. Walking each stretch backwards keeps a rolling hash of the
+/// text up to the closer, and a `[[` whose hash and length are a value's is compared with it in
+/// full. A text then takes its occurrences in order, passing for good over one that another text
+/// took (`[[a]]` and `[[a]]]` can start at one place).
+fn first_unused_occurrences(block: &str, originals: &[&str]) -> Vec<Option<usize>> {
+    let hasher = RollingHash::new();
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut patterns: Vec<&str> = Vec::new();
+    let id_of: Vec<usize> = originals
+        .iter()
+        .map(|original| {
+            *ids.entry(original).or_insert_with(|| {
+                patterns.push(original);
+                patterns.len() - 1
+            })
+        })
+        .collect();
+    let mut by_hash: HashMap<(usize, u64), Vec<usize>> = HashMap::new();
+    for (id, pattern) in patterns.iter().enumerate() {
+        by_hash
+            .entry((pattern.len(), hasher.of(pattern.as_bytes())))
+            .or_default()
+            .push(id);
+    }
+    let occurrences = occurrences_by_closer(block.as_bytes(), &patterns, &by_hash, &hasher);
+    let mut taken: HashSet<usize> = HashSet::new();
+    let mut next = vec![0usize; patterns.len()];
+    id_of
+        .into_iter()
+        .map(|id| {
+            let list = occurrences.get(id)?;
+            let cursor = next.get_mut(id)?;
+            while let Some(&at) = list.get(*cursor) {
+                *cursor += 1;
+                if taken.insert(at) {
+                    return Some(at);
+                }
+            }
+            None
+        })
+        .collect()
+}
+
+/// Every place each of `patterns` occurs in `bytes`, in order (see `first_unused_occurrences`).
+fn occurrences_by_closer(
+    bytes: &[u8],
+    patterns: &[&str],
+    by_hash: &HashMap<(usize, u64), Vec<usize>>,
+    hasher: &RollingHash,
+) -> Vec<Vec<usize>> {
+    let mut occurrences: Vec<Vec<usize>> = vec![Vec::new(); patterns.len()];
+    let found = |start: usize, length: usize, hash: u64, occurrences: &mut Vec<Vec<usize>>| {
+        for &id in by_hash.get(&(length, hash)).into_iter().flatten() {
+            let matches = patterns.get(id).is_some_and(|pattern| {
+                bytes.get(start..start + length) == Some(pattern.as_bytes())
+            });
+            if matches && let Some(list) = occurrences.get_mut(id) {
+                list.push(start);
+            }
+        }
+    };
+    let mut previous_close: Option<usize> = None;
+    let mut found_here = Vec::new();
+    for close in 0..bytes.len().saturating_sub(1) {
+        if bytes[close] != b']' || bytes[close + 1] != b']' {
+            continue;
+        }
+        // Openers whose first `]]` is this one lie after the previous `]]` (or overlap its end).
+        let lowest = previous_close.map_or(0, |previous| previous.saturating_sub(1));
+        previous_close = Some(close);
+        // Closing one byte later, on `]]]`, the text is one byte longer.
+        let longer = bytes.get(close + 2).filter(|byte| **byte == b']');
+        // Walking back from the closer: `hash` is that of `bytes[start..close + 2]`, `power` the
+        // base to its length, so the longer text's hash is one term more.
+        let (mut hash, mut power) = (0u64, 1u64);
+        for start in (lowest..close + 2).rev() {
+            hash = hasher.push_front(bytes[start], hash);
+            power = hasher.times_base(power);
+            if bytes[start] != b'[' || bytes.get(start + 1) != Some(&b'[') {
+                continue;
+            }
+            let length = close + 2 - start;
+            found_here.push((start, length, hash));
+            if let Some(&last) = longer {
+                found_here.push((
+                    start,
+                    length + 1,
+                    hasher.add(hash, hasher.term(last, power)),
+                ));
+            }
+        }
+        // Reported left to right, so each pattern's places come in order.
+        for (start, length, hash) in found_here.drain(..).rev() {
+            found(start, length, hash, &mut occurrences);
+        }
+    }
+    occurrences
+}
+
+/// Polynomial hashes modulo the prime 2^61 - 1, with a base drawn for each use so that no text
+/// can be written to collide (a collision would only cost a comparison). The hash of `s` is the
+/// sum of `(s[i] + 1) * base^i`, so a byte is put in front in constant time.
+struct RollingHash {
+    base: u64,
+}
+
+const MERSENNE_61: u64 = (1 << 61) - 1;
+
+impl RollingHash {
+    fn new() -> Self {
+        let drawn = std::hash::RandomState::new().hash_one(0u64) % MERSENNE_61;
+        RollingHash {
+            base: drawn.max(257),
+        }
+    }
+
+    fn multiply(a: u64, b: u64) -> u64 {
+        let product = u128::from(a) * u128::from(b);
+        // 2^61 is 1 modulo the prime: fold the high bits onto the low ones.
+        let folded = (product & u128::from(MERSENNE_61)) + (product >> 61);
+        let folded = (folded & u128::from(MERSENNE_61)) + (folded >> 61);
+        // Below 2^62 after folding twice, so at most one subtraction remains.
+        let reduced = u64::try_from(folded).unwrap_or(u64::MAX);
+        if reduced >= MERSENNE_61 {
+            reduced - MERSENNE_61
+        } else {
+            reduced
+        }
+    }
+
+    fn add(&self, a: u64, b: u64) -> u64 {
+        let sum = a + b;
+        if sum >= MERSENNE_61 {
+            sum - MERSENNE_61
+        } else {
+            sum
+        }
+    }
+
+    fn times_base(&self, value: u64) -> u64 {
+        Self::multiply(value, self.base)
+    }
+
+    /// `(byte + 1) * power`.
+    fn term(&self, byte: u8, power: u64) -> u64 {
+        Self::multiply(u64::from(byte) + 1, power)
+    }
+
+    /// The hash of `byte` followed by the text whose hash is `hash`.
+    fn push_front(&self, byte: u8, hash: u64) -> u64 {
+        self.add(u64::from(byte) + 1, self.times_base(hash))
+    }
+
+    fn of(&self, bytes: &[u8]) -> u64 {
+        bytes
+            .iter()
+            .rev()
+            .fold(0, |hash, byte| self.push_front(*byte, hash))
+    }
 }
 
 fn collect_property_links(key: &str, value: &Value, found: &mut Vec<(String, String)>) {
@@ -1020,6 +1183,64 @@ mod tests {
                 assert_eq!(link.column, 2 + index * unit.len(), "{unit:?} #{index}");
                 assert_eq!(&text[link.start..link.end], unit);
             }
+        }
+    }
+
+    #[test]
+    fn r47_a_block_of_many_property_links_places_each_on_its_own_line() {
+        const TIMES: usize = 20_000;
+        let list = format!("---\nk:\n{}---\nbody", "  - \"[[a]]\"\n".repeat(TIMES));
+        let found = note_links(&list);
+        assert_eq!(found.len(), TIMES);
+        for (index, link) in found.iter().enumerate() {
+            assert_eq!((link.line, link.column), (3 + index, 5), "#{index}");
+            assert_eq!(link.key.as_deref(), Some(format!("k.{index}").as_str()));
+        }
+        let flow = format!("---\nk: [{}]\n---\nbody", "\"[[a]]\", ".repeat(TIMES));
+        let found = note_links(&flow);
+        assert_eq!(found.len(), TIMES);
+        for (index, link) in found.iter().enumerate() {
+            assert_eq!((link.line, link.column), (2, 5 + 9 * index), "#{index}");
+        }
+    }
+
+    /// The placement search as it was written: the reference `first_unused_occurrences` must agree with.
+    fn placed_by_search(block: &str, originals: &[&str]) -> Vec<Option<usize>> {
+        let mut used: Vec<usize> = Vec::new();
+        originals
+            .iter()
+            .map(|original| {
+                let mut from = 0;
+                while let Some(at) = find_from(block, original, from) {
+                    if !used.contains(&at) {
+                        used.push(at);
+                        return Some(at);
+                    }
+                    from = at + 1;
+                }
+                None
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn property_links_take_the_places_the_search_took(
+            block in proptest::collection::vec(
+                proptest::sample::select(vec!["[[", "]]", "]", "[", "a", "b", "[[a]]", "[[a]]]", "[[b[[a]]", " ", "\n"]),
+                0..24,
+            ),
+            // What `collect_property_links` passes on: `[[`, text without `]]`, `]]`.
+            originals in proptest::collection::vec(
+                proptest::sample::select(vec!["[[a]]", "[[a]]]", "[[b[[a]]", "[[b]]", "[[]]]", "[[[a]]", "[[a]b]]", "[[]a]]", "[[a\n]]"]),
+                0..10,
+            ),
+        ) {
+            let block = block.concat();
+            proptest::prop_assert_eq!(
+                first_unused_occurrences(&block, &originals),
+                placed_by_search(&block, &originals)
+            );
         }
     }
 }
