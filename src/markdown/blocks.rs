@@ -269,7 +269,7 @@ fn next_line(text: &str, start: usize) -> (&str, usize) {
 #[derive(Debug)]
 struct Scanner<'a> {
     scan: Scan<'a>,
-    containers: Vec<Container>,
+    containers: Containers,
     leaf: Leaf,
 }
 
@@ -277,9 +277,55 @@ impl Default for Scanner<'_> {
     fn default() -> Self {
         Scanner {
             scan: Scan::default(),
-            containers: Vec::new(),
+            containers: Containers::default(),
             leaf: Leaf::None,
         }
+    }
+}
+
+/// The open containers, outermost first, and which of them are block quotes: a blank line goes on
+/// in every list item and in no block quote, so it continues the containers up to the first quote,
+/// found without walking the items before it. Walking them made a line of many nested items
+/// followed by blank lines quadratic (issue 47).
+#[derive(Debug, Default)]
+struct Containers {
+    open: Vec<Container>,
+    /// Indexes in `open` of the block quotes, in order.
+    quotes: Vec<usize>,
+}
+
+impl Containers {
+    fn push(&mut self, container: Container) {
+        if matches!(container, Container::Quote) {
+            self.quotes.push(self.open.len());
+        }
+        self.open.push(container);
+    }
+
+    fn truncate(&mut self, length: usize) {
+        self.open.truncate(length);
+        while self.quotes.last().is_some_and(|quote| *quote >= length) {
+            self.quotes.pop();
+        }
+    }
+
+    fn clear(&mut self) {
+        self.open.clear();
+        self.quotes.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.open.len()
+    }
+
+    fn iter(&self) -> std::slice::Iter<'_, Container> {
+        self.open.iter()
+    }
+
+    /// The index of the first block quote at or after `index`, or the number of containers.
+    fn first_quote_from(&self, index: usize) -> usize {
+        let at = self.quotes.partition_point(|quote| *quote < index);
+        self.quotes.get(at).copied().unwrap_or(self.open.len())
     }
 }
 
@@ -339,7 +385,9 @@ impl<'a> Scanner<'a> {
                 }
                 Container::Item { content_indent } => {
                     if cursor.rest_is_blank() {
-                        continue;
+                        // Blank from here on: this item and those after it go on, up to the
+                        // first block quote, which a blank rest never continues.
+                        return self.containers.first_quote_from(index);
                     }
                     if cursor.indent(*content_indent) < *content_indent {
                         return index;
@@ -390,6 +438,7 @@ impl<'a> Scanner<'a> {
 
     /// Opens every block quote and list item that starts on this line.
     fn open_containers(&mut self, cursor: &mut Cursor<'a>) {
+        let mut breaks = BreakSuffixes::new(cursor.line);
         loop {
             let indent = cursor.indent(4);
             if indent > 3 {
@@ -407,7 +456,7 @@ impl<'a> Scanner<'a> {
                 self.leaf = Leaf::None;
                 continue;
             }
-            if is_thematic_break(text) {
+            if breaks.is_thematic_break(text) {
                 return;
             }
             let Some(marker) = list_marker(text) else {
@@ -646,6 +695,60 @@ fn is_thematic_break(text: &str) -> bool {
         }
     }
     count >= 3
+}
+
+/// `is_thematic_break` of the rests of one line, which nested list items ask one after another:
+/// each asking scanned the rest of the line, quadratic in a line of `- ` repeated before other text
+/// (issue 47). A rest is a break only if nothing but its marker, spaces and tabs follow its start,
+/// so the last other byte for each marker, found once from the line's end, rules most rests out.
+struct BreakSuffixes<'a> {
+    line: &'a str,
+    /// For `*`, `-` and `_`: where the last byte that is neither it, a space nor a tab lies.
+    last_other: Option<[Option<usize>; 3]>,
+}
+
+impl<'a> BreakSuffixes<'a> {
+    fn new(line: &'a str) -> Self {
+        BreakSuffixes {
+            line,
+            last_other: None,
+        }
+    }
+
+    /// `is_thematic_break(text)` for `text`, a rest of the line.
+    fn is_thematic_break(&mut self, text: &str) -> bool {
+        let slot = match text.as_bytes().first() {
+            Some(b'*') => 0,
+            Some(b'-') => 1,
+            Some(b'_') => 2,
+            _ => return false,
+        };
+        let start = self.line.len().saturating_sub(text.len());
+        let line = self.line;
+        let last_other = self.last_other.get_or_insert_with(|| last_others(line));
+        if last_other[slot].is_some_and(|other| other >= start) {
+            return false;
+        }
+        // Only markers, spaces and tabs are left: at most two such rests are asked about without
+        // this answering yes and ending the line's containers, so counting stays linear.
+        is_thematic_break(text)
+    }
+}
+
+/// For `*`, `-` and `_`: the last byte of `line` that is neither that marker, a space nor a tab.
+fn last_others(line: &str) -> [Option<usize>; 3] {
+    let mut found = [None; 3];
+    for (at, byte) in line.bytes().enumerate().rev() {
+        for (slot, marker) in [b'*', b'-', b'_'].into_iter().enumerate() {
+            if found[slot].is_none() && byte != marker && byte != b' ' && byte != b'\t' {
+                found[slot] = Some(at);
+            }
+        }
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    found
 }
 
 /// `===` (level 1) or `---` (level 2) with optional trailing whitespace.
@@ -948,6 +1051,34 @@ mod tests {
         assert_eq!(kinds("\tcode\n  \tcode\n"), vec![Code, Code]);
         // A marker followed by more than four columns of space starts the item with indented code.
         assert_eq!(kinds("-\t\tfoo\n"), vec![Code]);
+    }
+
+    #[test]
+    fn r47_blank_lines_under_many_nested_items_keep_them_open() {
+        use LineKind::*;
+        // Opening the 100,000 items read the rest of the line at each (is it a thematic break?),
+        // and every blank line walked them all: minutes each, a hang if either comes back.
+        const DEPTH: usize = 100_000;
+        let text = format!("{}x\n{}# h\n", "- ".repeat(DEPTH), "\n".repeat(2 * DEPTH));
+        let scan = scan(&text);
+        assert_eq!(scan.lines.len(), 2 * DEPTH + 2);
+        assert_eq!(scan.lines[0].kind, Text);
+        assert!(
+            scan.lines[1..=2 * DEPTH]
+                .iter()
+                .all(|line| line.kind == Blank)
+        );
+        // The heading closes every item, so it is a top-level one.
+        assert_eq!(scan.headings.len(), 1);
+        assert_eq!(scan.headings[0].line, 2 * DEPTH + 2);
+        // Behind a block quote the items go on, but the quote ends, and so the text after it.
+        let quoted = format!(
+            "{}> {}x\n\n{}y\n",
+            "- ".repeat(3),
+            "- ".repeat(DEPTH),
+            " ".repeat(6)
+        );
+        assert_eq!(kinds(&quoted), vec![Text, Blank, Text]);
     }
 
     #[test]
