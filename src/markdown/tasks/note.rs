@@ -8,6 +8,7 @@ use super::line::{Task, TaskSettings, parse_task_line};
 use crate::markdown::blocks::{self, Line, LineKind};
 use crate::markdown::note::NoteText;
 use regex::Regex;
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// One list item (task or not).
@@ -233,31 +234,35 @@ fn sites(note: &NoteText) -> Vec<TaskSite> {
     // Whether the properties block declares a Kanban board.
     let kanban = note.properties.contains_key("kanban-plugin");
     let lines: Vec<&str> = text.lines().collect();
-    let complete_lanes: Vec<usize> = if kanban {
+    let complete_lanes: HashSet<usize> = if kanban {
+        let marked = complete_before_next_hash(&lines);
         note_headings
             .iter()
-            .filter(|heading| {
-                lines
-                    .iter()
-                    .skip(heading.line)
-                    .take_while(|line| !line.starts_with('#'))
-                    .any(|line| line.trim() == "**Complete**")
-            })
+            .filter(|heading| marked.get(heading.line).copied().unwrap_or(false))
             .map(|heading| heading.line)
             .collect()
     } else {
-        Vec::new()
+        HashSet::new()
     };
     let mut sites = Vec::new();
+    // Items come in line order, so the headings above each are a longer prefix of the list than
+    // those above the one before: the prefix grows as the items go, never searched from the first
+    // heading again (quadratic in a note of many headings and many tasks, issue 47).
+    let mut above = 0;
     for item in items.iter().filter(|item| item.checkbox.is_some()) {
         let Some(raw) = lines.get(item.line.saturating_sub(1)) else {
             continue;
         };
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        let heading = note_headings
-            .iter()
-            .take_while(|heading| heading.line < item.line)
-            .last();
+        while note_headings
+            .get(above)
+            .is_some_and(|heading| heading.line < item.line)
+        {
+            above += 1;
+        }
+        let heading = above
+            .checked_sub(1)
+            .and_then(|last| note_headings.get(last));
         sites.push(TaskSite {
             line: item.line,
             text: raw.to_owned(),
@@ -272,6 +277,26 @@ fn sites(note: &NoteText) -> Vec<TaskSite> {
         });
     }
     sites
+}
+
+/// For each line (0-based), whether a `**Complete**` line lies at or after it before the next line
+/// starting with `#`: a Kanban lane is complete when such a line follows its heading. Found in one
+/// pass from the end; reading on from each heading was quadratic in a board of setext lanes, whose
+/// headings start with no `#` (issue 47).
+fn complete_before_next_hash(lines: &[&str]) -> Vec<bool> {
+    let mut marked = vec![false; lines.len()];
+    let mut complete_ahead = false;
+    for (index, line) in lines.iter().enumerate().rev() {
+        complete_ahead = if line.starts_with('#') {
+            false
+        } else {
+            complete_ahead || line.trim() == "**Complete**"
+        };
+        if let Some(slot) = marked.get_mut(index) {
+            *slot = complete_ahead;
+        }
+    }
+    marked
 }
 
 impl TaskSite {
@@ -330,5 +355,57 @@ mod tests {
         assert!(!tasks[0].lane_complete);
         assert_eq!(tasks[1].lane.as_deref(), Some("Done"));
         assert!(tasks[1].lane_complete);
+    }
+
+    #[test]
+    fn r47_many_headings_and_many_tasks_each_find_their_heading() {
+        // Each task looked for its heading from the note's first one: minutes at this size.
+        const COUNT: usize = 50_000;
+        let headings: String = (0..COUNT).map(|index| format!("# h{index}\n")).collect();
+        let sites = note_task_sites(&format!("{headings}{}", "- [ ] t\n".repeat(COUNT)));
+        assert_eq!(sites.len(), COUNT);
+        let last = format!("h{}", COUNT - 1);
+        assert!(sites.iter().all(|site| {
+            site.heading.as_deref() == Some(last.as_str()) && site.heading_line == Some(COUNT)
+        }));
+        let interleaved: String = (0..COUNT)
+            .map(|index| format!("# h{index}\n- [ ] t\n"))
+            .collect();
+        let sites = note_task_sites(&interleaved);
+        assert_eq!(sites.len(), COUNT);
+        for (index, site) in sites.iter().enumerate() {
+            assert_eq!(site.heading.as_deref(), Some(format!("h{index}").as_str()));
+            assert_eq!(site.heading_line, Some(2 * index + 1));
+        }
+    }
+
+    #[test]
+    fn r47_a_board_of_many_lanes_marks_the_complete_ones() {
+        // Each lane was read on to the next line starting with `#`; setext lanes have none, so
+        // each read to the end of the board: minutes at this size. A `**Complete**` line with no
+        // `#` line before it marks every such lane above it, as it did.
+        const COUNT: usize = 20_000;
+        let board = |lane: &dyn Fn(usize) -> String| {
+            let lanes: String = (0..COUNT)
+                .map(|index| format!("{}- [ ] t\n\n", lane(index)))
+                .collect();
+            format!(
+                "---\nkanban-plugin: basic\n---\n{lanes}{}**Complete**\n- [x] d\n",
+                lane(COUNT)
+            )
+        };
+        let setext = note_task_sites(&board(&|index| format!("lane {index}\n=\n")));
+        assert_eq!(setext.len(), COUNT + 1);
+        assert!(setext.iter().all(|site| site.lane_complete));
+        assert_eq!(setext[7].lane.as_deref(), Some("lane 7"));
+        let atx = note_task_sites(&board(&|index| format!("## lane {index}\n")));
+        assert_eq!(atx.len(), COUNT + 1);
+        let complete: Vec<usize> = atx
+            .iter()
+            .enumerate()
+            .filter(|(_, site)| site.lane_complete)
+            .map(|(index, _)| index)
+            .collect();
+        assert_eq!(complete, vec![COUNT]);
     }
 }
