@@ -332,7 +332,7 @@ pub fn replace_text(text: &str, old: &str, new: &str, all: bool) -> Result<Edite
             })
         }
         [_, _, ..] if !all => {
-            let mut lines: Vec<usize> = found.iter().map(|at| line_of(*at)).collect();
+            let mut lines = lines_at(text, &found);
             lines.dedup();
             lines.truncate(MAX_REPORTED_LINES);
             Err(EditError::AmbiguousMatch {
@@ -369,6 +369,24 @@ pub fn replace_text(text: &str, old: &str, new: &str, all: bool) -> Result<Edite
             })
         }
     }
+}
+
+/// The 1-based line of each of `offsets` (in increasing order) in `text`, counted on from one to
+/// the next: counting each from the start of the text was quadratic in a note where the text to
+/// replace occurs on every line (issue 47).
+fn lines_at(text: &str, offsets: &[usize]) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let (mut line, mut counted) = (1, 0);
+    offsets
+        .iter()
+        .map(|&at| {
+            line += bytes
+                .get(counted..at)
+                .map_or(0, |part| part.iter().filter(|byte| **byte == b'\n').count());
+            counted = counted.max(at);
+            line
+        })
+        .collect()
 }
 
 /// A long input cut down for an error message, on a character boundary.
@@ -466,5 +484,20 @@ mod tests {
             matches!(&error, Some(EditError::NoMatch { hint, .. }) if hint.contains("vault_update_properties")),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn r47_text_on_every_line_is_refused_with_its_first_lines() {
+        // Each match's line was counted from the note's start: minutes for this note.
+        const LINES: usize = 200_000;
+        let text = format!("---\nt: cat\n---\n{}", "cat\n".repeat(LINES));
+        match replace_text(&text, "cat", "cow", false) {
+            Err(EditError::AmbiguousMatch { count, lines, .. }) => {
+                assert_eq!(count, LINES);
+                assert_eq!(lines, (4..4 + MAX_REPORTED_LINES).collect::<Vec<_>>());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(lines_at("a\nb\n\nc", &[0, 2, 2, 5, 6]), vec![1, 2, 2, 4, 4]);
     }
 }

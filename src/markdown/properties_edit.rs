@@ -4,6 +4,8 @@
 //! It refuses, rather than guesses, whenever the existing block is not a valid mapping or the result
 //! would not read back as exactly the intended properties. No I/O, and no panic on any input.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::frontmatter::{self, PropertiesError};
@@ -129,6 +131,14 @@ fn merge_yaml(
     newline: &str,
 ) -> Result<String, PropertiesEditError> {
     let (indent, entries) = top_level_entries(yaml);
+    // The first entry of each key, looked up rather than searched for each changed key (quadratic
+    // in an update of many properties, issue 47).
+    let mut entry_of: HashMap<&str, &Entry> = HashMap::new();
+    for entry in &entries {
+        if let Some(key) = entry.key.as_deref() {
+            entry_of.entry(key).or_insert(entry);
+        }
+    }
     let mut splices: Vec<(usize, usize, String)> = Vec::new();
     let mut appended = String::new();
     for key in old
@@ -146,10 +156,7 @@ fn merge_yaml(
             appended.push_str(&rendered);
             continue;
         }
-        let entry = entries
-            .iter()
-            .find(|entry| entry.key.as_deref() == Some(key.as_str()))
-            .ok_or_else(|| {
+        let entry = entry_of.get(key.as_str()).ok_or_else(|| {
                 PropertiesEditError::NotEditable(format!(
                     "the property {key:?} is written in a form Quire cannot change line by line (an alias, a merge key, a complex key or an unindented multi-line value)"
                 ))
@@ -447,5 +454,21 @@ mod tests {
             update(text, json!({"new": 1}), false),
             Ok("---\nbase: &b 1\nother: *b\nnew: 1\n---\n".to_owned())
         );
+    }
+
+    #[test]
+    fn r47_an_update_of_many_properties_changes_each_line() {
+        // Each changed key searched the block's entries from the first: quadratic in the keys.
+        const KEYS: usize = 20_000;
+        let block: String = (0..KEYS).map(|index| format!("k{index}: a\n")).collect();
+        let text = format!("---\n{block}---\nbody\n");
+        let mut updates = Map::new();
+        for index in 0..KEYS {
+            updates.insert(format!("k{index}"), json!("b"));
+        }
+        let updated = update_properties(&text, &updates, false).expect("update");
+        let expected: String = (0..KEYS).map(|index| format!("k{index}: b\n")).collect();
+        assert_eq!(updated.text, format!("---\n{expected}---\nbody\n"));
+        assert_eq!(updated.changed_keys.len(), KEYS);
     }
 }

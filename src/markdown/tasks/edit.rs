@@ -4,6 +4,8 @@
 //! with its sub-items. Line numbers are 1-based; the note's line-ending style is kept; the
 //! properties block is never touched. Never panics.
 
+use std::collections::HashSet;
+
 use super::note::note_list_items;
 use crate::markdown::{frontmatter, headings};
 
@@ -77,12 +79,14 @@ fn prefix(line: &str) -> &str {
 /// The 1-based line of the last descendant list item of the item on `line` (itself when none).
 fn block_end(text: &str, line: usize) -> usize {
     let items = note_list_items(text);
-    let mut ancestors = vec![line];
+    // A set: as a list, each item searched all the descendants before it, quadratic in a task
+    // with many sub-items (issue 47).
+    let mut ancestors = HashSet::from([line]);
     let mut end = line;
     for item in items.iter().filter(|item| item.line > line) {
         match item.parent {
             Some(parent) if ancestors.contains(&parent) => {
-                ancestors.push(item.line);
+                ancestors.insert(item.line);
                 end = item.line;
             }
             _ => break,
@@ -281,6 +285,20 @@ mod tests {
         assert_eq!(
             replace_line(text, 3, &[]).as_deref(),
             Some("- [ ] one\n    - [ ] child\n")
+        );
+    }
+
+    #[test]
+    fn r47_a_task_with_many_sub_items_is_cut_whole() {
+        // Each grandchild's parent was searched for among all the descendants before it.
+        const PAIRS: usize = 50_000;
+        let pair = "    - [ ] child\n        - [ ] grandchild\n";
+        let text = format!("- [ ] parent\n{}- [ ] next\n", pair.repeat(PAIRS));
+        assert_eq!(block_last_line(&text, 1), 2 * PAIRS + 1);
+        let (block, rest, count) = cut_block(&text, 1).expect("cut");
+        assert_eq!(
+            (block.len(), count, rest.as_str()),
+            (2 * PAIRS + 1, 2 * PAIRS + 1, "- [ ] next\n")
         );
     }
 }
