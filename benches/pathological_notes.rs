@@ -10,6 +10,7 @@
 //! (block scan, properties, links, tags, task sites and their facts, headings, chunks), printing
 //! the best of the rounds in milliseconds and the note's link, tag and task-site counts.
 //! A typical note repeated to size is the control: its figures are what a linear parse costs.
+//! Two canvas shapes are timed through `canvas_links`, which the writer calls on canvas files.
 //!
 //! A size is skipped when the growth measured between the two smaller sizes (quadratic growth from
 //! 50 KB alone) predicts it would take longer than the budget (`QUIRE_BENCH_BUDGET_S`, default 30 s): quadratic code at 10 MB would
@@ -18,6 +19,7 @@
 use std::time::{Duration, Instant};
 
 use quire::index::parse_note;
+use quire::markdown::links::canvas_links;
 
 const SIZES: [usize; 3] = [50 * 1024, 400 * 1024, 10 * 1024 * 1024];
 const ROUNDS: usize = 3;
@@ -117,6 +119,24 @@ const SHAPES: &[Shape] = &[
     ("- [ ] a (lines)", |size| repeated("- [ ] a\n", size)),
 ];
 
+/// Canvas files: the writer reads their links with `canvas_links`.
+const CANVAS_SHAPES: &[Shape] = &[
+    ("canvas: a text node of [[a]]", |size| {
+        format!(
+            r#"{{"nodes":[{{"id":"1","type":"text","text":"{}"}}]}}"#,
+            repeated("[[a]]", size)
+        )
+    }),
+    ("canvas: nodes written with \\u escapes", |size| {
+        let nodes: Vec<String> = (0..size / 60)
+            .map(|index| {
+                format!(r#"{{"id":"{index}","type":"text","text":"\u0041 [[b{index}]]"}}"#)
+            })
+            .collect();
+        format!("{{\"nodes\":[\n{}\n]}}", nodes.join(",\n"))
+    }),
+];
+
 fn main() {
     let wanted: Vec<String> = std::env::args()
         .skip(1)
@@ -143,7 +163,24 @@ fn main() {
         if !wanted.is_empty() && !wanted.iter().any(|wanted| wanted == name) {
             continue;
         }
-        run_shape(name, *build, rounds, budget);
+        run_shape(name, *build, rounds, budget, &|text| {
+            let parsed = parse_note("Pathological", text, true);
+            format!(
+                "{}/{}/{}",
+                parsed.links.len(),
+                parsed.tags.len(),
+                parsed.task_sites.len()
+            )
+        });
+    }
+    println!("\nquire::markdown::links::canvas_links of canvas files (links at 400 KB | 10 MB)");
+    for (name, build) in CANVAS_SHAPES {
+        if !wanted.is_empty() && !wanted.iter().any(|wanted| wanted == name) {
+            continue;
+        }
+        run_shape(name, *build, rounds, budget, &|text| {
+            canvas_links(text).len().to_string()
+        });
     }
 }
 
@@ -154,8 +191,15 @@ fn env_number(name: &str) -> Option<usize> {
         .filter(|&number| number > 0)
 }
 
-/// Times one shape at each size, skipping a size its growth so far says would exceed the budget.
-fn run_shape(name: &str, build: fn(usize) -> String, rounds: usize, budget: Duration) {
+/// Times `parse` on one shape at each size, skipping a size its growth so far says would exceed
+/// the budget; `parse` answers with the counts to show.
+fn run_shape(
+    name: &str,
+    build: fn(usize) -> String,
+    rounds: usize,
+    budget: Duration,
+    parse: &dyn Fn(&str) -> String,
+) {
     let mut cells = Vec::new();
     let mut measured: Vec<(usize, Duration)> = Vec::new();
     let mut counts = Vec::new();
@@ -171,14 +215,8 @@ fn run_shape(name: &str, build: fn(usize) -> String, rounds: usize, budget: Dura
         let mut found = String::new();
         for _ in 0..rounds {
             let started = Instant::now();
-            let parsed = parse_note("Pathological", &text, true);
+            found = parse(&text);
             best = best.min(started.elapsed());
-            found = format!(
-                "{}/{}/{}",
-                parsed.links.len(),
-                parsed.tags.len(),
-                parsed.task_sites.len()
-            );
             if best > budget {
                 break;
             }
