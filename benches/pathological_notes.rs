@@ -156,7 +156,7 @@ fn main() {
         budget.as_secs()
     );
     println!(
-        "{:<34} {:>10} {:>10} {:>10}   links/tags/task sites at 400 KB | 10 MB",
+        "{:<42} {:>10} {:>10} {:>10}   links/tags/task sites at 400 KB | 10 MB",
         "shape", "50 KB", "400 KB", "10 MB"
     );
     for (name, build) in SHAPES {
@@ -228,7 +228,7 @@ fn run_shape(
         cells.push(format!("{:.1}", best.as_secs_f64() * 1000.0));
     }
     println!(
-        "{name:<34} {:>10} {:>10} {:>10}   {}",
+        "{name:<42} {:>10} {:>10} {:>10}   {}",
         cells.first().map_or("", String::as_str),
         cells.get(1).map_or("", String::as_str),
         cells.get(2).map_or("", String::as_str),
