@@ -121,8 +121,7 @@ pub(super) fn real_location(root: &Path, path: &VaultPath) -> Option<String> {
             }
         }
     };
-    let inside = real.strip_prefix(root).ok()?;
-    let mut location: String = inside.to_str()?.nfc().collect();
+    let mut location = vault_relative_nfc(root, &real)?;
     for segment in missing.iter().rev() {
         if !location.is_empty() {
             location.push('/');
@@ -156,7 +155,7 @@ pub(super) fn real_folder(root: &Path, path: Option<&VaultPath>) -> Option<RealF
     if !resolved.exists || !fs_path.is_dir() {
         return None;
     }
-    let rel = fs_path.strip_prefix(root).ok()?.to_str()?.nfc().collect();
+    let rel = vault_relative_nfc(root, &fs_path)?;
     Some(RealFolder { fs_path, rel })
 }
 
@@ -174,14 +173,19 @@ pub(super) fn real_child(root: &Path, folder: &RealFolder, name: &str) -> Option
         None => Some(join(&folder.rel, name)),
         Some((on_disk, metadata)) if metadata.file_type().is_symlink() => {
             let target = folder.fs_path.join(on_disk).canonicalize().ok()?;
-            let inside = target.strip_prefix(root).ok()?;
-            if has_hidden_segment(inside) {
+            if has_hidden_segment(target.strip_prefix(root).ok()?) {
                 return None;
             }
-            Some(inside.to_str()?.nfc().collect())
+            vault_relative_nfc(root, &target)
         }
         Some(_) => Some(join(&folder.rel, name)),
     }
+}
+
+/// The NFC vault-relative text of the real (canonical) place `real`; `None` outside the vault
+/// or for a name that is not UTF-8.
+fn vault_relative_nfc(root: &Path, real: &Path) -> Option<String> {
+    Some(real.strip_prefix(root).ok()?.to_str()?.nfc().collect())
 }
 
 fn is_missing(error: &io::Error) -> bool {
