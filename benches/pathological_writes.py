@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Notes whose content once made the link parser quadratic (issue 47, F2), written through
-`quire serve --http` (one session) while a second session keeps writing an unrelated note: prints how long
-each pathological write takes (the file, then the index taking it in) and the slowest of the
-unrelated writes made meanwhile. A figure, not an assertion; not part of tests/run.
+`quire serve --http` (one session) while a second session, in a process of its own, keeps writing
+unrelated notes: prints how long each pathological write takes (the file, then the index taking it
+in) and the slowest of the unrelated writes made meanwhile. A figure, not an assertion; not part of tests/run.
 
     QUIRE_BIN=target/release/quire target/py/bin/python benches/pathological_writes.py [--small] [--shapes=[a](,[[]
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import shutil
@@ -43,42 +44,60 @@ async def timed(session: ClientSession, path: str, body: str) -> float:
     return elapsed
 
 
+def unrelated(url: str, token: str, first: int, ready, stop, times) -> None:
+    """Writes small unrelated notes until `stop` is set, in a process of its own so the client's
+    encoding of the large body cannot delay these writes, and reports each write's time."""
+
+    async def loop() -> None:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with create_mcp_http_client(headers=headers) as http, \
+                streamable_http_client(url, http_client=http) as (read, write), \
+                ClientSession(read, write, read_timeout_seconds=600) as session:
+            await session.initialize()
+            n = first
+            while not stop.is_set():
+                n += 1
+                times.put(await timed(session, f"Unrelated/n{n}.md", f"note {n}\n"))
+                ready.set()
+            times.put(None)
+
+    anyio.run(loop)
+
+
 async def main() -> None:
     binary = os.environ.get("QUIRE_BIN", str(REPO / "target/release/quire"))
+    processes = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="quire-patho-") as tmp:
         work = Path(tmp)
         shutil.copytree(REPO / "examples/vault", work / "vault")
         server = HttpServer(Path(binary), work / "vault", server_env(work / "xdg"), work / "err.log")
         headers = {"Authorization": f"Bearer {server.token}"}
         try:
-            async with create_mcp_http_client(headers=headers) as h1, create_mcp_http_client(headers=headers) as h2, \
-                    streamable_http_client(server.url, http_client=h1) as one, \
-                    streamable_http_client(server.url, http_client=h2) as two:
-                async with ClientSession(one[0], one[1], read_timeout_seconds=600) as big, \
-                        ClientSession(two[0], two[1], read_timeout_seconds=600) as small:
-                    await big.initialize()
-                    await small.initialize()
-                    print(f"{'shape':>6} {'size':>7} {'write+index (ms)':>17} {'unrelated writes':>17} {'slowest (ms)':>13}")
-                    n = 0
-                    for shape, unit in SHAPES.items():
-                        for label, size in SIZES.items():
-                            body = unit * (size // len(unit))
-                            done = anyio.Event()
-                            small_times: list[float] = []
-
-                            async def unrelated() -> None:
-                                nonlocal n
-                                while not done.is_set():
-                                    n += 1
-                                    small_times.append(await timed(small, f"Unrelated/n{n}.md", f"note {n}\n"))
-
-                            async with anyio.create_task_group() as group:
-                                group.start_soon(unrelated)
-                                await anyio.sleep(0.05)
-                                n += 1
-                                took = await timed(big, f"Patho/p{n}.md", body)
-                                done.set()
-                            print(f"{shape:>6} {label:>7} {took:>17.0f} {len(small_times):>17} {max(small_times):>13.1f}")
+            async with create_mcp_http_client(headers=headers) as http, \
+                    streamable_http_client(server.url, http_client=http) as (read, write), \
+                    ClientSession(read, write, read_timeout_seconds=600) as big:
+                await big.initialize()
+                print(f"{'shape':>6} {'size':>7} {'write+index (ms)':>17} {'unrelated writes':>17} {'slowest (ms)':>13}")
+                n = 0
+                for shape, unit in SHAPES.items():
+                    for label, size in SIZES.items():
+                        body = unit * (size // len(unit))
+                        ready, stop, times = processes.Event(), processes.Event(), processes.Queue()
+                        child = processes.Process(
+                            target=unrelated, args=(server.url, server.token, n * 100_000, ready, stop, times)
+                        )
+                        child.start()
+                        await anyio.to_thread.run_sync(ready.wait)
+                        n += 1
+                        took = await timed(big, f"Patho/p{n}.md", body)
+                        stop.set()
+                        small_times: list[float] = []
+                        while (value := await anyio.to_thread.run_sync(times.get)) is not None:
+                            small_times.append(value)
+                        child.join()
+                        # The first write only showed the child was running, before the large one.
+                        small_times = small_times[1:] or [0.0]
+                        print(f"{shape:>6} {label:>7} {took:>17.0f} {len(small_times):>17} {max(small_times):>13.1f}")
         finally:
             server.stop()
 

@@ -190,6 +190,8 @@ struct Shared {
     vector_cache: Mutex<vector_cache::VectorCache>,
     /// How many times the writer replaced a missing or damaged database file.
     generation: Arc<AtomicU64>,
+    /// Whether notes are parsed with semantic chunks (the writer checks it still holds).
+    chunks: bool,
 }
 
 impl std::fmt::Debug for Index {
@@ -238,6 +240,7 @@ impl Index {
                 gate,
                 vector_cache: Mutex::default(),
                 generation,
+                chunks,
             }),
         })
     }
@@ -250,11 +253,22 @@ impl Index {
     /// Brings the given vault-relative paths (notes or folders, present or gone) in line with the
     /// disk, and returns once the index reflects them.
     pub fn refresh(&self, paths: Vec<String>) -> Result<(), IndexError> {
+        // A few notes are parsed here, so one large note does not stall the writer for others;
+        // many at once are parsed by the writer on every core.
+        let preloaded = if paths.len() < writer::PARALLEL_REFRESH {
+            paths
+                .iter()
+                .filter_map(|raw| writer::preload(&self.shared.vault, raw, self.shared.chunks))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (reply, answer) = mpsc::channel();
         self.shared
             .commands
             .send(Command::Refresh {
                 paths,
+                preloaded,
                 reply: Some(reply),
             })
             .map_err(|_| IndexError::WriterStopped)?;

@@ -47,6 +47,8 @@ pub type ProgressFn = Box<dyn Fn(usize, usize) -> bool + Send>;
 pub(super) enum Command {
     Refresh {
         paths: Vec<String>,
+        /// Notes among `paths` the asking thread already read and parsed (see `preload`).
+        preloaded: Vec<Preloaded>,
         reply: Option<mpsc::Sender<Result<(), IndexError>>>,
     },
     Reconcile {
@@ -237,8 +239,12 @@ impl Writer {
             #[cfg(feature = "test-faults")]
             hang_if_asked();
             match command {
-                Command::Refresh { paths, reply } => {
-                    let outcome = self.refresh(&paths);
+                Command::Refresh {
+                    paths,
+                    preloaded,
+                    reply,
+                } => {
+                    let outcome = self.refresh(&paths, preloaded);
                     if let Err(error) = &outcome {
                         tracing::error!(%error, "cannot update the index");
                     }
@@ -516,13 +522,21 @@ impl Writer {
 
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
     /// Many notes at once (a move rewrites every linking note) are read and parsed on every core.
-    fn refresh(&mut self, paths: &[String]) -> Result<(), IndexError> {
+    fn refresh(&mut self, paths: &[String], preloaded: Vec<Preloaded>) -> Result<(), IndexError> {
         let started = Instant::now();
         let transaction = self.connection.transaction()?;
         let mut done = HashSet::new();
+        for note in preloaded {
+            let path = note.path().to_string();
+            if paths.contains(&path) && apply_preloaded(&transaction, &self.vault, note)? {
+                done.insert(path);
+            }
+        }
+        let done_preloaded = done;
+        let mut done: HashSet<&str> = HashSet::new();
         let mut notes: Vec<(VaultPath, std::path::PathBuf, Option<Known>)> = Vec::new();
         for raw in paths {
-            if !done.insert(raw.as_str()) {
+            if done_preloaded.contains(raw) || !done.insert(raw.as_str()) {
                 continue;
             }
             match plain_note(&self.vault, raw) {
@@ -607,7 +621,77 @@ impl Writer {
 }
 
 /// Refreshes of at least this many paths read and parse their notes in parallel.
-const PARALLEL_REFRESH: usize = 32;
+pub(super) const PARALLEL_REFRESH: usize = 32;
+
+/// A note read and parsed by the thread that asked for its refresh, so that parsing a large note
+/// (10 MB takes the parser hundreds of milliseconds) does not hold the single writer, and with it
+/// every other write's refresh. The writer applies it only if the file is still the one parsed.
+pub(super) struct Preloaded {
+    record: Box<NoteRecord>,
+    /// Whether it was parsed with semantic chunks, which the index may have stopped keeping.
+    chunks: bool,
+}
+
+impl Preloaded {
+    fn path(&self) -> &str {
+        &self.record.path
+    }
+}
+
+/// Reads and parses `raw` when it is a plain note, on the calling thread.
+pub(super) fn preload(vault: &Vault, raw: &str, chunks: bool) -> Option<Preloaded> {
+    let (path, fs_path) = plain_note(vault, raw)?;
+    match load(
+        vault,
+        &path,
+        &fs_path,
+        None,
+        false,
+        chunks,
+        &Parsing::default(),
+    ) {
+        Loaded::Note(record) => Some(Preloaded { record, chunks }),
+        Loaded::Same { .. } | Loaded::Gone { .. } => None,
+    }
+}
+
+/// Writes a preloaded note's rows when the file still has the size and time it was read with
+/// and the index keeps what it was parsed for; `false` leaves the path to a fresh read.
+fn apply_preloaded(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    note: Preloaded,
+) -> Result<bool, IndexError> {
+    let Preloaded { mut record, chunks } = note;
+    if chunks != schema::keeps_chunks(transaction)? {
+        return Ok(false);
+    }
+    let current = plain_note(vault, &record.path)
+        .and_then(|(_, fs_path)| std::fs::metadata(fs_path).ok())
+        .map(|metadata| {
+            let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            (metadata.len() as i64, nanos(modified))
+        });
+    if current != Some((record.size, record.mtime)) {
+        return Ok(false);
+    }
+    let known = known_note(transaction, &record.path)?;
+    let loaded = match known {
+        Some(known) if known.hash == record.hash && known.created == record.created => {
+            Loaded::Same {
+                path: record.path.clone(),
+                size: record.size,
+                mtime: record.mtime,
+            }
+        }
+        known => {
+            record.known = known.is_some();
+            Loaded::Note(record)
+        }
+    };
+    apply(transaction, loaded, &mut Writing::default())?;
+    Ok(true)
+}
 
 /// The path and file of `raw` when it is an existing note reached without a symbolic link: the
 /// case `refresh_path` handles by reading the note, which may then run on another thread.
@@ -1315,4 +1399,62 @@ fn seconds(time: SystemTime) -> i64 {
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer_on(root: &Path, db_path: &Path) -> Writer {
+        let vault = Arc::new(Vault::open(root, 1 << 30).expect("vault"));
+        let (connection, _) = schema::open_writer(db_path, root, false, true).expect("index");
+        Writer {
+            connection,
+            vault,
+            db_path: db_path.to_path_buf(),
+            generation: Arc::new(AtomicU64::new(0)),
+            chunks: true,
+        }
+    }
+
+    fn indexed_tags(writer: &Writer, path: &str) -> String {
+        writer
+            .connection
+            .query_row("SELECT tags FROM notes WHERE path = ?1", [path], |row| {
+                row.get(0)
+            })
+            .expect("the note is indexed")
+    }
+
+    #[test]
+    fn a_note_rewritten_after_it_was_parsed_elsewhere_is_indexed_as_it_is_now() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("vault");
+        std::fs::create_dir(&root).expect("vault folder");
+        std::fs::write(root.join("note.md"), "first #old\n").expect("write");
+        let mut writer = writer_on(&root, &dir.path().join("index.db"));
+        writer.reconcile(None).expect("reconcile");
+
+        std::fs::write(root.join("note.md"), "second #middle\n").expect("write");
+        let stale = preload(&writer.vault, "note.md", true).expect("a plain note");
+        std::fs::write(root.join("note.md"), "third, longer #newest\n").expect("write");
+        writer
+            .refresh(&["note.md".to_string()], vec![stale])
+            .expect("refresh");
+        assert_eq!(indexed_tags(&writer, "note.md"), r#"["newest"]"#);
+
+        let fresh = preload(&writer.vault, "note.md", true).expect("a plain note");
+        std::fs::write(root.join("other.md"), "#elsewhere\n").expect("write");
+        writer
+            .refresh(&["other.md".to_string()], vec![fresh])
+            .expect("refresh");
+        assert_eq!(indexed_tags(&writer, "other.md"), r#"["elsewhere"]"#);
+
+        std::fs::write(root.join("note.md"), "fourth #current\n").expect("write");
+        let current = preload(&writer.vault, "note.md", true).expect("a plain note");
+        writer
+            .refresh(&["note.md".to_string()], vec![current])
+            .expect("refresh");
+        assert_eq!(indexed_tags(&writer, "note.md"), r#"["current"]"#);
+    }
 }
