@@ -27,6 +27,7 @@ mod task_listing_sql;
 mod task_tools;
 mod tasks_oracle;
 mod tidy;
+mod tidy_size;
 mod vault_files;
 mod vault_paths;
 mod watcher;
