@@ -1,6 +1,11 @@
 //! Access control inside `ops`: every operation asks here before it touches the disk or the
 //! index, and every listing filters its rows here, so a denied file's existence is never revealed.
 //!
+//! The compiler holds the rule: the vault and the index sit behind `Walls`, whose handles are
+//! given only for an access value (`Readable`, `Writable`, `Visibility`, `SearchVisibility`, or
+//! `Maintenance` for work no caller asked for), and those values are made only here, by the
+//! checks. An operation that forgets its check has no access value, so it cannot reach the disk.
+//!
 //! Reads of a path the caller may not read answer exactly like a missing note (`not_found`, same
 //! text). Writes the caller may not make answer `path_forbidden` with one message whether or not
 //! the file exists, so a refused write reveals the rule, never the file. A symbolic link is judged
@@ -15,7 +20,100 @@ use std::sync::{Arc, Mutex};
 use super::audit::Event;
 use super::{Context, Ops, OpsError};
 use crate::acl::{Action, Policy, Principal};
+use crate::index::Index;
 use crate::vault::{ExcludedFiles, RealFolder, Vault, VaultError, VaultPath};
+
+/// The vault and its index, reachable only with an access value.
+#[derive(Debug)]
+pub(super) struct Walls {
+    vault: Arc<Vault>,
+    index: Index,
+}
+
+impl Walls {
+    pub(super) fn new(vault: Arc<Vault>, index: Index) -> Walls {
+        Walls { vault, index }
+    }
+
+    /// The vault, for a caller whose access was checked (or for maintenance).
+    pub(super) fn vault(&self, _granted: &impl Granted) -> &Vault {
+        &self.vault
+    }
+
+    /// The index, for a caller whose access was checked (or for maintenance).
+    pub(super) fn index(&self, _granted: &impl Granted) -> &Index {
+        &self.index
+    }
+
+    /// The memory folder the vault was opened with: configuration, which reveals no note.
+    pub(super) fn memory_folder(&self) -> Option<&VaultPath> {
+        self.vault.memory_folder()
+    }
+
+    /// The vault's root folder on disk: configuration, which reveals no note.
+    pub(super) fn root(&self) -> &std::path::Path {
+        self.vault.root()
+    }
+
+    /// For the person at the console (`app`, `cli`), whom no rule binds.
+    pub(super) fn console(&self) -> (&Vault, &Index) {
+        (&self.vault, &self.index)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An access value: proof that a check ran. Only this module makes them.
+pub(super) trait Granted: sealed::Sealed {}
+
+/// The caller may read this path (or learn it exists).
+#[derive(Debug)]
+pub(super) struct Readable {
+    path: VaultPath,
+}
+
+/// The caller may change this path, and the place it really leads.
+#[derive(Debug)]
+pub(super) struct Writable {
+    path: VaultPath,
+}
+
+impl Readable {
+    pub(super) fn path(&self) -> &VaultPath {
+        &self.path
+    }
+}
+
+impl Writable {
+    pub(super) fn path(&self) -> &VaultPath {
+        &self.path
+    }
+}
+
+/// Work no caller asked for and whose answers reach no caller: finishing a journaled move at
+/// start, embedding passes, reading the vault's own settings. Named at each use, so a reviewer
+/// sees every place the ACL does not apply.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Maintenance(());
+
+impl Maintenance {
+    pub(super) fn new() -> Maintenance {
+        Maintenance(())
+    }
+}
+
+impl sealed::Sealed for Readable {}
+impl sealed::Sealed for Writable {}
+impl sealed::Sealed for Visibility {}
+impl sealed::Sealed for SearchVisibility {}
+impl sealed::Sealed for Maintenance {}
+impl Granted for Readable {}
+impl Granted for Writable {}
+impl Granted for Visibility {}
+impl Granted for SearchVisibility {}
+impl Granted for Maintenance {}
 
 /// A snapshot of the policy for one caller, used to filter many rows cheaply.
 pub(crate) struct Visibility {
@@ -104,7 +202,7 @@ impl Ops {
         Visibility {
             policy: self.policy(),
             principal: ctx.principal.clone(),
-            vault: Arc::clone(&self.vault),
+            vault: Arc::clone(&self.walls.vault),
             folders: Mutex::new(HashMap::new()),
         }
     }
@@ -112,15 +210,26 @@ impl Ops {
     /// The caller's visibility with Obsidian's excluded files left out, as of now.
     pub(crate) fn search_visibility(&self, ctx: &Context) -> SearchVisibility {
         SearchVisibility {
-            excluded: self.vault.excluded_files(),
+            excluded: self.walls.vault.excluded_files(),
             visibility: self.visibility(ctx),
         }
     }
 
+    /// Read access to `path` when the caller has it; a probe, so nothing is audited.
+    pub(super) fn readable(&self, ctx: &Context, path: &VaultPath) -> Option<Readable> {
+        self.visibility(ctx)
+            .shows(path.as_str())
+            .then(|| Readable { path: path.clone() })
+    }
+
     /// Refuses to read `path` unless the caller may, answering as a missing note would.
-    pub(super) fn require_read(&self, ctx: &Context, path: &VaultPath) -> Result<(), OpsError> {
+    pub(super) fn require_read(
+        &self,
+        ctx: &Context,
+        path: &VaultPath,
+    ) -> Result<Readable, OpsError> {
         if self.visibility(ctx).shows(path.as_str()) {
-            Ok(())
+            Ok(Readable { path: path.clone() })
         } else {
             self.audit.record(ctx, Event::denied(path.as_str()));
             Err(OpsError::from_vault(
@@ -134,9 +243,13 @@ impl Ops {
 
     /// Refuses to change `path` unless the caller may; the answer does not depend on whether the
     /// file exists.
-    pub(super) fn require_write(&self, ctx: &Context, path: &VaultPath) -> Result<(), OpsError> {
+    pub(super) fn require_write(
+        &self,
+        ctx: &Context,
+        path: &VaultPath,
+    ) -> Result<Writable, OpsError> {
         if self.visibility(ctx).may_write(path.as_str()) {
-            Ok(())
+            Ok(Writable { path: path.clone() })
         } else {
             self.audit.record(ctx, Event::denied(path.as_str()));
             Err(OpsError::PathForbidden {
@@ -149,8 +262,24 @@ impl Ops {
         }
     }
 
-    /// Whether the caller may see `folder` (`None` is the vault root) as existing.
-    pub(super) fn may_list(&self, ctx: &Context, folder: Option<&VaultPath>) -> bool {
+    /// Refuses anyone but the vault's owner; `reason` says why only the owner may.
+    pub(super) fn require_owner(
+        &self,
+        ctx: &Context,
+        reason: &str,
+    ) -> Result<Maintenance, OpsError> {
+        if ctx.principal == Principal::Owner {
+            Ok(Maintenance(()))
+        } else {
+            Err(OpsError::PathForbidden {
+                input: "/".into(),
+                reason: reason.into(),
+            })
+        }
+    }
+
+    /// The caller's visibility when it may see `folder` (`None` is the vault root) as existing.
+    pub(super) fn may_list(&self, ctx: &Context, folder: Option<&VaultPath>) -> Option<Visibility> {
         let path = folder.map_or("", VaultPath::as_str);
         let visibility = self.visibility(ctx);
         // A linked folder is judged by where it leads too.
@@ -159,6 +288,6 @@ impl Ops {
         if !allowed {
             self.audit.record(ctx, Event::denied(path));
         }
-        allowed
+        allowed.then_some(visibility)
     }
 }

@@ -57,8 +57,11 @@ impl Ops {
     /// Note paths the caller may read: those starting with `prefix` in path order, then those
     /// whose file name starts with it.
     pub fn complete_note_path(&self, ctx: &Context, prefix: &str) -> Result<Completions, OpsError> {
-        let paths = self.index.note_paths(&NoteFilter::default())?;
         let visibility = self.visibility(ctx);
+        let paths = self
+            .walls
+            .index(&visibility)
+            .note_paths(&NoteFilter::default())?;
         let by_path = paths
             .iter()
             .filter(|path| starts_with_ignoring_case(path, prefix));
@@ -85,7 +88,8 @@ impl Ops {
         ctx: &Context,
         prefix: &str,
     ) -> Result<Completions, OpsError> {
-        let Some(folder) = self.vault.memory_folder() else {
+        let visibility = self.visibility(ctx);
+        let Some(folder) = self.walls.vault(&visibility).memory_folder() else {
             return Ok(Completions::default());
         };
         let filter = NoteFilter {
@@ -95,7 +99,8 @@ impl Ops {
         };
         let visibility = self.visibility(ctx);
         let names: Vec<String> = self
-            .index
+            .walls
+            .index(&visibility)
             .note_paths(&filter)?
             .into_iter()
             .filter(|path| path.ends_with(".md") && visibility.shows(path))
@@ -116,7 +121,7 @@ impl Ops {
         file: Option<&str>,
         prefix: &str,
     ) -> Result<Completions, OpsError> {
-        if self.vault.memory_folder().is_none() {
+        if self.walls.memory_folder().is_none() {
             return Ok(Completions::default());
         }
         let file = file.map(str::trim).filter(|name| !name.is_empty());
@@ -147,6 +152,7 @@ impl Ops {
         ctx: &Context,
         prefix: &str,
     ) -> Result<Completions, OpsError> {
+        let visibility = self.visibility(ctx);
         let mut day = self.today();
         let mut wanted = vec![day];
         for _ in 0..DAILY_DAYS_BACK {
@@ -163,7 +169,8 @@ impl Ops {
             .first()
             .and_then(|(_, path)| path.as_str().rsplit_once('/').map(|(f, _)| f.to_owned()));
         let existing: HashSet<String> = self
-            .index
+            .walls
+            .index(&visibility)
             .note_paths(&NoteFilter {
                 folder,
                 ..NoteFilter::default()

@@ -109,8 +109,8 @@ impl Ops {
         let mut target = self.periodic_target(request.date.as_deref(), request.period)?;
         let path = target.path.clone();
         let missing = || missing_note(&path, request.period);
-        if self.visibility(ctx).shows(path.as_str()) {
-            match self.vault.read(&path) {
+        if let Some(readable) = self.readable(ctx, &path) {
+            match self.walls.vault(&readable).read(&path) {
                 Ok(file) => {
                     let content = String::from_utf8(file.bytes).map_err(|error| {
                         OpsError::invalid_argument(format!(
@@ -140,12 +140,12 @@ impl Ops {
             let _refused = self.require_read(ctx, &path);
             return Err(missing());
         }
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         let template_warnings = std::cell::RefCell::new(Vec::new());
         let initial = || self.initial_text(ctx, &target, &mut template_warnings.borrow_mut());
         // Created under the note's lock; if it appeared meanwhile, it is returned as it is.
         let mut content = None;
-        let note = self.read_modify_write(ctx, &path, None, Some(&initial), |_, text| {
+        let note = self.read_modify_write(ctx, &writable, None, Some(&initial), |_, text| {
             content = Some(text.to_string());
             Ok(unchanged(text))
         })?;
@@ -177,7 +177,7 @@ impl Ops {
         let heading = request.heading.as_deref().map(parse_heading).transpose()?;
         let mut target = self.periodic_target(request.date.as_deref(), request.period)?;
         let path = target.path.clone();
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
         let appended = log_lines(&self.now().strftime("%H:%M").to_string(), &request.text);
         let mut heading_created = false;
@@ -185,7 +185,7 @@ impl Ops {
         let initial = || self.initial_text(ctx, &target, &mut template_warnings.borrow_mut());
         let edited = self.read_modify_write(
             ctx,
-            &path,
+            &writable,
             expected.as_ref(),
             Some(&initial),
             |path, text| {
@@ -263,7 +263,7 @@ impl Ops {
                 };
                 (self.daily_notes.apply(base), Vec::new())
             } else {
-                let read = PeriodicSettings::read(self.vault.root(), period);
+                let read = PeriodicSettings::read(self.walls.root(), period);
                 let settings = match read.settings {
                     Some(settings) if period == Period::Daily => self.daily_notes.apply(settings),
                     Some(settings) => settings,
@@ -410,10 +410,10 @@ impl Ops {
         };
         let readable = VaultPath::parse(&relative)
             .ok()
-            .filter(|path| self.visibility(ctx).shows(path.as_str()));
+            .and_then(|path| self.readable(ctx, &path));
         let named = readable.is_some();
         let text = readable
-            .and_then(|path| self.vault.read(&path).ok())
+            .and_then(|readable| self.walls.vault(&readable).read(readable.path()).ok())
             .and_then(|file| String::from_utf8(file.bytes).ok());
         let Some(text) = text else {
             // The template's path comes from the vault's settings and may lie in a folder the

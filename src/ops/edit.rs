@@ -5,6 +5,7 @@
 //! text with the pure `markdown` edit model, and write it only if the file still has the revision that
 //! was read. Body edits are refused if they would change the properties block in any way.
 
+use crate::ops::access::Writable;
 use serde_json::{Map, Value};
 
 use super::notes::{find_heading, is_note, parse_path, parse_revision};
@@ -278,9 +279,9 @@ impl Ops {
             });
         }
         // Checked before the disk is touched, so the answer is the same whether the note exists.
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         let expected = parse_revision(expected_revision)?;
-        self.read_modify_write(ctx, &path, expected.as_ref(), None, compute)
+        self.read_modify_write(ctx, &writable, expected.as_ref(), None, compute)
     }
 
     /// The read-modify-write every edit shares, for a `path` the caller was already allowed to
@@ -290,21 +291,23 @@ impl Ops {
     pub(super) fn read_modify_write(
         &self,
         ctx: &Context,
-        path: &VaultPath,
+        writable: &Writable,
         expected: Option<&Revision>,
         create: Option<&dyn Fn() -> Result<String, OpsError>>,
         compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
     ) -> Result<EditedNote, OpsError> {
-        let _lock = self.vault.lock(path);
+        let path = writable.path();
+        let _lock = self.walls.vault(writable).lock(path);
         let resolved = self
-            .vault
+            .walls
+            .vault(writable)
             .resolve(path)
             .map_err(|e| OpsError::from_vault(e, expected))?;
         match create {
             Some(create) if !resolved.exists => {
-                self.create_edited(ctx, &resolved, expected, create, compute)
+                self.create_edited(ctx, writable, &resolved, expected, create, compute)
             }
-            _ => self.rewrite_edited(ctx, &resolved, expected, compute),
+            _ => self.rewrite_edited(ctx, writable, &resolved, expected, compute),
         }
     }
 
@@ -313,6 +316,7 @@ impl Ops {
     fn create_edited(
         &self,
         ctx: &Context,
+        writable: &Writable,
         resolved: &Resolved,
         expected: Option<&Revision>,
         create: &dyn Fn() -> Result<String, OpsError>,
@@ -331,28 +335,29 @@ impl Ops {
         let outcome = compute(path, &initial)?;
         #[cfg(feature = "test-faults")]
         pause_if_asked();
-        let written =
-            match self
-                .vault
-                .write(resolved, outcome.text.as_bytes(), WriteMode::CreateNew)
-            {
-                Ok(written) => written,
-                // Someone else created it after the lookup: their note stays, ours is refused.
-                Err(VaultError::AlreadyExists { .. }) => {
-                    let current = self
-                        .vault
-                        .read(path)
-                        .map(|file| file.revision.to_string())
-                        .unwrap_or_else(|_| "unknown".into());
-                    return Err(OpsError::Conflict {
-                        path: path.to_string(),
-                        expected: "(none: the note did not exist yet)".into(),
-                        current,
-                    });
-                }
-                Err(error) => return Err(OpsError::from_vault(error, None)),
-            };
-        self.reindex(path);
+        let written = match self.walls.vault(writable).write(
+            resolved,
+            outcome.text.as_bytes(),
+            WriteMode::CreateNew,
+        ) {
+            Ok(written) => written,
+            // Someone else created it after the lookup: their note stays, ours is refused.
+            Err(VaultError::AlreadyExists { .. }) => {
+                let current = self
+                    .walls
+                    .vault(writable)
+                    .read(path)
+                    .map(|file| file.revision.to_string())
+                    .unwrap_or_else(|_| "unknown".into());
+                return Err(OpsError::Conflict {
+                    path: path.to_string(),
+                    expected: "(none: the note did not exist yet)".into(),
+                    current,
+                });
+            }
+            Err(error) => return Err(OpsError::from_vault(error, None)),
+        };
+        self.reindex(writable, path);
         let after = written.revision.to_string();
         self.audit.record(
             ctx,
@@ -374,13 +379,15 @@ impl Ops {
     fn rewrite_edited(
         &self,
         ctx: &Context,
+        writable: &Writable,
         resolved: &Resolved,
         expected: Option<&Revision>,
         compute: impl FnOnce(&VaultPath, &str) -> Result<Outcome, OpsError>,
     ) -> Result<EditedNote, OpsError> {
         let path = &resolved.rel;
         let current = self
-            .vault
+            .walls
+            .vault(writable)
             .read_resolved(resolved)
             .map_err(|e| match e {
                 // Deleted between the lookup and the read (a sync client replacing it by
@@ -427,7 +434,8 @@ impl Ops {
         #[cfg(feature = "test-faults")]
         pause_if_asked();
         let written = self
-            .vault
+            .walls
+            .vault(writable)
             .write(
                 resolved,
                 outcome.text.as_bytes(),
@@ -437,7 +445,7 @@ impl Ops {
             )
             .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
         // Read your writes: searches and task lists see the edit as soon as the call returns.
-        self.reindex(path);
+        self.reindex(writable, path);
         let before = current.revision.to_string();
         let after = written.revision.to_string();
         self.audit.record(

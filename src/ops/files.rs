@@ -129,9 +129,9 @@ impl Ops {
             None | Some("") => None,
             Some(raw) => Some(parse_path(raw)?),
         };
-        if !self.may_list(ctx, folder.as_ref()) {
+        let Some(visibility) = self.may_list(ctx, folder.as_ref()) else {
             return Err(missing_folder(folder.as_ref()));
-        }
+        };
         let wanted: Vec<String> = request
             .extensions
             .iter()
@@ -139,13 +139,15 @@ impl Ops {
             .collect();
         let (files, folders): (Vec<FoundFile>, _) = if request.recursive {
             let found = self
-                .vault
+                .walls
+                .vault(&visibility)
                 .find(folder.as_ref())
                 .map_err(|error| not_found_as_folder(error, folder.as_ref()))?;
             (found, None)
         } else {
             let listing = self
-                .vault
+                .walls
+                .vault(&visibility)
                 .list_folder(folder.as_ref())
                 .map_err(|error| not_found_as_folder(error, folder.as_ref()))?;
             let visibility = self.visibility(ctx);
@@ -242,7 +244,10 @@ impl Ops {
             ));
         }
         let path = parse_path(raw)?;
-        let resolved = match self.vault.resolve(&path) {
+        // Resolved before the check, to tell a folder from a file; the answer for a path the
+        // caller may not see is the same as for a missing one.
+        let visibility = self.visibility(ctx);
+        let resolved = match self.walls.vault(&visibility).resolve(&path) {
             Ok(resolved) => resolved,
             Err(VaultError::NotFound { .. }) => return Ok(missing),
             Err(error) => return Err(OpsError::from_vault(error, None)),
@@ -255,7 +260,7 @@ impl Ops {
         };
         if metadata.is_dir() {
             // A folder the caller may not list answers like one that does not exist.
-            if !self.visibility(ctx).shows_folder(path.as_str())
+            if !visibility.shows_folder(path.as_str())
                 || !self
                     .policy()
                     .allows(&ctx.principal, Action::List, path.as_str())
@@ -271,11 +276,12 @@ impl Ops {
                 revision: None,
             });
         }
-        if !metadata.is_file() || !self.visibility(ctx).shows(path.as_str()) {
+        if !metadata.is_file() || !visibility.shows(path.as_str()) {
             return Ok(missing);
         }
         let revision = if metadata.len() <= self.files.max_read_bytes {
-            self.vault
+            self.walls
+                .vault(&visibility)
                 .read_up_to(&path, self.files.max_read_bytes)
                 .ok()
                 .map(|file| file.revision.to_string())
@@ -314,10 +320,10 @@ impl Ops {
             }
             _ => {}
         }
-        self.require_read(ctx, &path).map_err(file_not_found)?;
+        let readable = self.require_read(ctx, &path).map_err(file_not_found)?;
         let limit = self.files.max_read_bytes;
         let file = self
-            .vault
+            .walls.vault(&readable)
             .read_up_to(&path, limit)
             .map_err(|error| match error {
                 VaultError::TooLarge { path, bytes, limit } => OpsError::TooLarge {

@@ -148,7 +148,7 @@ impl Ops {
         ctx: &Context,
         visibility: &Visibility,
     ) -> Result<LinkGraph, OpsError> {
-        let graph = self.index.link_graph()?;
+        let graph = self.walls.index(visibility).link_graph()?;
         if !self.policy().has_rules_for(&ctx.principal) {
             return Ok(graph);
         }
@@ -188,13 +188,16 @@ impl Ops {
         &self,
         graph: &LinkGraph,
         path: &str,
-        visibility: Option<&Visibility>,
+        visibility: &Visibility,
     ) -> Result<Vec<StoredLink>, OpsError> {
-        let candidates = self.index.links_named(&[lookup_name(path)])?;
+        let candidates = self
+            .walls
+            .index(visibility)
+            .links_named(&[lookup_name(path)])?;
         Ok(candidates
             .into_iter()
             .filter(|link| link.source != path)
-            .filter(|link| visibility.is_none_or(|visibility| visibility.shows(&link.source)))
+            .filter(|link| visibility.shows(&link.source))
             .filter(|link| graph.resolve(link) == Some(path))
             .collect())
     }
@@ -205,7 +208,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let path = self.graph_file(ctx, &request.path, &graph)?;
-        let links = self.links_to(&graph, path.as_str(), Some(&visibility))?;
+        let links = self.links_to(&graph, path.as_str(), &visibility)?;
         let (links, next_cursor) = page_of(links, offset, limit);
         let mut texts: HashMap<String, Option<String>> = HashMap::new();
         let backlinks = links
@@ -214,7 +217,7 @@ impl Ops {
                 let context = if link.source.ends_with(".md") {
                     let text = texts
                         .entry(link.source.clone())
-                        .or_insert_with(|| self.read_text(&link.source));
+                        .or_insert_with(|| self.read_text(&visibility, &link.source));
                     text.as_deref()
                         .and_then(|text| text.lines().nth((link.line as usize).saturating_sub(1)))
                         .map(|line| clip(line.trim()))
@@ -240,9 +243,9 @@ impl Ops {
     }
 
     /// The current text of a vault file, if it can be read.
-    fn read_text(&self, path: &str) -> Option<String> {
+    fn read_text(&self, visibility: &Visibility, path: &str) -> Option<String> {
         let path = VaultPath::parse(path).ok()?;
-        self.read_note_text(&path).ok()
+        self.read_note_text(visibility, &path).ok()
     }
 
     pub fn get_outgoing_links(
@@ -255,7 +258,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let path = self.graph_file(ctx, &request.path, &graph)?;
-        let links = self.index.links_from(path.as_str())?;
+        let links = self.walls.index(&visibility).links_from(path.as_str())?;
         let (links, next_cursor) = page_of(links, offset, limit);
         let links = links
             .into_iter()
@@ -269,7 +272,7 @@ impl Ops {
                 };
                 let bytes = resolved.as_deref().and_then(|target| {
                     let target = VaultPath::parse(target).ok()?;
-                    let resolved = self.vault.resolve(&target).ok()?;
+                    let resolved = self.walls.vault(&visibility).resolve(&target).ok()?;
                     std::fs::metadata(resolved.fs_path).ok().map(|m| m.len())
                 });
                 OutgoingLink {
@@ -307,7 +310,7 @@ impl Ops {
         {
             Some(raw) => {
                 let folder = parse_path(raw.trim_end_matches('/'))?;
-                if !self.may_list(ctx, Some(&folder)) {
+                if self.may_list(ctx, Some(&folder)).is_none() {
                     return Err(OpsError::from_vault(
                         VaultError::NotFound {
                             path: folder.to_string(),
@@ -321,9 +324,10 @@ impl Ops {
         };
         let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
-        let excluded_files = self.vault.excluded_files();
+        let excluded_files = self.walls.vault(&visibility).excluded_files();
         let broken: Vec<BrokenLink> = self
-            .index
+            .walls
+            .index(&visibility)
             .all_links()?
             .into_iter()
             .filter(|link| {
@@ -366,17 +370,23 @@ impl Ops {
             }
             excluded.push(format!("{}/", parse_path(trimmed)?));
         }
+        let visibility = self.visibility(ctx);
         excluded.extend(
-            self.vault
+            self.walls
+                .vault(&visibility)
                 .generated_note_folders()
                 .into_iter()
-                .chain(self.vault.memory_folder().map(VaultPath::to_string))
+                .chain(
+                    self.walls
+                        .vault(&visibility)
+                        .memory_folder()
+                        .map(VaultPath::to_string),
+                )
                 .map(|folder| format!("{folder}/")),
         );
-        let visibility = self.visibility(ctx);
         let graph = self.graph_for(ctx, &visibility)?;
         let mut linked: HashSet<String> = HashSet::new();
-        for link in self.index.all_links()? {
+        for link in self.walls.index(&visibility).all_links()? {
             if !visibility.shows(&link.source) {
                 continue;
             }
@@ -386,7 +396,7 @@ impl Ops {
                 linked.insert(target.to_owned());
             }
         }
-        let excluded_files = self.vault.excluded_files();
+        let excluded_files = self.walls.vault(&visibility).excluded_files();
         let keep = |row: &NoteRow| {
             !linked.contains(&row.path)
                 && !excluded_files.excludes(&row.path)
@@ -395,9 +405,12 @@ impl Ops {
                     .any(|folder| row.path.starts_with(folder.as_str()))
                 && visibility.shows(&row.path)
         };
-        let page =
-            self.index
-                .list_by_path(&NoteFilter::default(), after.as_deref(), limit, &keep)?;
+        let page = self.walls.index(&visibility).list_by_path(
+            &NoteFilter::default(),
+            after.as_deref(),
+            limit,
+            &keep,
+        )?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(|path| Cursor::After(path).encode()),

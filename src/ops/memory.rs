@@ -11,6 +11,7 @@
 //! vectors (one per entry text, computed by the embedding pass) are nearest the query, fused by
 //! reciprocal rank and cut to the relevant ones before the oldest-first presentation.
 
+use crate::ops::access::Maintenance;
 use std::collections::{HashMap, HashSet};
 
 use super::edit::Outcome;
@@ -206,9 +207,10 @@ impl Ops {
         let files = match &request.file {
             Some(name) => {
                 let path = self.memory_path(name)?;
-                self.require_read(ctx, &path)?;
+                let readable = self.require_read(ctx, &path)?;
                 let file = self
-                    .vault
+                    .walls
+                    .vault(&readable)
                     .read(&path)
                     .map_err(|error| OpsError::from_vault(error, None))?;
                 vec![(
@@ -265,7 +267,7 @@ impl Ops {
     ) -> Result<MemoryWrite, OpsError> {
         self.require_memory()?;
         let path = self.memory_path(&request.file)?;
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         let date = match &request.date {
             // A line break is refused, not trimmed away: it is never part of a date.
             Some(date) => {
@@ -277,7 +279,7 @@ impl Ops {
         check_calendar_date(&date)?;
         let name = stem(&request.file);
         let create = move || Ok(starter(&name));
-        let edited = self.read_modify_write(ctx, &path, None, Some(&create), |_, text| {
+        let edited = self.read_modify_write(ctx, &writable, None, Some(&create), |_, text| {
             let text = match memory::add_entry(text, &request.section, &date, &request.entry)
                 .map_err(edit_error)?
             {
@@ -304,8 +306,8 @@ impl Ops {
     ) -> Result<MemoryWrite, OpsError> {
         self.require_memory()?;
         let path = self.memory_path(&request.file)?;
-        self.require_write(ctx, &path)?;
-        let edited = self.read_modify_write(ctx, &path, None, None, |path, text| {
+        let writable = self.require_write(ctx, &path)?;
+        let edited = self.read_modify_write(ctx, &writable, None, None, |path, text| {
             let after = memory::delete_entry(text, &request.section, &request.date, &request.entry)
                 .map_err(edit_error)?;
             shrink_guard(path, text, &after)?;
@@ -357,18 +359,24 @@ impl Ops {
         // The keyword leg goes deeper than `limit` so the fusion has candidates to reorder.
         let depth = limit.max(RECALL_DEPTH);
         let mut any_word = false;
-        let mut lexical = self.index.search_memory(all, file, depth, &keep)?;
+        let mut lexical = self
+            .walls
+            .index(&visibility)
+            .search_memory(all, file, depth, &keep)?;
         if lexical.is_empty()
             && let Some(any) = &query.any
         {
-            lexical = self.index.search_memory(any, file, depth, &keep)?;
+            lexical = self
+                .walls
+                .index(&visibility)
+                .search_memory(any, file, depth, &keep)?;
             any_word = true;
         }
         let Ranked {
             mut hits,
             mode,
             notice,
-        } = self.hybrid_recall(&request.query, lexical, file, depth, &keep)?;
+        } = self.hybrid_recall(&visibility, &request.query, lexical, file, depth, &keep)?;
         hits.truncate(limit);
         let mut entries: Vec<MemoryEntry> = hits
             .into_iter()
@@ -399,6 +407,7 @@ impl Ops {
     /// (none when no model is installed: `mode` says it).
     fn hybrid_recall(
         &self,
+        granted: &crate::ops::access::Visibility,
         query: &str,
         lexical: Vec<MemoryHit>,
         file: Option<&str>,
@@ -428,9 +437,14 @@ impl Ops {
             }
         };
         let near = self
-            .index
+            .walls
+            .index(granted)
             .nearest_memory(&query_vector, file, depth, keep)?;
-        let catching_up = !self.index.pending_memory_vectors(1)?.is_empty();
+        let catching_up = !self
+            .walls
+            .index(granted)
+            .pending_memory_vectors(1)?
+            .is_empty();
         if near.is_empty() {
             let notice = catching_up.then(|| {
                 "memory vectors are still being computed; these entries matched by keywords only"
@@ -496,7 +510,7 @@ impl Ops {
         read_only: bool,
         first_sync_marker: Option<&std::path::Path>,
     ) -> Result<Bootstrap, OpsError> {
-        let Some(folder) = self.vault.memory_folder() else {
+        let Some(folder) = self.walls.memory_folder() else {
             return Ok(Bootstrap::Skipped);
         };
         if read_only {
@@ -505,7 +519,7 @@ impl Ops {
         if first_sync_marker.is_some_and(|marker| !marker.exists()) {
             return Ok(Bootstrap::WaitingForFirstSync);
         }
-        match self.vault.resolve(folder) {
+        match self.walls.vault(&Maintenance::new()).resolve(folder) {
             Ok(resolved) if resolved.exists => return Ok(Bootstrap::Exists),
             Ok(_) => {}
             Err(error) => return Err(OpsError::from_vault(error, None)),
@@ -522,7 +536,8 @@ impl Ops {
             };
             let create = move || Ok(text.clone());
             // Created exclusively: a file that appeared meanwhile (a sync) is kept, not replaced.
-            match self.read_modify_write(&ctx, &path, None, Some(&create), |_, text| {
+            let writable = self.require_write(&ctx, &path)?;
+            match self.read_modify_write(&ctx, &writable, None, Some(&create), |_, text| {
                 Ok(plain(text.to_owned()))
             }) {
                 Ok(edited) if edited.created => created.push(edited.path),
@@ -536,7 +551,7 @@ impl Ops {
 
     /// The memory folder, or an error when the layer is off.
     fn require_memory(&self) -> Result<&VaultPath, OpsError> {
-        self.vault.memory_folder().ok_or_else(|| {
+        self.walls.memory_folder().ok_or_else(|| {
             OpsError::invalid_argument(
                 "the memory layer is turned off on this server ([memory] enabled = false)",
             )
@@ -580,12 +595,12 @@ impl Ops {
     /// Every `.md` file directly in the memory folder the caller may read, with its text.
     fn memory_files(&self, ctx: &Context) -> Result<Vec<(String, VaultPath, String)>, OpsError> {
         let folder = self.require_memory()?;
-        let listing = match self.vault.list_folder(Some(folder)) {
+        let visibility = self.visibility(ctx);
+        let listing = match self.walls.vault(&visibility).list_folder(Some(folder)) {
             Ok(listing) => listing,
             Err(VaultError::NotFound { .. }) => return Ok(Vec::new()),
             Err(error) => return Err(OpsError::from_vault(error, None)),
         };
-        let visibility = self.visibility(ctx);
         let mut files = Vec::new();
         for file in listing.files {
             if file.path.extension().as_deref() != Some("md")
@@ -594,7 +609,7 @@ impl Ops {
                 continue;
             }
             // A file that vanished or grew past the cap since the listing is left out.
-            let Ok(contents) = self.vault.read(&file.path) else {
+            let Ok(contents) = self.walls.vault(&visibility).read(&file.path) else {
                 continue;
             };
             files.push((

@@ -6,7 +6,7 @@
 //! control added here covers every transport. Functions block on file I/O: call them off the async
 //! executor.
 
-mod access;
+pub(crate) mod access;
 mod audit;
 mod clock;
 mod complete;
@@ -105,8 +105,8 @@ impl Context {
 /// The operations on one vault and its index.
 #[derive(Debug)]
 pub struct Ops {
-    vault: Arc<Vault>,
-    index: Index,
+    /// The vault and the index: reached only through an access check (see `access`).
+    walls: access::Walls,
     /// Replaced whole on reload; each call takes one snapshot, so a call never sees half a policy.
     policy: RwLock<Arc<Policy>>,
     audit: AuditLog,
@@ -180,8 +180,7 @@ impl Ops {
     /// Operations on `vault`, answering searches from `index` (which must index the same vault).
     pub fn new(vault: Arc<Vault>, index: Index) -> Ops {
         Ops {
-            vault,
-            index,
+            walls: access::Walls::new(vault, index),
             policy: RwLock::new(Arc::new(Policy::default())),
             audit: AuditLog::default(),
             clock: clock::Clock::default(),
@@ -243,26 +242,28 @@ impl Ops {
         *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(policy);
     }
 
+    /// The vault, for the person at the console (`app`, `cli`), whom no rule binds.
     pub fn vault(&self) -> &Vault {
-        &self.vault
+        self.walls.console().0
     }
 
+    /// The index, for the person at the console.
     pub fn index(&self) -> &Index {
-        &self.index
+        self.walls.console().1
     }
 
     /// Brings the index in line with a file this request just wrote or removed, so the caller's
     /// next search sees it (read your writes). The write itself has succeeded either way.
-    fn reindex(&self, path: &VaultPath) {
-        if let Err(error) = self.index.refresh(vec![path.to_string()]) {
+    fn reindex(&self, written: &access::Writable, path: &VaultPath) {
+        if let Err(error) = self.walls.index(written).refresh(vec![path.to_string()]) {
             tracing::error!(%error, path = %path, "the index could not take in a write");
         }
     }
 
     pub fn overview(&self, ctx: &Context) -> Result<VaultOverview, OpsError> {
         let visibility = self.visibility(ctx);
-        let mut notes: Vec<_> = self
-            .vault
+        let vault = self.walls.vault(&visibility);
+        let mut notes: Vec<_> = vault
             .scan(None)
             .map_err(|e| OpsError::from_vault(e, None))?
             .into_iter()
@@ -287,8 +288,7 @@ impl Ops {
             .map(|note| (note.path.to_string(), rfc3339(note.modified)))
             .collect();
         Ok(VaultOverview {
-            name: self
-                .vault
+            name: vault
                 .root()
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
@@ -306,7 +306,7 @@ impl Ops {
     pub fn vocabulary(&self, ctx: &Context) -> Result<VaultVocabulary, OpsError> {
         // The same visibility filter as vault_list_tags: an identity never learns a tag or a
         // property key that only its denied notes carry.
-        let (all, _, _) = self.count_request(
+        let (all, _, _, visibility) = self.count_request(
             ctx,
             &search::CountList {
                 folder: None,
@@ -320,13 +320,12 @@ impl Ops {
                 .map(|count| (count.value, count.notes))
                 .collect()
         };
-        let tags = self.index.tag_counts(&all, 0, VOCABULARY_ENTRIES)?;
-        let property_keys = self
-            .index
-            .property_key_counts(&all, 0, VOCABULARY_ENTRIES)?;
+        let index = self.walls.index(&visibility);
+        let tags = index.tag_counts(&all, 0, VOCABULARY_ENTRIES)?;
+        let property_keys = index.property_key_counts(&all, 0, VOCABULARY_ENTRIES)?;
         let note_count = match &all.only_paths {
             Some(visible) => visible.len() as u64,
-            None => self.index.note_count()?,
+            None => index.note_count()?,
         };
         Ok(VaultVocabulary {
             note_count,

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use super::access::Visibility;
+use super::access::{Granted, Maintenance, Visibility};
 use super::audit::Event;
 use super::move_journal::{Entry, FileEntry};
 use super::notes::parse_path;
@@ -138,9 +138,9 @@ impl Ops {
             candidates = world.sources.len(),
             "move: candidate linking files found"
         );
-        let _locks = self.lock_move(&world.sources, &old, &new);
         // One policy snapshot decides what the move may rewrite and which folders it may prune.
         let visibility = self.visibility(ctx);
+        let _locks = self.lock_move(&visibility, &world.sources, &old, &new);
         let plan = self.plan_move(ctx, &visibility, &world, old, new, resolved_old)?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -172,7 +172,8 @@ impl Ops {
         resolved_old: Resolved,
     ) -> Result<MovePlan, OpsError> {
         let resolved_new = self
-            .vault
+            .walls
+            .vault(visibility)
             .resolve(&new)
             .map_err(|e| OpsError::from_vault(e, None))?;
         if resolved_new.exists {
@@ -182,16 +183,18 @@ impl Ops {
             });
         }
         let planner = Planner {
+            granted: visibility,
             old: old.as_str(),
             new: new.as_str(),
             before: world.before(),
             after: &world.after,
-            settings: self.vault.link_settings(),
+            settings: self.walls.vault(visibility).link_settings(),
             restricted: world.restricted,
         };
         // The moved file first, then every other linking file.
         let current = self
-            .vault
+            .walls
+            .vault(visibility)
             .read_resolved(&resolved_old)
             .map_err(|e| OpsError::from_vault(e, None))?;
         let moved = planner.plan_file(&old, new.clone(), current.bytes, current.revision)?;
@@ -226,23 +229,27 @@ impl Ops {
             planned,
         } = plan;
         // Durable before the first write; removed when this function returns, done or undone.
-        let _journal =
-            self.move_journal
-                .begin(&journal_entry(self.vault.root(), old, new, moved, planned)?);
-        let created = self.create_destination(resolved_old, resolved_new, moved)?;
+        let _journal = self.move_journal.begin(&journal_entry(
+            self.walls.vault(visibility).root(),
+            old,
+            new,
+            moved,
+            planned,
+        )?);
+        let created = self.create_destination(visibility, resolved_old, resolved_new, moved)?;
         #[cfg(feature = "test-faults")]
         abort_if_asked("destination");
         let mut rewritten: Vec<RewrittenFile> = Vec::new();
         if !moved.changes.is_empty() {
             rewritten.push(report(moved, &created));
         }
-        let (done, failure) = self.write_planned(planned);
+        let (done, failure) = self.write_planned(visibility, planned);
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "move: linking files written"
         );
         if let Some(error) = failure {
-            self.undo(&done, new, &created);
+            self.undo(visibility, &done, new, &created);
             return Err(error);
         }
         for (file, (_, revision, _)) in planned.iter().zip(&done) {
@@ -250,20 +257,21 @@ impl Ops {
         }
         #[cfg(feature = "test-faults")]
         abort_if_asked("links");
-        if let Err(error) = self.remove_source(resolved_old, moved) {
-            self.undo(&done, new, &created);
+        if let Err(error) = self.remove_source(visibility, resolved_old, moved) {
+            self.undo(visibility, &done, new, &created);
             return Err(error);
         }
         let pruned_folders = if prune_empty_folders {
             // Only folders the caller may change, as vault_delete_note does.
-            self.vault
+            self.walls
+                .vault(visibility)
                 .prune_empty_folders(resolved_old, &|folder: &str| visibility.may_write(folder))
         } else {
             Vec::new()
         };
         let mut refreshed = vec![old.to_string(), new.to_string()];
         refreshed.extend(planned.iter().map(|file| file.path.to_string()));
-        if let Err(error) = self.index.refresh(refreshed) {
+        if let Err(error) = self.walls.index(visibility).refresh(refreshed) {
             tracing::error!(%error, "the index could not take in a move");
         }
         tracing::debug!(
@@ -296,8 +304,8 @@ impl Ops {
                 old.as_str()
             )));
         }
-        self.require_write(ctx, &old)?;
-        self.require_write(ctx, &new)?;
+        let writable = self.require_write(ctx, &old)?;
+        let _target = self.require_write(ctx, &new)?;
         self.refuse_protected(&old)?;
         self.refuse_protected(&new)?;
         let old_extension = old.extension().map(|e| e.to_lowercase());
@@ -308,7 +316,8 @@ impl Ops {
             )));
         }
         let resolved_old = self
-            .vault
+            .walls
+            .vault(&writable)
             .resolve(&old)
             .map_err(|e| OpsError::from_vault(e, None))?;
         if !resolved_old.exists {
@@ -337,12 +346,14 @@ impl Ops {
     ) -> Result<MoveWorld, OpsError> {
         // The index must know the file as it is now, or links to a file created a moment ago
         // would look unresolved.
-        self.index.refresh(vec![old.to_string(), new.to_string()])?;
-        let graph = self.index.link_graph()?;
+        let visibility = self.visibility(ctx);
+        self.walls
+            .index(&visibility)
+            .refresh(vec![old.to_string(), new.to_string()])?;
+        let graph = self.walls.index(&visibility).link_graph()?;
         // A caller some rule restricts plans in its own world: links resolve among the files it
         // may read, so neither which links change nor how they are rewritten depends on a file
         // it cannot see (a link to a hidden file is broken for it, as in the graph tools).
-        let visibility = self.visibility(ctx);
         let restricted = self.policy().has_rules_for(&ctx.principal);
         let visible_paths: Vec<String> = if restricted {
             graph
@@ -362,7 +373,8 @@ impl Ops {
             .chain(std::iter::once(new.to_string()));
         let after = Resolver::new(after_paths);
         let mut sources: BTreeSet<String> = self
-            .index
+            .walls
+            .index(&visibility)
             .links_named(&[lookup_name(old.as_str()), lookup_name(new.as_str())])?
             .into_iter()
             .map(|link| link.source)
@@ -386,6 +398,7 @@ impl Ops {
     /// deadlock.
     fn lock_move(
         &self,
+        granted: &impl Granted,
         sources: &BTreeSet<String>,
         old: &VaultPath,
         new: &VaultPath,
@@ -398,7 +411,9 @@ impl Ops {
         keys.push(new.clone());
         keys.sort();
         keys.dedup();
-        keys.iter().map(|key| self.vault.lock(key)).collect()
+        keys.iter()
+            .map(|key| self.walls.vault(granted).lock(key))
+            .collect()
     }
 
     /// Reads and plans every linking file; reading and parsing is independent per file, so it is
@@ -485,12 +500,14 @@ impl Ops {
     /// private note stays private); returns its revision.
     fn create_destination(
         &self,
+        granted: &impl Granted,
         resolved_old: &Resolved,
         resolved_new: &Resolved,
         moved: &PlannedFile,
     ) -> Result<Revision, OpsError> {
         let created = self
-            .vault
+            .walls
+            .vault(granted)
             .write(resolved_new, &moved.new_bytes, WriteMode::CreateNew)
             .map_err(|e| OpsError::from_vault(e, None))?;
         if let Err(error) = std::fs::metadata(&resolved_old.fs_path).and_then(|metadata| {
@@ -502,10 +519,16 @@ impl Ops {
     }
 
     /// Removes the source, last, and only if nobody changed it while the move ran.
-    fn remove_source(&self, resolved_old: &Resolved, moved: &PlannedFile) -> Result<(), OpsError> {
+    fn remove_source(
+        &self,
+        granted: &impl Granted,
+        resolved_old: &Resolved,
+        moved: &PlannedFile,
+    ) -> Result<(), OpsError> {
         let old = &resolved_old.rel;
         let still = self
-            .vault
+            .walls
+            .vault(granted)
             .read_resolved(resolved_old)
             .map_err(|e| OpsError::from_vault(e, None))?;
         if still.revision != moved.revision {
@@ -573,10 +596,11 @@ impl Ops {
             return Ok(None);
         };
         let resolved = self
-            .vault
+            .walls
+            .vault(planner.granted)
             .resolve(&path)
             .map_err(|e| OpsError::from_vault(e, None))?;
-        let contents = match self.vault.read_resolved(&resolved) {
+        let contents = match self.walls.vault(planner.granted).read_resolved(&resolved) {
             Ok(contents) => contents,
             // Gone since it was indexed: nothing there to rewrite.
             Err(VaultError::NotFound { .. }) => return Ok(None),
@@ -594,12 +618,12 @@ impl Ops {
                 ),
             });
         }
-        if file.new_bytes.len() as u64 > self.vault.max_file_bytes() {
+        if file.new_bytes.len() as u64 > self.walls.vault(planner.granted).max_file_bytes() {
             return Err(OpsError::from_vault(
                 VaultError::TooLarge {
                     path: source.to_owned(),
                     bytes: file.new_bytes.len() as u64,
-                    limit: self.vault.max_file_bytes(),
+                    limit: self.walls.vault(planner.granted).max_file_bytes(),
                 },
                 None,
             ));
@@ -611,7 +635,11 @@ impl Ops {
     /// few threads: each write waits for its own fsyncs, and the file system commits concurrent
     /// fsyncs together, so a move rewriting a thousand files does not pay for a thousand commits
     /// one after the other. Returns what was written, in plan order, and the first failure.
-    fn write_planned(&self, planned: &[PlannedFile]) -> (Vec<Written>, Option<OpsError>) {
+    fn write_planned(
+        &self,
+        granted: &(impl Granted + Sync),
+        planned: &[PlannedFile],
+    ) -> (Vec<Written>, Option<OpsError>) {
         let workers = WRITE_THREADS.min(planned.len()).max(1);
         let chunk = planned.len().div_ceil(workers).max(1);
         let outcomes: Vec<Result<Revision, OpsError>> = std::thread::scope(|scope| {
@@ -622,10 +650,11 @@ impl Ops {
                         files
                             .iter()
                             .map(|file| {
-                                self.vault
+                                self.walls
+                                    .vault(granted)
                                     .resolve(&file.path)
                                     .and_then(|resolved| {
-                                        self.vault.write(
+                                        self.walls.vault(granted).write(
                                             &resolved,
                                             &file.new_bytes,
                                             WriteMode::Replace {
@@ -669,34 +698,39 @@ impl Ops {
     /// be undone keeps a working link (to the destination, which then stays).
     fn undo(
         &self,
+        granted: &impl Granted,
         done: &[(VaultPath, Revision, Vec<u8>)],
         created: &VaultPath,
         revision: &Revision,
     ) {
         let mut restored_all = true;
         for (path, written, old_bytes) in done.iter().rev() {
-            let restored = self.vault.resolve(path).and_then(|resolved| {
-                self.vault.write(
-                    &resolved,
-                    old_bytes,
-                    WriteMode::Replace { expected: written },
-                )
-            });
+            let restored = self
+                .walls
+                .vault(granted)
+                .resolve(path)
+                .and_then(|resolved| {
+                    self.walls.vault(granted).write(
+                        &resolved,
+                        old_bytes,
+                        WriteMode::Replace { expected: written },
+                    )
+                });
             if let Err(error) = restored {
                 restored_all = false;
                 tracing::warn!(%error, path = %path, "a failed move could not restore a rewritten file");
             }
         }
         if restored_all
-            && let Ok(resolved) = self.vault.resolve(created)
-            && let Ok(contents) = self.vault.read_resolved(&resolved)
+            && let Ok(resolved) = self.walls.vault(granted).resolve(created)
+            && let Ok(contents) = self.walls.vault(granted).read_resolved(&resolved)
             && &contents.revision == revision
         {
             let _ = std::fs::remove_file(&resolved.fs_path);
         }
         let mut refreshed = vec![created.to_string()];
         refreshed.extend(done.iter().map(|(path, _, _)| path.to_string()));
-        let _ = self.index.refresh(refreshed);
+        let _ = self.walls.index(granted).refresh(refreshed);
     }
 }
 
@@ -755,7 +789,7 @@ impl Ops {
                 Err(error) => {
                     tracing::error!(journal = %journal.display(), %error, "a move journal cannot be read; it is left in place: check the two paths it names and remove it");
                 }
-                Ok(entry) if entry.vault != self.vault.root() => {
+                Ok(entry) if entry.vault != self.walls.root() => {
                     tracing::error!(journal = %journal.display(), vault = %entry.vault.display(), "a move journal belongs to another vault; it is left in place");
                 }
                 Ok(entry) => {
@@ -774,15 +808,17 @@ impl Ops {
     /// holding what the move read get their planned text, and the source goes if it still holds
     /// what was moved. Without the destination (created first) nothing was written.
     fn finish_cut_move(&self, entry: &Entry) {
+        let upkeep = Maintenance::new();
         let (Ok(old), Ok(new)) = (VaultPath::parse(&entry.old), VaultPath::parse(&entry.new))
         else {
             tracing::error!(old = %entry.old, new = %entry.new, "a move journal names a path outside the vault; ignored");
             return;
         };
         let sources: BTreeSet<String> = entry.files.iter().map(|f| f.path.clone()).collect();
-        let _locks = self.lock_move(&sources, &old, &new);
+        let _locks = self.lock_move(&upkeep, &sources, &old, &new);
         let exists = |path: &VaultPath| {
-            self.vault
+            self.walls
+                .vault(&upkeep)
                 .resolve(path)
                 .ok()
                 .filter(|resolved| resolved.exists)
@@ -797,12 +833,12 @@ impl Ops {
                 continue;
             };
             let current = exists(&path).and_then(|resolved| {
-                let contents = self.vault.read_resolved(&resolved).ok()?;
+                let contents = self.walls.vault(&upkeep).read_resolved(&resolved).ok()?;
                 Some((resolved, contents.revision))
             });
             match current {
                 Some((resolved, revision)) if revision.as_str() == file.before => {
-                    match self.vault.write(
+                    match self.walls.vault(&upkeep).write(
                         &resolved,
                         file.text.as_bytes(),
                         WriteMode::Replace {
@@ -822,7 +858,7 @@ impl Ops {
             }
         }
         if let Some(resolved) = exists(&old) {
-            match self.vault.read_resolved(&resolved) {
+            match self.walls.vault(&upkeep).read_resolved(&resolved) {
                 Ok(contents) if contents.revision.as_str() == entry.moved_before => {
                     if let Err(error) = std::fs::remove_file(&resolved.fs_path) {
                         tracing::warn!(%error, %old, "a cut move's source could not be removed; both copies are kept");
@@ -833,7 +869,7 @@ impl Ops {
                 }
             }
         }
-        if let Err(error) = self.index.refresh(refreshed) {
+        if let Err(error) = self.walls.index(&upkeep).refresh(refreshed) {
             tracing::warn!(%error, "the index could not take in a finished move");
         }
         tracing::info!(%old, %new, "finished a move cut short");
@@ -850,6 +886,8 @@ fn report(file: &PlannedFile, revision: &Revision) -> RewrittenFile {
 
 /// Decides the new text of every link a move affects.
 struct Planner<'a> {
+    /// The caller's visibility, which lets the planner read the linking files.
+    granted: &'a Visibility,
     old: &'a str,
     new: &'a str,
     /// Resolution over the vault before and after the move.

@@ -4,6 +4,7 @@
 //! revision the caller read, under the note's lock, and never through a symlink. Deletes move the
 //! note to the vault's trash.
 
+use crate::ops::access::{Granted, Maintenance};
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
@@ -138,9 +139,10 @@ impl Ops {
                 allowed: "vault_read_note reads markdown notes (.md) only",
             });
         }
-        self.require_read(ctx, &path)?;
+        let readable = self.require_read(ctx, &path)?;
         let file = self
-            .vault
+            .walls
+            .vault(&readable)
             .read(&path)
             .map_err(|e| OpsError::from_vault(e, None))?;
         let text = String::from_utf8(file.bytes).map_err(|error| {
@@ -229,7 +231,7 @@ impl Ops {
     pub fn write_note(&self, ctx: &Context, request: WriteNote) -> Result<WrittenNote, OpsError> {
         let path = parse_path(&request.path)?;
         check_writable(&path)?;
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
         let content = match &request.properties {
             Some(properties) if !properties.is_empty() => {
@@ -251,16 +253,18 @@ impl Ops {
             }
             _ => request.body,
         };
-        let _lock = self.vault.lock(&path);
+        let _lock = self.walls.vault(&writable).lock(&path);
         let resolved = self
-            .vault
+            .walls
+            .vault(&writable)
             .resolve(&path)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let created = !resolved.exists;
         let mut before = None;
         let outcome = if resolved.exists {
             let current = self
-                .vault
+                .walls
+                .vault(&writable)
                 .read_resolved(&resolved)
                 .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
             if !request.overwrite {
@@ -276,7 +280,8 @@ impl Ops {
                 });
             };
             before = Some(expected.to_string());
-            self.vault
+            self.walls
+                .vault(&writable)
                 .write(
                     &resolved,
                     content.as_bytes(),
@@ -294,11 +299,12 @@ impl Ops {
                     hint: "Call vault_list_notes to find it, or omit expected_revision to create a new note.",
                 });
             }
-            self.vault
+            self.walls
+                .vault(&writable)
                 .write(&resolved, content.as_bytes(), WriteMode::CreateNew)
                 .map_err(|e| OpsError::from_vault(e, None))?
         };
-        self.reindex(&path);
+        self.reindex(&writable, &path);
         let after = outcome.revision.to_string();
         self.audit.record(
             ctx,
@@ -327,17 +333,21 @@ impl Ops {
         let limit = check_limit(request.limit)?;
         let after = Cursor::after(request.cursor.as_deref())?;
         let folder_path = folder.as_deref().map(parse_path).transpose()?;
-        self.index.sync_folder(folder_path.as_ref())?;
+        self.walls
+            .index(&visibility)
+            .sync_folder(folder_path.as_ref())?;
         let filter = NoteFilter {
             folder,
             ..NoteFilter::default()
         };
-        let page =
-            self.index
-                .list_by_path(&filter, after.as_deref(), limit, &|row: &NoteRow| {
-                    matcher.as_ref().is_none_or(|m| m.matches(&row.path))
-                        && visibility.shows(&row.path)
-                })?;
+        let page = self.walls.index(&visibility).list_by_path(
+            &filter,
+            after.as_deref(),
+            limit,
+            &|row: &NoteRow| {
+                matcher.as_ref().is_none_or(|m| m.matches(&row.path)) && visibility.shows(&row.path)
+            },
+        )?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(|path| Cursor::After(path).encode()),
@@ -347,32 +357,36 @@ impl Ops {
     pub fn delete_note(&self, ctx: &Context, request: DeleteNote) -> Result<DeletedNote, OpsError> {
         let path = parse_path(&request.path)?;
         check_writable(&path)?;
-        self.require_write(ctx, &path)?;
+        let writable = self.require_write(ctx, &path)?;
         self.refuse_protected(&path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
-        let _lock = self.vault.lock(&path);
+        let _lock = self.walls.vault(&writable).lock(&path);
         let resolved = self
-            .vault
+            .walls
+            .vault(&writable)
             .resolve(&path)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let current = self
-            .vault
+            .walls
+            .vault(&writable)
             .read_resolved(&resolved)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let expected = expected.unwrap_or_else(|| current.revision.clone());
         let trashed_to = self
-            .vault
+            .walls
+            .vault(&writable)
             .trash(&resolved, &expected)
             .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
             // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.
             let visibility = self.visibility(ctx);
-            self.vault
+            self.walls
+                .vault(&writable)
                 .prune_empty_folders(&resolved, &|folder: &str| visibility.may_write(folder))
         } else {
             Vec::new()
         };
-        self.reindex(&path);
+        self.reindex(&writable, &path);
         let before = expected.to_string();
         self.audit.record(
             ctx,
@@ -428,12 +442,12 @@ impl Ops {
                 .collect());
         }
         let mut folders = Vec::new();
-        if let Some(memory) = self.vault.memory_folder() {
+        if let Some(memory) = self.walls.memory_folder() {
             folders.push((memory.to_string(), Protection::Memory));
         }
         let daily = match &self.daily_notes.folder {
             Some(folder) => folder.trim().trim_matches('/').to_owned(),
-            None => self.vault.daily_notes_folder()?,
+            None => self.walls.vault(&Maintenance::new()).daily_notes_folder()?,
         };
         if !daily.is_empty() {
             folders.push((daily, Protection::Daily));
@@ -476,13 +490,19 @@ impl Ops {
 
     /// A vault file's text (invalid UTF-8 replaced), through the vault's reader, which refuses
     /// folders, non-regular files and files over the size cap.
-    pub(super) fn read_note_text(&self, path: &VaultPath) -> Result<String, OpsError> {
+    pub(super) fn read_note_text(
+        &self,
+        granted: &impl Granted,
+        path: &VaultPath,
+    ) -> Result<String, OpsError> {
         let resolved = self
-            .vault
+            .walls
+            .vault(granted)
             .resolve(path)
             .map_err(|error| OpsError::from_vault(error, None))?;
         let read = self
-            .vault
+            .walls
+            .vault(granted)
             .read_resolved(&resolved)
             .map_err(|error| OpsError::from_vault(error, None))?;
         Ok(String::from_utf8_lossy(&read.bytes).into_owned())
@@ -504,11 +524,12 @@ impl Ops {
             hint: "Omit folder to cover the whole vault, or check the spelling with vault_list_notes.",
         };
         // Before the disk is asked, so a folder the caller may not see answers as a missing one.
-        if !self.may_list(ctx, Some(&folder)) {
+        let Some(visibility) = self.may_list(ctx, Some(&folder)) else {
             return Err(not_found());
-        }
+        };
         let resolved = self
-            .vault
+            .walls
+            .vault(&visibility)
             .resolve(&folder)
             .map_err(|e| OpsError::from_vault(e, None))?;
         if !resolved.exists {

@@ -212,7 +212,7 @@ pub struct DailyReview {
 impl Ops {
     /// Whether the memory layer is on.
     pub fn memory_enabled(&self) -> bool {
-        self.vault.memory_folder().is_some()
+        self.walls.memory_folder().is_some()
     }
 
     /// The memory layer's structure (scope, policy, sections and counts of each file) and then
@@ -281,7 +281,7 @@ impl Ops {
                         let source = match wanted {
                             Some(_) => files[0].path.clone(),
                             None => self
-                                .vault
+                                .walls
                                 .memory_folder()
                                 .map_or_else(String::new, |folder| format!("{folder}/")),
                         };
@@ -310,7 +310,7 @@ impl Ops {
 
     /// The memory files in brief for `vault-orientation`; `None` when the layer is off.
     pub fn memory_outline(&self, ctx: &Context) -> Option<String> {
-        let folder = self.vault.memory_folder()?.to_string();
+        let folder = self.walls.memory_folder()?.to_string();
         let files = match self.list_memory_files(ctx) {
             Ok(files) => files,
             Err(error) => return Some(format!("The memory files could not be listed: {error}\n")),
@@ -531,7 +531,7 @@ impl Ops {
             ..NoteFilter::default()
         };
         let shown = self.search_visibility(ctx);
-        let page = self.index.list_recent(
+        let page = self.walls.index(&shown).list_recent(
             &filter,
             RecentOrder::Modified,
             0,
@@ -543,7 +543,7 @@ impl Ops {
 
     /// Whether the caller may write a file in the memory folder.
     fn may_write_memory(&self, ctx: &Context) -> bool {
-        self.vault.memory_folder().is_some_and(|folder| {
+        self.walls.memory_folder().is_some_and(|folder| {
             self.policy()
                 .allows(&ctx.principal, Action::Write, &format!("{folder}/Me.md"))
         })

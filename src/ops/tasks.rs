@@ -9,6 +9,7 @@
 //! write is one read-modify-write under the note's lock (`Ops::edit_body`), checked against
 //! `expected_revision` and against the revision read, so a concurrent writer yields `conflict`.
 
+use crate::ops::access::Maintenance;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -474,7 +475,12 @@ impl NoteTasks {
 impl Ops {
     /// The Tasks plugin's settings for this vault, read now.
     fn task_settings(&self) -> TaskSettings {
-        TaskSettings::from_plugin_settings(&self.vault.tasks_plugin_settings())
+        TaskSettings::from_plugin_settings(
+            &self
+                .walls
+                .vault(&Maintenance::new())
+                .tasks_plugin_settings(),
+        )
     }
 
     /// A listing request read and checked once, for either way of answering it.
@@ -545,11 +551,12 @@ impl Ops {
             return self.list_tasks_with_plan(ctx, plan, settings);
         };
         let visibility = self.visibility(ctx);
-        let excluded = self.vault.excluded_files();
+        let excluded = self.walls.vault(&visibility).excluded_files();
         let mut shows = |path: &str| !excluded.excludes(path) && visibility.shows(path);
-        let page = self
-            .index
-            .task_page(&query, plan.offset, plan.limit, &mut shows)?;
+        let page =
+            self.walls
+                .index(&visibility)
+                .task_page(&query, plan.offset, plan.limit, &mut shows)?;
         let mut built: HashMap<&str, NoteTasks> = HashMap::new();
         let mut tasks = Vec::with_capacity(page.tasks.len());
         for (path, line) in &page.tasks {
@@ -596,7 +603,8 @@ impl Ops {
             folder: plan.folder.take(),
             path: plan.path.take(),
         };
-        let rows = self.index.task_rows(&scope)?;
+        let visibility = self.visibility(ctx);
+        let rows = self.walls.index(&visibility).task_rows(&scope)?;
         let by_note = self.visible_notes(ctx, &rows);
         let mut found = plan.matching_tasks(&by_note, &settings);
         sort_matches(plan.sort, &mut found);
@@ -621,7 +629,7 @@ impl Ops {
         rows: &'a [TaskRow],
     ) -> Vec<(&'a str, Vec<&'a TaskRow>)> {
         let visibility = self.visibility(ctx);
-        let excluded = self.vault.excluded_files();
+        let excluded = self.walls.vault(&visibility).excluded_files();
         let mut by_note: Vec<(&str, Vec<&TaskRow>)> = Vec::new();
         // Rows come grouped by note: the access check runs once per note, not once per line.
         let mut shown: Option<(&str, bool)> = None;
@@ -709,7 +717,7 @@ impl Ops {
                 Ok(outcome(edited, at, at))
             },
         )?;
-        let tasks = self.tasks_at(&note, &[landed], &settings)?;
+        let tasks = self.tasks_at(ctx, &note, &[landed], &settings)?;
         Ok(TaskWrite {
             note,
             tasks,
@@ -746,7 +754,7 @@ impl Ops {
                 Ok(outcome(text, first, last))
             },
         )?;
-        let tasks = self.tasks_at(&note, &touched, &settings)?;
+        let tasks = self.tasks_at(ctx, &note, &touched, &settings)?;
         Ok(TaskWrite {
             note,
             tasks,
@@ -758,12 +766,15 @@ impl Ops {
     /// The tasks now on `lines` of the note just written, read back from the file.
     fn tasks_at(
         &self,
+        ctx: &Context,
         note: &EditedNote,
         lines: &[usize],
         settings: &TaskSettings,
     ) -> Result<Vec<TaskItem>, OpsError> {
         let path = parse_path(&note.path)?;
-        let text = self.read_note_text(&path)?;
+        // The caller just wrote these lines; its write access shows them back.
+        let written = self.require_write(ctx, &path)?;
+        let text = self.read_note_text(&written, &path)?;
         let all = NoteTasks::new(note_tasks(&text, settings));
         Ok(lines
             .iter()

@@ -575,3 +575,76 @@ fn no_unwrap_in_production_code() {
         "`.unwrap()` outside tests (use `?`, a typed error, or `expect` with the reason it cannot fail): {offenders:?}"
     );
 }
+
+/// Where `ops` may act with `Maintenance` (work no caller asked for, so no rule applies), and
+/// how often: every other line of `ops` reaches the vault and index only with an access value a
+/// check made, which the compiler enforces (`ops/access.rs`). A new use must be added here, in
+/// review.
+const MAINTENANCE: &[(&str, usize)] = &[
+    // The embedding pass and the vector counts of `quire doctor`.
+    ("src/ops/search/semantic.rs", 5),
+    // The Tasks plugin's settings file.
+    ("src/ops/tasks.rs", 1),
+    // Making the starter memory files at start.
+    ("src/ops/memory.rs", 1),
+    // Finishing a move a kill cut short, at start.
+    ("src/ops/move_note.rs", 1),
+    // The daily-notes folder named in Obsidian's settings, protected from deletes.
+    ("src/ops/notes.rs", 1),
+];
+
+#[test]
+fn ops_acts_without_a_caller_only_where_listed() {
+    let mut found = Vec::new();
+    for path in source_files() {
+        let rel = relative(&path);
+        if !rel.starts_with("src/ops/") || rel == "src/ops/access.rs" {
+            continue;
+        }
+        let uses = code_only(&production_code(&path))
+            .matches("Maintenance::new()")
+            .count();
+        if uses > 0 {
+            found.push((rel, uses));
+        }
+    }
+    let listed: Vec<(String, usize)> = MAINTENANCE
+        .iter()
+        .map(|(file, uses)| (file.to_string(), *uses))
+        .collect();
+    found.sort();
+    let mut expected = listed;
+    expected.sort();
+    assert_eq!(
+        found, expected,
+        "`Maintenance::new()` in ops (file, uses) differs from the reviewed list MAINTENANCE"
+    );
+}
+
+/// `Ops::vault` and `Ops::index` serve the person at the console (`app`, `cli`); inside `ops`
+/// they would be a way round the access check, so only their definitions may name the console.
+#[test]
+fn ops_never_uses_the_console_handles() {
+    let mut found = Vec::new();
+    for path in source_files() {
+        let rel = relative(&path);
+        if !rel.starts_with("src/ops/") || rel == "src/ops/access.rs" {
+            continue;
+        }
+        let code = code_only(&production_code(&path));
+        for needle in ["self.vault()", "self.index()", "ops.vault()", "ops.index()"] {
+            if code.contains(needle) {
+                found.push(format!("{rel}: {needle}"));
+            }
+        }
+        let console = code.matches(".console()").count();
+        let allowed = if rel == "src/ops/mod.rs" { 2 } else { 0 };
+        if console != allowed {
+            found.push(format!("{rel}: .console() {console} times"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "ops reaches round its access check: {found:?}"
+    );
+}

@@ -2,6 +2,7 @@
 //! carrying each, over the notes the caller may see.
 
 use crate::index::{Count, NoteFilter};
+use crate::ops::access::Visibility;
 use crate::ops::paging::{Cursor, check_limit};
 use crate::ops::{Context, Ops, OpsError};
 
@@ -38,8 +39,11 @@ pub struct ListPropertyValues {
 
 impl Ops {
     pub fn list_tags(&self, ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit) = self.count_request(ctx, &request)?;
-        let page = self.index.tag_counts(&filter, offset, limit)?;
+        let (filter, offset, limit, visibility) = self.count_request(ctx, &request)?;
+        let page = self
+            .walls
+            .index(&visibility)
+            .tag_counts(&filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -48,8 +52,11 @@ impl Ops {
         ctx: &Context,
         request: CountList,
     ) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit) = self.count_request(ctx, &request)?;
-        let page = self.index.property_key_counts(&filter, offset, limit)?;
+        let (filter, offset, limit, visibility) = self.count_request(ctx, &request)?;
+        let page = self
+            .walls
+            .index(&visibility)
+            .property_key_counts(&filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -59,7 +66,7 @@ impl Ops {
         request: ListPropertyValues,
     ) -> Result<CountedList, OpsError> {
         let key = parse_key(&request.key)?;
-        let (filter, offset, limit) = self.count_request(
+        let (filter, offset, limit, visibility) = self.count_request(
             ctx,
             &CountList {
                 folder: request.folder,
@@ -68,7 +75,8 @@ impl Ops {
             },
         )?;
         let page = self
-            .index
+            .walls
+            .index(&visibility)
             .property_value_counts(&key, &filter, offset, limit)?;
         Ok(counted(page.rows, page.next))
     }
@@ -79,20 +87,20 @@ impl Ops {
         &self,
         ctx: &Context,
         request: &CountList,
-    ) -> Result<(NoteFilter, usize, usize), OpsError> {
+    ) -> Result<(NoteFilter, usize, usize, Visibility), OpsError> {
         let limit = check_limit(request.limit)?;
         let mut filter = NoteFilter {
             folder: self.check_folder(ctx, request.folder.as_deref())?,
             ..NoteFilter::default()
         };
+        let visibility = self.visibility(ctx);
         if self.policy().has_rules_for(&ctx.principal) {
-            let visibility = self.visibility(ctx);
-            let mut paths = self.index.note_paths(&filter)?;
+            let mut paths = self.walls.index(&visibility).note_paths(&filter)?;
             paths.retain(|path| visibility.shows(path));
             filter.only_paths = Some(paths);
         }
         let offset = Cursor::offset(request.cursor.as_deref())?;
-        Ok((filter, offset, limit))
+        Ok((filter, offset, limit, visibility))
     }
 }
 

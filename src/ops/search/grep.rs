@@ -70,7 +70,7 @@ impl Ops {
             ..NoteFilter::default()
         };
         let shown = self.search_visibility(ctx);
-        let paths = self.index.note_paths(&filter)?;
+        let paths = self.walls.index(&shown).note_paths(&filter)?;
         // The budget is the scan's own: it starts once the grep's turn comes.
         let _turn = self.scans.wait().map_err(|busy| OpsError::Busy {
             what: "this grep",
@@ -93,7 +93,7 @@ impl Ops {
             let Ok(path) = VaultPath::parse(&raw) else {
                 continue;
             };
-            let Ok(file) = self.vault.read(&path) else {
+            let Ok(file) = self.walls.vault(&shown).read(&path) else {
                 continue;
             };
             let text = String::from_utf8_lossy(&file.bytes);

@@ -5,6 +5,7 @@
 
 use super::{SearchResult, SearchResults};
 use crate::index::{self, FileFilter, FileHit, NoteRow, SearchHit, SearchPosition};
+use crate::ops::access::SearchVisibility;
 use crate::ops::paging::{Cursor, KeywordPosition};
 use crate::ops::{Context, Ops, OpsError, rfc3339_nanos};
 
@@ -14,16 +15,18 @@ impl Ops {
     pub(super) fn keyword_search(
         &self,
         ctx: &Context,
+        shown: &SearchVisibility,
         query: &index::MatchQuery,
         filter: &index::NoteFilter,
         start: Option<index::SearchPosition>,
         limit: usize,
-        keep: &dyn Fn(&NoteRow) -> bool,
     ) -> Result<index::SearchPage, index::IndexError> {
+        let keep = &|row: &NoteRow| shown.shows(&row.path);
+        let index = self.walls.index(shown);
         if self.policy().has_rules_for(&ctx.principal) {
-            self.index.search_scoped(query, filter, start, limit, keep)
+            index.search_scoped(query, filter, start, limit, keep)
         } else {
-            self.index.search(query, filter, start, limit, keep)
+            index.search(query, filter, start, limit, keep)
         }
     }
 
@@ -32,19 +35,19 @@ impl Ops {
     pub(super) fn file_search(
         &self,
         ctx: &Context,
+        shown: &SearchVisibility,
         query: &index::MatchQuery,
         expression: &str,
         filter: &FileFilter,
         offset: usize,
         limit: usize,
-        keep: &dyn Fn(&str) -> bool,
     ) -> Result<index::Page<FileHit, usize>, index::IndexError> {
+        let keep = &|path: &str| shown.shows(path);
+        let index = self.walls.index(shown);
         if self.policy().has_rules_for(&ctx.principal) {
-            self.index
-                .search_files_scoped(query, expression, filter, offset, limit, keep)
+            index.search_files_scoped(query, expression, filter, offset, limit, keep)
         } else {
-            self.index
-                .search_files_in(expression, filter, offset, limit, keep)
+            index.search_files_in(expression, filter, offset, limit, keep)
         }
     }
 
@@ -54,13 +57,12 @@ impl Ops {
     pub(super) fn keyword_results(
         &self,
         ctx: &Context,
+        shown: &SearchVisibility,
         query: &str,
         filter: &index::NoteFilter,
         files: Option<&FileFilter>,
         start: Option<KeywordPosition>,
         limit: usize,
-        keep: &dyn Fn(&NoteRow) -> bool,
-        keep_file: &dyn Fn(&str) -> bool,
     ) -> Result<SearchResults, OpsError> {
         let query = index::parse_query(query);
         // Without words there is nothing to rank files by; the notes list newest first.
@@ -75,11 +77,11 @@ impl Ops {
             let notes = match start.notes {
                 Some(offset) => Some(self.keyword_search(
                     ctx,
+                    shown,
                     &query,
                     filter,
                     Some(SearchPosition { offset, any_word }),
                     limit,
-                    keep,
                 )?),
                 None => None,
             };
@@ -89,9 +91,9 @@ impl Ops {
                 query.all.as_ref()
             };
             let files = match (start.files, files, expression) {
-                (Some(offset), Some(files), Some(expression)) => Some(
-                    self.file_search(ctx, &query, expression, files, offset, limit, keep_file)?,
-                ),
+                (Some(offset), Some(files), Some(expression)) => {
+                    Some(self.file_search(ctx, shown, &query, expression, files, offset, limit)?)
+                }
                 _ => None,
             };
             Ok((notes, files))
@@ -108,8 +110,8 @@ impl Ops {
         let results = merged
             .into_iter()
             .map(|hit| match hit {
-                Hit::Note(hit) => self.search_result(hit.note, hit.score, &query),
-                Hit::File(hit) => self.file_result(hit, &query),
+                Hit::Note(hit) => self.search_result(shown, hit.note, hit.score, &query),
+                Hit::File(hit) => self.file_result(shown, hit, &query),
             })
             .collect();
         let next = (next_notes.is_some() || next_files.is_some()).then(|| {
@@ -131,10 +133,15 @@ impl Ops {
     }
 
     /// One ranked file as a result, with a snippet of its indexed text.
-    pub(super) fn file_result(&self, hit: FileHit, query: &index::MatchQuery) -> SearchResult {
+    pub(super) fn file_result(
+        &self,
+        shown: &SearchVisibility,
+        hit: FileHit,
+        query: &index::MatchQuery,
+    ) -> SearchResult {
         SearchResult {
             kind: "file",
-            snippet: self.index.file_snippet(&hit.body, query),
+            snippet: self.walls.index(shown).file_snippet(&hit.body, query),
             title: hit.path.rsplit('/').next().unwrap_or(&hit.path).to_string(),
             score: hit.score,
             bytes: u64::try_from(hit.size).unwrap_or(0),

@@ -89,7 +89,7 @@ impl Ops {
     }
 
     pub fn recent_notes(&self, ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
-        let (filter, offset, limit) = self.count_request(
+        let (filter, offset, limit, _) = self.count_request(
             ctx,
             &CountList {
                 folder: request.folder.clone(),
@@ -102,11 +102,13 @@ impl Ops {
             RecentSort::Created => RecentOrder::Created,
         };
         let shown = self.search_visibility(ctx);
-        let page = self
-            .index
-            .list_recent(&filter, order, offset, limit, &|row: &NoteRow| {
-                shown.shows(&row.path)
-            })?;
+        let page = self.walls.index(&shown).list_recent(
+            &filter,
+            order,
+            offset,
+            limit,
+            &|row: &NoteRow| shown.shows(&row.path),
+        )?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(|offset| Cursor::Offset(offset).encode()),
@@ -140,16 +142,19 @@ impl Ops {
     ) -> Result<NoteList, OpsError> {
         let limit = check_limit(limit)?;
         let after = Cursor::after(cursor)?;
-        let excluded = hide_excluded.then(|| self.vault.excluded_files());
         let visibility = self.visibility(ctx);
-        let page = self
-            .index
-            .list_by_path(filter, after.as_deref(), limit, &|row: &NoteRow| {
+        let excluded = hide_excluded.then(|| self.walls.vault(&visibility).excluded_files());
+        let page = self.walls.index(&visibility).list_by_path(
+            filter,
+            after.as_deref(),
+            limit,
+            &|row: &NoteRow| {
                 excluded
                     .as_ref()
                     .is_none_or(|excluded| !excluded.excludes(&row.path))
                     && visibility.shows(&row.path)
-            })?;
+            },
+        )?;
         Ok(NoteList {
             notes: page.rows.into_iter().map(summary).collect(),
             next_cursor: page.next.map(|path| Cursor::After(path).encode()),

@@ -24,6 +24,7 @@ pub use listings::{RecentNotes, RecentSort, SearchByFolder, SearchByProperty, Se
 pub(in crate::ops) use semantic::SemanticSlot;
 pub use semantic::{EmbedPass, SemanticSearch};
 
+use super::access::SearchVisibility;
 use super::paging::{self, Cursor, VectorList, check_limit};
 use super::{Context, Ops, OpsError, rfc3339_nanos};
 use crate::index::{self, NoteRow};
@@ -96,16 +97,13 @@ impl Ops {
         };
         let files = file_filter(&filter);
         let shown = self.search_visibility(ctx);
-        let keep = |row: &NoteRow| shown.shows(&row.path);
-        let keep_file = |path: &str| shown.shows(path);
         let notice = if start.is_some() {
             None
         } else {
             let scope = semantic::Scope {
                 filter: &filter,
                 files: files.as_ref(),
-                keep: &keep,
-                keep_file: &keep_file,
+                shown: &shown,
             };
             match self.vector_search(ctx, &request, vector_start, &scope, limit)? {
                 Ok(found) => return Ok(found),
@@ -114,22 +112,27 @@ impl Ops {
         };
         let found = self.keyword_results(
             ctx,
+            &shown,
             &request.query,
             &filter,
             files.as_ref(),
             start,
             limit,
-            &keep,
-            &keep_file,
         )?;
         Ok(SearchResults { notice, ..found })
     }
 
     /// One ranked note as a result, with its snippet for `query`.
-    fn search_result(&self, note: NoteRow, score: f64, query: &index::MatchQuery) -> SearchResult {
+    fn search_result(
+        &self,
+        shown: &SearchVisibility,
+        note: NoteRow,
+        score: f64,
+        query: &index::MatchQuery,
+    ) -> SearchResult {
         SearchResult {
             kind: "note",
-            snippet: self.index.snippet(&note.path, query),
+            snippet: self.walls.index(shown).snippet(&note.path, query),
             score,
             path: note.path,
             title: note.name,
@@ -174,13 +177,8 @@ impl Ops {
         force: bool,
         progress: Option<crate::index::ProgressFn>,
     ) -> Result<RebuiltIndex, OpsError> {
-        if ctx.principal != crate::acl::Principal::Owner {
-            return Err(OpsError::PathForbidden {
-                input: "/".into(),
-                reason: "only the vault owner may rebuild the index".into(),
-            });
-        }
-        let stats = self.index.reconcile_with(force, progress)?;
+        let owner = self.require_owner(ctx, "only the vault owner may rebuild the index")?;
+        let stats = self.walls.index(&owner).reconcile_with(force, progress)?;
         Ok(RebuiltIndex {
             notes: stats.notes,
             parsed: stats.parsed,

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{SearchMode, SearchNotes, SearchResults};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
+use crate::ops::access::{Granted, Maintenance, SearchVisibility};
 use crate::ops::paging::{Cursor, VectorList};
 use crate::ops::{Context, Ops, OpsError};
 use crate::vault::VaultPath;
@@ -91,22 +92,23 @@ pub struct EmbedPass {
     pub counts: VectorCounts,
 }
 
-/// What a vector search may return: notes matching `filter` and passing `keep`, and, when the
-/// filter has a meaning for files (`files`), files passing `keep_file`.
+/// What a vector search may return: notes matching `filter` and, when the filter has a meaning
+/// for files (`files`), files; of both only what `shown` shows the caller.
 #[derive(Clone, Copy)]
 pub(super) struct Scope<'a> {
     pub filter: &'a index::NoteFilter,
     pub files: Option<&'a index::FileFilter>,
-    pub keep: &'a dyn Fn(&NoteRow) -> bool,
-    pub keep_file: &'a dyn Fn(&str) -> bool,
+    pub shown: &'a SearchVisibility,
 }
 
 impl Ops {
     /// Semantic search from now on, with this model; vectors of another model are dropped.
     pub fn enable_semantic(&self, semantic: SemanticSearch) -> Result<(), OpsError> {
+        let upkeep = Maintenance::new();
         let info = semantic.service().info();
         let reset = self
-            .index
+            .walls
+            .index(&upkeep)
             .prepare_vectors(&info.identity, info.dimensions)?;
         if reset {
             tracing::info!(model = %info.name, "vector store (re)created for this model");
@@ -145,7 +147,11 @@ impl Ops {
             SemanticSlot::Loading => "loading the model".into(),
             SemanticSlot::Unavailable(why) => format!("off: {why}"),
             SemanticSlot::Ready(engine) => {
-                let counts = self.index.vector_counts().unwrap_or_default();
+                let counts = self
+                    .walls
+                    .index(&Maintenance::new())
+                    .vector_counts()
+                    .unwrap_or_default();
                 format!(
                     "{} ({} of {} chunks embedded{})",
                     engine.service().info().name,
@@ -168,6 +174,7 @@ impl Ops {
     /// uses. `progress` hears (chunks with a vector, chunks in the index) after every step. Safe
     /// to run while the vault changes: a chunk edited meanwhile is picked up by the next pass.
     pub fn embed_pending(&self, progress: &dyn Fn(VectorCounts)) -> Result<EmbedPass, OpsError> {
+        let upkeep = Maintenance::new();
         let Some(engine) = self.semantic() else {
             return Err(OpsError::invalid_argument(
                 "semantic search is not available; `quire doctor` says why",
@@ -176,13 +183,14 @@ impl Ops {
         let mut pass = EmbedPass::default();
         // With many chunks to embed, the model trades memory for speed until the pass ends (see
         // `Embedder::set_bulk`); for a few edited chunks, switching would cost more than it saves.
-        let pending = self.index.vector_counts()?.pending();
+        let pending = self.walls.index(&upkeep).vector_counts()?.pending();
         let _bulk = (pending >= BULK_MIN_CHUNKS).then(|| engine.service().bulk_pass());
         // Notes that cannot be read now (vanished, too large) are skipped for this pass.
         let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
         loop {
             let paths: Vec<String> = self
-                .index
+                .walls
+                .index(&upkeep)
                 .pending_vector_paths(skipped.len() + NOTES_PER_STEP)?
                 .into_iter()
                 .filter(|path| !skipped.contains(path))
@@ -192,12 +200,12 @@ impl Ops {
             }
             let mut texts: Vec<(String, String)> = Vec::new();
             for raw in paths {
-                let chunks = match self.note_text(&raw) {
+                let chunks = match self.note_text(&upkeep, &raw) {
                     Some((stem, text)) => index::note_chunks(&stem, &text),
                     None => Vec::new(),
                 };
                 let hashes: Vec<String> = chunks.iter().map(|(hash, _)| hash.clone()).collect();
-                let missing = self.index.missing_vectors(&hashes)?;
+                let missing = self.walls.index(&upkeep).missing_vectors(&hashes)?;
                 if missing.is_empty() {
                     // The disk moved on since the index saw it; the watcher will catch up.
                     skipped.insert(raw);
@@ -222,16 +230,18 @@ impl Ops {
                     .map(|(hash, _)| hash.clone())
                     .zip(vectors)
                     .collect();
-                pass.embedded += self.index.store_vectors(items)?;
-                progress(self.index.vector_counts()?);
+                pass.embedded += self.walls.index(&upkeep).store_vectors(items)?;
+                progress(self.walls.index(&upkeep).vector_counts()?);
             }
         }
-        pass.embedded +=
-            self.embed_indexed_texts(&engine, &|limit| self.index.pending_file_vectors(limit))?;
-        pass.embedded +=
-            self.embed_indexed_texts(&engine, &|limit| self.index.pending_memory_vectors(limit))?;
-        pass.pruned = self.index.prune_vectors()?;
-        pass.counts = self.index.vector_counts()?;
+        pass.embedded += self.embed_indexed_texts(&engine, &|limit| {
+            self.walls.index(&upkeep).pending_file_vectors(limit)
+        })?;
+        pass.embedded += self.embed_indexed_texts(&engine, &|limit| {
+            self.walls.index(&upkeep).pending_memory_vectors(limit)
+        })?;
+        pass.pruned = self.walls.index(&upkeep).prune_vectors()?;
+        pass.counts = self.walls.index(&upkeep).vector_counts()?;
         progress(pass.counts);
         engine.first_pass_done.store(true, Ordering::Release);
         Ok(pass)
@@ -264,7 +274,7 @@ impl Ops {
                     .map(|entry| entry.hash.clone())
                     .zip(vectors)
                     .collect();
-                stored += self.index.store_vectors(items)?;
+                stored += self.walls.index(&Maintenance::new()).store_vectors(items)?;
             }
             if stored == 0 {
                 // A model that answers with fewer vectors than texts would loop here forever.
@@ -275,9 +285,9 @@ impl Ops {
     }
 
     /// The note's stem and text from disk (resolved like every read), or `None` when unreadable.
-    fn note_text(&self, raw: &str) -> Option<(String, String)> {
+    fn note_text(&self, granted: &impl Granted, raw: &str) -> Option<(String, String)> {
         let path = VaultPath::parse(raw).ok()?;
-        let file = self.vault.read(&path).ok()?;
+        let file = self.walls.vault(granted).read(&path).ok()?;
         let text = String::from_utf8(file.bytes)
             .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         Some((path.stem().to_string(), text))
@@ -297,9 +307,10 @@ impl Ops {
         let Scope {
             filter,
             files,
-            keep,
-            keep_file,
+            shown,
         } = *scope;
+        let keep = &|row: &NoteRow| shown.shows(&row.path);
+        let keep_file = &|path: &str| shown.shows(path);
         let (wanted, engine) = match self.vector_mode(request, cursor) {
             Ok(chosen) => chosen,
             Err(notice) => return Ok(Err(notice)),
@@ -318,11 +329,16 @@ impl Ops {
         // The legs: nearest notes and files by their closest chunk, and for hybrid the keyword
         // ranking, fused by reciprocal rank. A note path ends in `.md` and a file path never
         // does, so one path names one result in both legs.
-        let vector_hits = self.index.nearest(&query_vector, filter, depth, keep)?;
+        let vector_hits = self
+            .walls
+            .index(shown)
+            .nearest(&query_vector, filter, depth, keep)?;
         let file_vector_hits = match files {
-            Some(files) => self
-                .index
-                .nearest_files(&query_vector, files, depth, keep_file)?,
+            Some(files) => {
+                self.walls
+                    .index(shown)
+                    .nearest_files(&query_vector, files, depth, keep_file)?
+            }
             None => Vec::new(),
         };
         let mut rows: HashMap<String, NoteRow> = HashMap::new();
@@ -359,7 +375,7 @@ impl Ops {
                     .collect(),
             ),
             _ => {
-                let page = self.keyword_search(ctx, &query, filter, None, depth, keep)?;
+                let page = self.keyword_search(ctx, shown, &query, filter, None, depth)?;
                 matched_any_word = page.any_word;
                 let mut scored: Vec<(String, f64)> = page
                     .hits
@@ -377,7 +393,7 @@ impl Ops {
                 };
                 if let (Some(files), Some(expression)) = (files, expression) {
                     let found =
-                        self.file_search(ctx, &query, expression, files, 0, depth, keep_file)?;
+                        self.file_search(ctx, shown, &query, expression, files, 0, depth)?;
                     for hit in found.rows {
                         let path = hit.path.clone();
                         scored.push((path.clone(), hit.score));
@@ -394,7 +410,7 @@ impl Ops {
                 )
             }
         };
-        let (ranked, reranked) = self.rerank(&engine, &request.query, ranked, &best_chunk);
+        let (ranked, reranked) = self.rerank(shown, &engine, &request.query, ranked, &best_chunk);
         let next_cursor =
             (ranked.len() > offset + limit && offset + limit < MAX_DEPTH).then(|| {
                 let list = match wanted {
@@ -412,10 +428,10 @@ impl Ops {
             .skip(offset)
             .take(limit)
             .filter_map(|(path, score)| match rows.remove(&path) {
-                Some(note) => Some(self.search_result(note, score, &query)),
+                Some(note) => Some(self.search_result(shown, note, score, &query)),
                 None => {
                     let file = file_rows.remove(&path)?;
-                    Some(self.file_result(index::FileHit { score, ..file }, &query))
+                    Some(self.file_result(shown, index::FileHit { score, ..file }, &query))
                 }
             })
             .collect();
@@ -486,6 +502,7 @@ impl Ops {
     /// the engine reranks; the order as it was when it does not or the reranker fails.
     fn rerank(
         &self,
+        shown: &SearchVisibility,
         engine: &SemanticSearch,
         query: &str,
         ranked: Vec<(String, f64)>,
@@ -497,7 +514,7 @@ impl Ops {
         let depth = ranked.len().min(crate::search::RERANK_DEPTH);
         let passages: Vec<String> = ranked[..depth]
             .iter()
-            .map(|(path, _)| self.passage(path, best_chunk.get(path).copied().unwrap_or(0)))
+            .map(|(path, _)| self.passage(shown, path, best_chunk.get(path).copied().unwrap_or(0)))
             .collect();
         match engine.service().rerank(query, passages) {
             Ok(scores) => (crate::search::blend(&ranked, &scores), true),
@@ -510,7 +527,11 @@ impl Ops {
 
     /// Said while vectors lag behind the notes, so recent edits may rank by keywords only.
     fn catching_up_notice(&self) -> Option<String> {
-        let counts = self.index.vector_counts().unwrap_or_default();
+        let counts = self
+            .walls
+            .index(&Maintenance::new())
+            .vector_counts()
+            .unwrap_or_default();
         (counts.pending() > 0).then(|| {
             format!(
                 "semantic vectors are catching up ({} of {} chunks embedded); recent edits may rank by keywords only",
@@ -522,17 +543,24 @@ impl Ops {
     /// The text a reranker reads for a note: its chunk `seq` (the one nearest the query, or the
     /// first), cut from the note on disk now. A file's chunk comes from the index, which holds
     /// its text as extracted (a PDF on disk is not text).
-    fn passage(&self, raw: &str, seq: usize) -> String {
+    fn passage(&self, shown: &SearchVisibility, raw: &str, seq: usize) -> String {
         if !raw.ends_with(".md") {
             return self
-                .index
+                .walls
+                .index(shown)
                 .file_chunk_text(raw, seq)
                 .ok()
                 .flatten()
-                .or_else(|| self.index.file_chunk_text(raw, 0).ok().flatten())
+                .or_else(|| {
+                    self.walls
+                        .index(shown)
+                        .file_chunk_text(raw, 0)
+                        .ok()
+                        .flatten()
+                })
                 .unwrap_or_default();
         }
-        let Some((stem, text)) = self.note_text(raw) else {
+        let Some((stem, text)) = self.note_text(shown, raw) else {
             return String::new();
         };
         let mut chunks = index::note_chunks(&stem, &text);
