@@ -584,7 +584,7 @@ const MAINTENANCE: &[(&str, usize)] = &[
     // The embedding pass and the vector counts of `quire doctor`.
     ("src/ops/search/semantic.rs", 5),
     // The Tasks plugin's settings file.
-    ("src/ops/tasks.rs", 1),
+    ("src/ops/tasks/listing.rs", 1),
     // Making the starter memory files at start.
     ("src/ops/memory.rs", 1),
     // Finishing a move a kill cut short, at start.

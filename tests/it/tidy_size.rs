@@ -49,7 +49,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/ops/move_note.rs",
     "src/ops/review.rs::daily_review",
     "src/ops/search/semantic.rs::vector_search",
-    "src/ops/tasks.rs",
 ];
 
 struct LongFunctions<'a> {
