@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::audit::Event;
-use super::{Context, Ops, OpsError};
+use super::error::OpsError;
+use super::shared::{Context, Ops};
 use crate::acl::{Action, Policy, Principal};
 use crate::index::Index;
 use crate::vault::{ExcludedFiles, RealFolder, Vault, VaultError, VaultPath};

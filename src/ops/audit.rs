@@ -21,7 +21,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::Context;
+use super::shared::Context;
 
 /// One line of the audit log.
 #[derive(Debug, Serialize)]

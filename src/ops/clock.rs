@@ -8,7 +8,7 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
-use super::Ops;
+use super::shared::Ops;
 
 /// The zone "today" is computed in, and optionally a fixed instant standing in for the system
 /// clock (tests and reproducible runs).

@@ -6,7 +6,8 @@
 
 use std::collections::HashSet;
 
-use super::{Context, Ops, OpsError};
+use super::error::OpsError;
+use super::shared::{Context, Ops};
 use crate::index::NoteFilter;
 
 /// The most values one completion returns (the MCP limit).

@@ -12,8 +12,9 @@
 use jiff::civil::Date;
 
 use super::edit::{Outcome, apply, edit_error, keep_properties};
-use super::notes::{find_heading, parse_revision};
-use super::{Context, Ops, OpsError, rfc3339};
+use super::error::OpsError;
+use super::inputs::{find_heading, parse_revision};
+use super::shared::{Context, Ops, rfc3339};
 use crate::markdown::moment::{self, ISO_WEEKS, LOCALE_WEEKS, WeekRule};
 use crate::markdown::sections::{self, PatchOperation};
 use crate::markdown::template::{self, TemplateValues};

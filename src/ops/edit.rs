@@ -8,8 +8,10 @@
 use crate::ops::access::Writable;
 use serde_json::{Map, Value};
 
-use super::notes::{find_heading, is_note, parse_path, parse_revision};
-use super::{Context, Ops, OpsError, rfc3339};
+use super::error::OpsError;
+use super::inputs::{find_heading, parse_path, parse_revision};
+use super::notes::is_note;
+use super::shared::{Context, Ops, rfc3339};
 use crate::markdown::edit::{self, EditError, Edited, Position};
 use crate::markdown::frontmatter;
 use crate::markdown::properties_edit::{self, PropertiesEditError};

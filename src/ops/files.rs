@@ -9,9 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use super::notes::parse_path;
+use super::error::OpsError;
+use super::inputs::parse_path;
 use super::paging::{Cursor, check_limit};
-use super::{Context, Ops, OpsError, rfc3339};
+use super::shared::{Context, Ops, rfc3339};
 use crate::acl::Action;
 use crate::files::image::{FitOptions, FittedImage, ImageError, fit_image, human_bytes};
 use crate::files::pdf::{self, PdfError, PdfLimits, RenderOptions, pdfium};

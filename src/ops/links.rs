@@ -15,9 +15,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::access::Visibility;
-use super::notes::{NoteList, parse_path, summary};
+use super::error::OpsError;
+use super::inputs::parse_path;
+use super::notes::{NoteList, summary};
 use super::paging::{Cursor, check_limit, page_of};
-use super::{Context, Ops, OpsError};
+use super::shared::{Context, Ops};
 use crate::index::{LinkGraph, NoteFilter, NoteRow, StoredLink};
 use crate::markdown::links::{LinkForm, lookup_name};
 use crate::vault::{VaultError, VaultPath};

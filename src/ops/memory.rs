@@ -15,7 +15,8 @@ use crate::ops::access::Maintenance;
 use std::collections::{HashMap, HashSet};
 
 use super::edit::Outcome;
-use super::{Context, Ops, OpsError};
+use super::error::OpsError;
+use super::shared::{Context, Ops};
 use crate::index::MemoryHit;
 use crate::markdown::memory::{self, Edited, EntryPolicy, MemoryEditError};
 use crate::vault::{VaultError, VaultPath};

@@ -13,9 +13,10 @@ use std::collections::BTreeSet;
 
 use super::access::{Granted, Maintenance, Visibility};
 use super::audit::Event;
+use super::error::OpsError;
+use super::inputs::parse_path;
 use super::move_journal::{Entry, FileEntry};
-use super::notes::parse_path;
-use super::{Context, Ops, OpsError};
+use super::shared::{Context, Ops};
 use crate::index::LinkGraph;
 use crate::markdown::links::{
     self, Link, LinkForm, PathStyle, Resolver, lookup_name, path_style, path_text, spells_md,

@@ -8,11 +8,13 @@ use crate::ops::access::{Granted, Maintenance};
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
+use super::error::OpsError;
+use super::inputs::{find_heading, parse_path, parse_revision};
 use super::paging::{Cursor, check_limit};
-use super::{Context, Ops, OpsError, rfc3339, rfc3339_nanos};
+use super::shared::{Context, Ops, rfc3339, rfc3339_nanos};
 use crate::index::{NoteFilter, NoteRow};
 use crate::markdown::{frontmatter, headings};
-use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
+use crate::vault::{VaultError, VaultPath, WriteMode};
 
 /// File types a client may write or delete; everything else in a vault is left alone.
 const WRITABLE_EXTENSIONS: &[&str] = &["md", "canvas", "base", "txt", "json"];
@@ -558,21 +560,6 @@ pub(super) fn summary(row: NoteRow) -> NoteSummary {
     }
 }
 
-pub(super) fn parse_path(raw: &str) -> Result<VaultPath, OpsError> {
-    VaultPath::parse(raw).map_err(|e| OpsError::path(raw, e))
-}
-
-pub(super) fn parse_revision(raw: Option<&str>) -> Result<Option<Revision>, OpsError> {
-    raw.map(|raw| {
-        Revision::parse(raw).ok_or_else(|| {
-            OpsError::invalid_argument(format!(
-                "expected_revision {raw:?} is not a revision; pass the 64-hex-digit revision returned by the last read or write of the note"
-            ))
-        })
-    })
-    .transpose()
-}
-
 fn check_writable(path: &VaultPath) -> Result<(), OpsError> {
     match path.extension() {
         Some(extension) if WRITABLE_EXTENSIONS.contains(&extension.as_str()) => Ok(()),
@@ -594,56 +581,6 @@ fn parse_properties(path: &VaultPath, text: &str) -> Result<Map<String, Value>, 
                 message: error.message,
             })
         }
-    }
-}
-
-pub(super) fn find_heading(
-    path: &VaultPath,
-    text: &str,
-    wanted: &str,
-    level: Option<u8>,
-) -> Result<headings::Heading, OpsError> {
-    let all = headings::headings(text);
-    let wanted_trimmed = wanted.trim().trim_start_matches('#').trim();
-    let at_level = |h: &&headings::Heading| level.is_none_or(|level| h.level == level);
-    let mut candidates: Vec<&headings::Heading> = all
-        .iter()
-        .filter(|h| h.text == wanted_trimmed)
-        .filter(at_level)
-        .collect();
-    if candidates.is_empty() {
-        // Models often change a heading's case; accept that when it is unambiguous.
-        candidates = all
-            .iter()
-            .filter(|h| h.text.to_lowercase() == wanted_trimmed.to_lowercase())
-            .filter(at_level)
-            .collect();
-    }
-    match candidates.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(OpsError::HeadingNotFound {
-            path: path.to_string(),
-            heading: wanted.to_string(),
-            level: level.map(|l| format!(" at level {l}")).unwrap_or_default(),
-            available: describe_headings(all.iter()),
-        }),
-        many => Err(OpsError::AmbiguousHeading {
-            path: path.to_string(),
-            heading: wanted.to_string(),
-            candidates: describe_headings(many.iter().copied()),
-        }),
-    }
-}
-
-fn describe_headings<'a>(headings: impl Iterator<Item = &'a headings::Heading>) -> String {
-    let described: Vec<String> = headings
-        .take(30)
-        .map(|h| format!("{:?} (level {}, line {})", h.text, h.level, h.line))
-        .collect();
-    if described.is_empty() {
-        "none".into()
-    } else {
-        described.join(", ")
     }
 }
 

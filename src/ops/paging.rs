@@ -6,7 +6,7 @@
 //! rule: pass `next_cursor` back unchanged with the same other arguments, or start over. A cursor
 //! never carries anything the caller could not see on the page it came with.
 
-use super::OpsError;
+use super::error::OpsError;
 
 /// Page size when the client names none.
 pub const DEFAULT_LIMIT: u32 = 50;

@@ -3,8 +3,9 @@
 
 use crate::index::{Count, NoteFilter};
 use crate::ops::access::Visibility;
+use crate::ops::error::OpsError;
 use crate::ops::paging::{Cursor, check_limit};
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::shared::{Context, Ops};
 
 use super::filters::parse_key;
 

@@ -5,7 +5,8 @@ use jiff::tz::TimeZone;
 use serde_json::{Map, Value};
 
 use crate::index::{self, NoteFilter, PropertyFilter, PropertyValue, TagFilter, TimeRange};
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::error::OpsError;
+use crate::ops::shared::{Context, Ops};
 
 /// `before`/`on`/`after` bounds on a date; all given bounds must hold.
 #[derive(Debug, Clone, Default)]

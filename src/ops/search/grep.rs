@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 use regex::{Regex, RegexBuilder};
 
 use crate::index::NoteFilter;
+use crate::ops::error::OpsError;
 use crate::ops::paging::check_limit;
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::shared::{Context, Ops};
 use crate::vault::VaultPath;
 
 /// How long a grep may run unless the caller says otherwise.

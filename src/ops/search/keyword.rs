@@ -6,8 +6,9 @@
 use super::{SearchResult, SearchResults};
 use crate::index::{self, FileFilter, FileHit, NoteRow, SearchHit, SearchPosition};
 use crate::ops::access::SearchVisibility;
+use crate::ops::error::OpsError;
 use crate::ops::paging::{Cursor, KeywordPosition};
-use crate::ops::{Context, Ops, OpsError, rfc3339_nanos};
+use crate::ops::shared::{Context, Ops, rfc3339_nanos};
 
 impl Ops {
     /// Keyword search for this caller: ranked with statistics over what it may see when some rule

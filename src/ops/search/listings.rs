@@ -6,9 +6,10 @@
 use serde_json::Value;
 
 use crate::index::{NoteFilter, NoteRow, RecentOrder, TagFilter};
+use crate::ops::error::OpsError;
 use crate::ops::notes::{NoteList, summary};
 use crate::ops::paging::{Cursor, check_limit};
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::shared::{Context, Ops};
 
 use super::counts::CountList;
 use super::filters::{parse_key, parse_tag, push_property_filters};

@@ -15,8 +15,9 @@ use super::{SearchMode, SearchNotes, SearchResults};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
 use crate::ops::access::{Granted, Maintenance, SearchVisibility};
+use crate::ops::error::OpsError;
 use crate::ops::paging::{Cursor, VectorList};
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::shared::{Context, Ops};
 use crate::vault::VaultPath;
 
 /// Notes read per step of the embedding pass.

@@ -6,7 +6,7 @@ use jiff::civil::Date;
 
 use super::TaskDateFilter;
 use crate::markdown::tasks::TaskDate;
-use crate::ops::OpsError;
+use crate::ops::error::OpsError;
 
 /// A date given by a client: `YYYY-MM-DD` or a word relative to today.
 pub(super) fn parse_client_date(name: &str, raw: &str, today: Date) -> Result<Date, OpsError> {

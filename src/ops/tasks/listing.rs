@@ -16,9 +16,10 @@ use crate::markdown::tasks::{
     ParsedLine, Priority, StatusType, Task, TaskFormat, TaskSettings, format_date,
 };
 use crate::ops::access::Maintenance;
-use crate::ops::notes::parse_path;
+use crate::ops::error::OpsError;
+use crate::ops::inputs::parse_path;
 use crate::ops::paging::{Cursor, check_limit};
-use crate::ops::{Context, Ops, OpsError};
+use crate::ops::shared::{Context, Ops};
 
 impl Ops {
     /// The Tasks plugin's settings for this vault, read now.

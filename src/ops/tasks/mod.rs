@@ -19,7 +19,7 @@ use jiff::civil::Date;
 
 use crate::markdown::tasks::edit::LanePosition;
 use crate::markdown::tasks::{Task, TaskDate};
-use crate::ops::EditedNote;
+use crate::ops::edit::EditedNote;
 
 /// A date condition: every bound given must hold. Values are `YYYY-MM-DD`, `today`, `tomorrow` or
 /// `yesterday`.

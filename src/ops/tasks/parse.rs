@@ -2,7 +2,7 @@
 //! ids, and a task's dates as written.
 
 use crate::markdown::tasks::{Priority, StatusType, TaskDate};
-use crate::ops::OpsError;
+use crate::ops::error::OpsError;
 
 pub(super) fn status_type_filter(raw: &[String]) -> Result<Vec<StatusType>, OpsError> {
     raw.iter()

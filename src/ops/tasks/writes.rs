@@ -13,9 +13,11 @@ use crate::markdown::tasks::{
     InvalidDates, NoteTask, OnCompletion, Priority, Recurrence, Status, StatusType, Task, TaskDate,
     TaskSettings, note_tasks, parse_task_line,
 };
+use crate::ops::edit::EditedNote;
 use crate::ops::edit::Outcome;
-use crate::ops::notes::{find_heading, parse_path};
-use crate::ops::{Context, EditedNote, Ops, OpsError};
+use crate::ops::error::OpsError;
+use crate::ops::inputs::{find_heading, parse_path};
+use crate::ops::shared::{Context, Ops};
 use crate::vault::VaultPath;
 
 impl Ops {
