@@ -588,7 +588,7 @@ const MAINTENANCE: &[(&str, usize)] = &[
     // Making the starter memory files at start.
     ("src/ops/memory.rs", 1),
     // Finishing a move a kill cut short, at start.
-    ("src/ops/move_note.rs", 1),
+    ("src/ops/move_note/recover.rs", 1),
     // The daily-notes folder named in Obsidian's settings, protected from deletes.
     ("src/ops/notes.rs", 1),
 ];
@@ -661,9 +661,16 @@ fn the_ops_facade_only_declares_and_re_exports() {
         let trimmed = line.trim();
         if depth == 0
             && !trimmed.is_empty()
-            && !["mod ", "pub mod ", "pub(crate) mod ", "pub use ", "pub(crate) use ", "}"]
-                .iter()
-                .any(|start| trimmed.starts_with(start))
+            && ![
+                "mod ",
+                "pub mod ",
+                "pub(crate) mod ",
+                "pub use ",
+                "pub(crate) use ",
+                "}",
+            ]
+            .iter()
+            .any(|start| trimmed.starts_with(start))
         {
             items.push(trimmed.to_string());
         }
@@ -674,6 +681,12 @@ fn the_ops_facade_only_declares_and_re_exports() {
         items.is_empty(),
         "ops/mod.rs holds more than modules and re-exports: {items:?}"
     );
-    let lines = std::fs::read_to_string(&path).expect("ops/mod.rs").lines().count();
-    assert!(lines <= 100, "ops/mod.rs is {lines} lines; keep the façade to one screen");
+    let lines = std::fs::read_to_string(&path)
+        .expect("ops/mod.rs")
+        .lines()
+        .count();
+    assert!(
+        lines <= 100,
+        "ops/mod.rs is {lines} lines; keep the façade to one screen"
+    );
 }
