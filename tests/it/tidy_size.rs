@@ -47,7 +47,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/ops/files.rs::list_files",
     "src/ops/files.rs::render_pdf",
     "src/ops/review.rs::daily_review",
-    "src/ops/search/semantic.rs::vector_search",
 ];
 
 struct LongFunctions<'a> {

@@ -102,6 +102,24 @@ pub(super) struct Scope<'a> {
     pub shown: &'a SearchVisibility,
 }
 
+/// What the legs of a vector search found: the rows behind each path, the chunk of each nearest
+/// the query (the reranker reads it), and the vector leg in order.
+#[derive(Default)]
+struct Legs {
+    rows: HashMap<String, NoteRow>,
+    file_rows: HashMap<String, index::FileHit>,
+    best_chunk: HashMap<String, usize>,
+    similarity: HashMap<String, f64>,
+    vector: Vec<String>,
+}
+
+/// A fused ranking and what produced it.
+struct Fused {
+    mode: &'static str,
+    ranked: Vec<(String, f64)>,
+    matched_any_word: bool,
+}
+
 impl Ops {
     /// Semantic search from now on, with this model; vectors of another model are dropped.
     pub fn enable_semantic(&self, semantic: SemanticSearch) -> Result<(), OpsError> {
@@ -305,13 +323,6 @@ impl Ops {
         scope: &Scope<'_>,
         limit: usize,
     ) -> Result<Result<SearchResults, Option<String>>, OpsError> {
-        let Scope {
-            filter,
-            files,
-            shown,
-        } = *scope;
-        let keep = &|row: &NoteRow| shown.shows(&row.path);
-        let keep_file = &|path: &str| shown.shows(path);
         let (wanted, engine) = match self.vector_mode(request, cursor) {
             Ok(chosen) => chosen,
             Err(notice) => return Ok(Err(notice)),
@@ -327,91 +338,16 @@ impl Ops {
                 ))));
             }
         };
-        // The legs: nearest notes and files by their closest chunk, and for hybrid the keyword
-        // ranking, fused by reciprocal rank. A note path ends in `.md` and a file path never
-        // does, so one path names one result in both legs.
-        let vector_hits = self
-            .walls
-            .index(shown)
-            .nearest(&query_vector, filter, depth, keep)?;
-        let file_vector_hits = match files {
-            Some(files) => {
-                self.walls
-                    .index(shown)
-                    .nearest_files(&query_vector, files, depth, keep_file)?
-            }
-            None => Vec::new(),
-        };
-        let mut rows: HashMap<String, NoteRow> = HashMap::new();
-        let mut file_rows: HashMap<String, index::FileHit> = HashMap::new();
-        let mut best_chunk: HashMap<String, usize> = HashMap::new();
-        let mut similarity: HashMap<String, f64> = HashMap::new();
-        let mut nearest: Vec<(String, f64)> = Vec::new();
-        for hit in vector_hits {
-            let path = hit.note.path.clone();
-            best_chunk.insert(path.clone(), hit.seq);
-            similarity.insert(path.clone(), 1.0 - hit.distance);
-            rows.insert(path.clone(), hit.note);
-            nearest.push((path, hit.distance));
-        }
-        for hit in file_vector_hits {
-            let path = hit.file.path.clone();
-            best_chunk.insert(path.clone(), hit.seq);
-            similarity.insert(path.clone(), 1.0 - hit.distance);
-            file_rows.insert(path.clone(), hit.file);
-            nearest.push((path, hit.distance));
-        }
-        // Stable: on equal distance the note (listed first) stays ahead.
-        nearest.sort_by(|a, b| a.1.total_cmp(&b.1));
-        nearest.truncate(depth);
-        let vector_leg: Vec<String> = nearest.into_iter().map(|(path, _)| path).collect();
+        let mut legs = self.nearest_leg(scope, &query_vector, depth)?;
         let query = index::parse_query(&request.query);
-        let mut matched_any_word = false;
-        let (mode_used, ranked): (&'static str, Vec<(String, f64)>) = match wanted {
-            SearchMode::Semantic => (
-                "semantic",
-                vector_leg
-                    .iter()
-                    .map(|path| (path.clone(), similarity.get(path).copied().unwrap_or(0.0)))
-                    .collect(),
-            ),
-            _ => {
-                let page = self.keyword_search(ctx, shown, &query, filter, None, depth)?;
-                matched_any_word = page.any_word;
-                let mut scored: Vec<(String, f64)> = page
-                    .hits
-                    .into_iter()
-                    .map(|hit| {
-                        let path = hit.note.path.clone();
-                        rows.entry(path.clone()).or_insert(hit.note);
-                        (path, hit.score)
-                    })
-                    .collect();
-                let expression = if matched_any_word {
-                    query.any.as_deref()
-                } else {
-                    query.all.as_deref()
-                };
-                if let (Some(files), Some(expression)) = (files, expression) {
-                    let found =
-                        self.file_search(ctx, shown, &query, expression, files, 0, depth)?;
-                    for hit in found.rows {
-                        let path = hit.path.clone();
-                        scored.push((path.clone(), hit.score));
-                        file_rows.entry(path).or_insert(hit);
-                    }
-                }
-                // Notes and files by one BM25 score scale, as keyword mode merges them.
-                scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-                scored.truncate(depth);
-                let keyword_leg: Vec<String> = scored.into_iter().map(|(path, _)| path).collect();
-                (
-                    "hybrid",
-                    crate::search::reciprocal_rank_fusion(&[keyword_leg, vector_leg]),
-                )
-            }
-        };
-        let (ranked, reranked) = self.rerank(shown, &engine, &request.query, ranked, &best_chunk);
+        let fused = self.fuse(ctx, scope, wanted, &mut legs, &query, depth)?;
+        let (ranked, reranked) = self.rerank(
+            scope.shown,
+            &engine,
+            &request.query,
+            fused.ranked,
+            &legs.best_chunk,
+        );
         let next_cursor =
             (ranked.len() > offset + limit && offset + limit < MAX_DEPTH).then(|| {
                 let list = match wanted {
@@ -428,22 +364,124 @@ impl Ops {
             .into_iter()
             .skip(offset)
             .take(limit)
-            .filter_map(|(path, score)| match rows.remove(&path) {
-                Some(note) => Some(self.search_result(shown, note, score, &query)),
+            .filter_map(|(path, score)| match legs.rows.remove(&path) {
+                Some(note) => Some(self.search_result(scope.shown, note, score, &query)),
                 None => {
-                    let file = file_rows.remove(&path)?;
-                    Some(self.file_result(shown, index::FileHit { score, ..file }, &query))
+                    let file = legs.file_rows.remove(&path)?;
+                    Some(self.file_result(scope.shown, index::FileHit { score, ..file }, &query))
                 }
             })
             .collect();
         Ok(Ok(SearchResults {
             results,
-            search_mode: mode_used,
+            search_mode: fused.mode,
             reranked,
-            matched_any_word,
+            matched_any_word: fused.matched_any_word,
             next_cursor,
             notice: self.catching_up_notice(),
         }))
+    }
+
+    /// The vector leg: the notes and files nearest `query_vector` by their closest chunk, up to
+    /// `depth`. A note path ends in `.md` and a file path never does, so one path names one
+    /// result in both legs.
+    fn nearest_leg(
+        &self,
+        scope: &Scope<'_>,
+        query_vector: &[f32],
+        depth: usize,
+    ) -> Result<Legs, OpsError> {
+        let shown = scope.shown;
+        let keep = &|row: &NoteRow| shown.shows(&row.path);
+        let keep_file = &|path: &str| shown.shows(path);
+        let index = self.walls.index(shown);
+        let vector_hits = index.nearest(query_vector, scope.filter, depth, keep)?;
+        let file_vector_hits = match scope.files {
+            Some(files) => index.nearest_files(query_vector, files, depth, keep_file)?,
+            None => Vec::new(),
+        };
+        let mut legs = Legs::default();
+        let mut nearest: Vec<(String, f64)> = Vec::new();
+        for hit in vector_hits {
+            let path = hit.note.path.clone();
+            legs.best_chunk.insert(path.clone(), hit.seq);
+            legs.similarity.insert(path.clone(), 1.0 - hit.distance);
+            legs.rows.insert(path.clone(), hit.note);
+            nearest.push((path, hit.distance));
+        }
+        for hit in file_vector_hits {
+            let path = hit.file.path.clone();
+            legs.best_chunk.insert(path.clone(), hit.seq);
+            legs.similarity.insert(path.clone(), 1.0 - hit.distance);
+            legs.file_rows.insert(path.clone(), hit.file);
+            nearest.push((path, hit.distance));
+        }
+        // Stable: on equal distance the note (listed first) stays ahead.
+        nearest.sort_by(|a, b| a.1.total_cmp(&b.1));
+        nearest.truncate(depth);
+        legs.vector = nearest.into_iter().map(|(path, _)| path).collect();
+        Ok(legs)
+    }
+
+    /// The ranking the mode asks for: the vector leg by similarity (semantic), or the keyword
+    /// ranking of notes and files fused with it by reciprocal rank (hybrid). Rows the keyword
+    /// leg finds join `legs`.
+    fn fuse(
+        &self,
+        ctx: &Context,
+        scope: &Scope<'_>,
+        wanted: SearchMode,
+        legs: &mut Legs,
+        query: &index::MatchQuery,
+        depth: usize,
+    ) -> Result<Fused, OpsError> {
+        if wanted == SearchMode::Semantic {
+            return Ok(Fused {
+                mode: "semantic",
+                ranked: legs
+                    .vector
+                    .iter()
+                    .map(|path| {
+                        let similarity = legs.similarity.get(path).copied().unwrap_or(0.0);
+                        (path.clone(), similarity)
+                    })
+                    .collect(),
+                matched_any_word: false,
+            });
+        }
+        let page = self.keyword_search(ctx, scope.shown, query, scope.filter, None, depth)?;
+        let matched_any_word = page.any_word;
+        let mut scored: Vec<(String, f64)> = page
+            .hits
+            .into_iter()
+            .map(|hit| {
+                let path = hit.note.path.clone();
+                legs.rows.entry(path.clone()).or_insert(hit.note);
+                (path, hit.score)
+            })
+            .collect();
+        let expression = if matched_any_word {
+            query.any.as_deref()
+        } else {
+            query.all.as_deref()
+        };
+        if let (Some(files), Some(expression)) = (scope.files, expression) {
+            let found = self.file_search(ctx, scope.shown, query, expression, files, 0, depth)?;
+            for hit in found.rows {
+                let path = hit.path.clone();
+                scored.push((path.clone(), hit.score));
+                legs.file_rows.entry(path).or_insert(hit);
+            }
+        }
+        // Notes and files by one BM25 score scale, as keyword mode merges them.
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(depth);
+        let keyword_leg: Vec<String> = scored.into_iter().map(|(path, _)| path).collect();
+        Ok(Fused {
+            mode: "hybrid",
+            ranked: crate::search::reciprocal_rank_fusion(&[keyword_leg, legs.vector.clone()]),
+            matched_any_word,
+        })
     }
 
     /// The mode that answers and its engine, or (in `Err`) why keyword search answers instead,
