@@ -359,17 +359,36 @@ impl Ops {
         let date = day.to_string();
         let zone = self.time_zone().iana_name().unwrap_or("UTC").to_owned();
         material.line(&format!("Day: {date} (time zone {zone})\n"));
+        let path = self.review_daily_note(ctx, &date, &mut material);
+        if let Some(path) = &path {
+            self.review_links(ctx, path, &mut material);
+        }
+        self.review_changed(ctx, day, &mut material);
+        self.review_tasks(ctx, day, path.as_deref(), &mut material);
+        DailyReview {
+            assembled: material.finish(),
+            date,
+            path,
+        }
+    }
 
+    /// The day's note as it is, or why it could not be read; its path when it was.
+    fn review_daily_note(
+        &self,
+        ctx: &Context,
+        date: &str,
+        material: &mut Material,
+    ) -> Option<String> {
         material.line("## Daily note");
         let note = self.get_daily_note(
             ctx,
             GetDailyNote {
-                date: Some(date.clone()),
+                date: Some(date.to_owned()),
                 period: Period::Daily,
                 create: false,
             },
         );
-        let path = match note {
+        match note {
             Ok(note) => {
                 material.content(&note.path, &note.content);
                 Some(note.path)
@@ -378,50 +397,54 @@ impl Ops {
                 material.line(&format!("No daily note for {date} could be read: {error}"));
                 None
             }
-        };
-
-        if let Some(path) = &path {
-            material.line("\n## Links from the daily note");
-            let request = GetLinks {
-                path: path.clone(),
-                limit: Some(LISTING_ROWS),
-                cursor: None,
-            };
-            match self.get_outgoing_links(ctx, request.clone()) {
-                Ok(links) if links.links.is_empty() => material.line("(none)"),
-                Ok(links) => {
-                    let mut listing = String::new();
-                    for link in &links.links {
-                        let to = match (&link.resolved_path, link.broken) {
-                            (Some(resolved), false) => format!("→ {resolved}"),
-                            _ => "BROKEN (no such note)".to_owned(),
-                        };
-                        listing.push_str(&format!("- line {}: {} {to}\n", link.line, link.target));
-                    }
-                    more(&mut listing, links.next_cursor.is_some());
-                    material.content(&format!("links from {path}"), &listing);
-                }
-                Err(error) => material.line(&format!("The links could not be read: {error}")),
-            }
-            material.line("\n## Backlinks to the daily note");
-            match self.get_backlinks(ctx, request) {
-                Ok(links) if links.backlinks.is_empty() => material.line("(none)"),
-                Ok(links) => {
-                    let mut listing = String::new();
-                    for link in &links.backlinks {
-                        listing.push_str(&format!(
-                            "- {} (line {}): {}\n",
-                            link.source, link.line, link.context
-                        ));
-                    }
-                    more(&mut listing, links.next_cursor.is_some());
-                    material.content(&format!("backlinks to {path}"), &listing);
-                }
-                Err(error) => material.line(&format!("The backlinks could not be read: {error}")),
-            }
         }
+    }
 
-        material.line(&format!("\n## Notes changed on {date}"));
+    /// The links from the daily note at `path` and the backlinks to it.
+    fn review_links(&self, ctx: &Context, path: &str, material: &mut Material) {
+        material.line("\n## Links from the daily note");
+        let request = GetLinks {
+            path: path.to_owned(),
+            limit: Some(LISTING_ROWS),
+            cursor: None,
+        };
+        match self.get_outgoing_links(ctx, request.clone()) {
+            Ok(links) if links.links.is_empty() => material.line("(none)"),
+            Ok(links) => {
+                let mut listing = String::new();
+                for link in &links.links {
+                    let to = match (&link.resolved_path, link.broken) {
+                        (Some(resolved), false) => format!("→ {resolved}"),
+                        _ => "BROKEN (no such note)".to_owned(),
+                    };
+                    listing.push_str(&format!("- line {}: {} {to}\n", link.line, link.target));
+                }
+                more(&mut listing, links.next_cursor.is_some());
+                material.content(&format!("links from {path}"), &listing);
+            }
+            Err(error) => material.line(&format!("The links could not be read: {error}")),
+        }
+        material.line("\n## Backlinks to the daily note");
+        match self.get_backlinks(ctx, request) {
+            Ok(links) if links.backlinks.is_empty() => material.line("(none)"),
+            Ok(links) => {
+                let mut listing = String::new();
+                for link in &links.backlinks {
+                    listing.push_str(&format!(
+                        "- {} (line {}): {}\n",
+                        link.source, link.line, link.context
+                    ));
+                }
+                more(&mut listing, links.next_cursor.is_some());
+                material.content(&format!("backlinks to {path}"), &listing);
+            }
+            Err(error) => material.line(&format!("The backlinks could not be read: {error}")),
+        }
+    }
+
+    /// The notes modified on `day`.
+    fn review_changed(&self, ctx: &Context, day: jiff::civil::Date, material: &mut Material) {
+        material.line(&format!("\n## Notes changed on {day}"));
         match self.changed_on(ctx, day) {
             Ok((rows, has_more)) if rows.is_empty() && !has_more => material.line("(none)"),
             Ok((rows, has_more)) => {
@@ -431,61 +454,21 @@ impl Ops {
                     listing.push_str(&format!("- {} (modified {})\n", note.path, note.modified));
                 }
                 more(&mut listing, has_more);
-                material.content(&format!("notes changed on {date}"), &listing);
+                material.content(&format!("notes changed on {day}"), &listing);
             }
             Err(error) => material.line(&format!("The changed notes could not be listed: {error}")),
         }
+    }
 
-        let next_day = day
-            .tomorrow()
-            .map_or_else(|_| date.clone(), |d| d.to_string());
-        let open = || ListTasks {
-            status: vec!["TODO".into(), "IN_PROGRESS".into()],
-            limit: Some(LISTING_ROWS),
-            ..ListTasks::default()
-        };
-        let mut task_parts = vec![
-            (
-                format!("Open tasks due on {date}"),
-                ListTasks {
-                    due: Some(TaskDateFilter {
-                        on: Some(date.clone()),
-                        ..TaskDateFilter::default()
-                    }),
-                    ..open()
-                },
-            ),
-            (
-                format!("Open tasks overdue (due before {date})"),
-                ListTasks {
-                    due: Some(TaskDateFilter {
-                        before: Some(date.clone()),
-                        ..TaskDateFilter::default()
-                    }),
-                    ..open()
-                },
-            ),
-            (
-                format!("Open tasks scheduled on or before {date}"),
-                ListTasks {
-                    scheduled: Some(TaskDateFilter {
-                        before: Some(next_day),
-                        ..TaskDateFilter::default()
-                    }),
-                    ..open()
-                },
-            ),
-        ];
-        if let Some(path) = &path {
-            task_parts.push((
-                "Open tasks in the daily note".to_owned(),
-                ListTasks {
-                    path: Some(path.clone()),
-                    ..open()
-                },
-            ));
-        }
-        for (title, request) in task_parts {
+    /// The open tasks due, overdue and scheduled by `day`, and those in the daily note.
+    fn review_tasks(
+        &self,
+        ctx: &Context,
+        day: jiff::civil::Date,
+        daily_note: Option<&str>,
+        material: &mut Material,
+    ) {
+        for (title, request) in review_task_lists(day, daily_note) {
             material.line(&format!("\n## {title}"));
             match self.list_tasks(ctx, request) {
                 Ok(list) if list.tasks.is_empty() => material.line("(none)"),
@@ -499,11 +482,6 @@ impl Ops {
                 }
                 Err(error) => material.line(&format!("The tasks could not be listed: {error}")),
             }
-        }
-        DailyReview {
-            assembled: material.finish(),
-            date,
-            path,
         }
     }
 
@@ -611,6 +589,61 @@ fn more(listing: &mut String, has_more: bool) {
             "(more than {LISTING_ROWS}; only the first are shown)\n"
         ));
     }
+}
+
+/// The task listings a daily review shows, each with its title.
+fn review_task_lists(day: jiff::civil::Date, daily_note: Option<&str>) -> Vec<(String, ListTasks)> {
+    let date = day.to_string();
+    let next_day = day
+        .tomorrow()
+        .map_or_else(|_| date.clone(), |d| d.to_string());
+    let open = || ListTasks {
+        status: vec!["TODO".into(), "IN_PROGRESS".into()],
+        limit: Some(LISTING_ROWS),
+        ..ListTasks::default()
+    };
+    let mut lists = vec![
+        (
+            format!("Open tasks due on {date}"),
+            ListTasks {
+                due: Some(TaskDateFilter {
+                    on: Some(date.clone()),
+                    ..TaskDateFilter::default()
+                }),
+                ..open()
+            },
+        ),
+        (
+            format!("Open tasks overdue (due before {date})"),
+            ListTasks {
+                due: Some(TaskDateFilter {
+                    before: Some(date.clone()),
+                    ..TaskDateFilter::default()
+                }),
+                ..open()
+            },
+        ),
+        (
+            format!("Open tasks scheduled on or before {date}"),
+            ListTasks {
+                scheduled: Some(TaskDateFilter {
+                    before: Some(next_day),
+                    ..TaskDateFilter::default()
+                }),
+                ..open()
+            },
+        ),
+    ];
+    if let Some(path) = daily_note {
+        lists.push((
+            "Open tasks in the daily note".to_owned(),
+            ListTasks {
+                path: Some(path.to_owned()),
+                ..open()
+            },
+        ));
+    }
+    lists
 }
 
 #[cfg(test)]

@@ -46,7 +46,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/mcp/tools/search.rs",
     "src/ops/files.rs::list_files",
     "src/ops/files.rs::render_pdf",
-    "src/ops/review.rs::daily_review",
 ];
 
 struct LongFunctions<'a> {
