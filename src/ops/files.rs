@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use super::access::Visibility;
 use super::error::OpsError;
 use super::inputs::parse_path;
 use super::paging::{Cursor, check_limit};
@@ -138,40 +139,8 @@ impl Ops {
             .iter()
             .map(|extension| extension.trim_start_matches('.').to_lowercase())
             .collect();
-        let (files, folders): (Vec<FoundFile>, _) = if request.recursive {
-            let found = self
-                .walls
-                .vault(&visibility)
-                .find(folder.as_ref())
-                .map_err(|error| not_found_as_folder(error, folder.as_ref()))?;
-            (found, None)
-        } else {
-            let listing = self
-                .walls
-                .vault(&visibility)
-                .list_folder(folder.as_ref())
-                .map_err(|error| not_found_as_folder(error, folder.as_ref()))?;
-            let visibility = self.visibility(ctx);
-            let policy = self.policy();
-            let folders = listing
-                .folders
-                .into_iter()
-                .filter(|path| {
-                    policy.allows(&ctx.principal, Action::List, path.as_str())
-                        && visibility.shows_folder(path.as_str())
-                })
-                .map(|path| path.to_string())
-                .collect();
-            let files = listing
-                .files
-                .into_iter()
-                .map(|file| FoundFile {
-                    path: file.path,
-                    fs_path: file.fs_path,
-                })
-                .collect();
-            (files, Some(folders))
-        };
+        let (files, folders) =
+            self.walk_for_listing(ctx, &visibility, folder.as_ref(), request.recursive)?;
         let visibility = self.visibility(ctx);
         let unrestricted = visibility.unrestricted();
         let mut extensions = BTreeMap::new();
@@ -192,27 +161,7 @@ impl Ops {
             Some(after) => matching.partition_point(|file| file.path.as_str() <= after.as_str()),
             None => 0,
         };
-        // Only the page is stat'ed: a listing of 100,000 files costs one walk, not 100,000 stats.
-        // A file gone since the walk is listed with size 0 and the epoch rather than dropped, so
-        // the page and its cursor stay what the walk saw.
-        let page: Vec<FileEntry> = matching
-            .iter()
-            .skip(start)
-            .take(limit)
-            .map(|file| {
-                let metadata = std::fs::metadata(&file.fs_path).ok();
-                FileEntry {
-                    path: file.path.to_string(),
-                    kind: kind_of(&file.path),
-                    bytes: metadata.as_ref().map_or(0, std::fs::Metadata::len),
-                    modified: rfc3339(
-                        metadata
-                            .and_then(|metadata| metadata.modified().ok())
-                            .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
-                    ),
-                }
-            })
-            .collect();
+        let page = stat_page(&matching[start..], limit);
         let next_cursor = (start + page.len() < total)
             .then(|| {
                 page.last()
@@ -227,6 +176,50 @@ impl Ops {
             total,
             next_cursor,
         })
+    }
+
+    /// The files below `folder` (every depth when `recursive`), and without `recursive` also its
+    /// subfolders the caller may see.
+    #[allow(clippy::type_complexity)]
+    fn walk_for_listing(
+        &self,
+        ctx: &Context,
+        visibility: &Visibility,
+        folder: Option<&VaultPath>,
+        recursive: bool,
+    ) -> Result<(Vec<FoundFile>, Option<Vec<String>>), OpsError> {
+        if recursive {
+            let found = self
+                .walls
+                .vault(visibility)
+                .find(folder)
+                .map_err(|error| not_found_as_folder(error, folder))?;
+            return Ok((found, None));
+        }
+        let listing = self
+            .walls
+            .vault(visibility)
+            .list_folder(folder)
+            .map_err(|error| not_found_as_folder(error, folder))?;
+        let policy = self.policy();
+        let folders = listing
+            .folders
+            .into_iter()
+            .filter(|path| {
+                policy.allows(&ctx.principal, Action::List, path.as_str())
+                    && visibility.shows_folder(path.as_str())
+            })
+            .map(|path| path.to_string())
+            .collect();
+        let files = listing
+            .files
+            .into_iter()
+            .map(|file| FoundFile {
+                path: file.path,
+                fs_path: file.fs_path,
+            })
+            .collect();
+        Ok((files, Some(folders)))
     }
 
     pub fn stat_path(&self, ctx: &Context, request: StatPath) -> Result<PathStat, OpsError> {
@@ -429,25 +422,7 @@ impl Ops {
         let library = pdfium::locate(&self.files.pdfium)
             .map_err(|why| pdf_error(path, pdf::render::library_missing(&why)))?
             .value;
-        let first = match request.start_line {
-            Some(0) => {
-                return Err(OpsError::invalid_argument(
-                    "start_line is the first page to render and counts from 1; got 0",
-                ));
-            }
-            Some(page) => usize::try_from(page).unwrap_or(usize::MAX),
-            None => 1,
-        };
-        let most = self.files.pdf_render_pages.max(1);
-        let wanted = match request.limit {
-            Some(0) => {
-                return Err(OpsError::invalid_argument(
-                    "limit is the number of pages to render and counts from 1; got 0",
-                ));
-            }
-            Some(count) => usize::try_from(count).unwrap_or(usize::MAX).min(most),
-            None => most,
-        };
+        let (first, wanted) = self.pages_asked(request)?;
         // The page count from the text reader's parse, which reads no page content with
         // max_pages 0; pdfium checks the range itself when that parser cannot open the file.
         let counted = PdfLimits {
@@ -498,30 +473,37 @@ impl Ops {
             }
             _ => String::new(),
         };
-        let mut parts = vec![FilePart::Text(format!(
+        let summary = format!(
             "PDF {}: pages {first}-{rendered_last}{total_text} rendered as images within {} ({} per page).{next}",
             human_bytes(bytes.len()),
             human_bytes(self.files.image_budget_bytes),
             human_bytes(budget),
-        ))];
-        for (page, fitted) in images {
-            parts.push(FilePart::Text(format!(
-                "Page {page}: {}x{} px, {} {}.",
-                fitted.width,
-                fitted.height,
-                if fitted.mime_type == "image/png" {
-                    "PNG"
-                } else {
-                    "JPEG"
-                },
-                human_bytes(fitted.bytes.len())
-            )));
-            parts.push(FilePart::Image {
-                bytes: fitted.bytes,
-                mime_type: fitted.mime_type,
-            });
-        }
-        Ok(parts)
+        );
+        Ok(page_parts(summary, images))
+    }
+
+    /// The first page and how many pages a render asks for, within `[files] pdf_render_pages`.
+    fn pages_asked(&self, request: &ReadFile) -> Result<(usize, usize), OpsError> {
+        let first = match request.start_line {
+            Some(0) => {
+                return Err(OpsError::invalid_argument(
+                    "start_line is the first page to render and counts from 1; got 0",
+                ));
+            }
+            Some(page) => usize::try_from(page).unwrap_or(usize::MAX),
+            None => 1,
+        };
+        let most = self.files.pdf_render_pages.max(1);
+        let wanted = match request.limit {
+            Some(0) => {
+                return Err(OpsError::invalid_argument(
+                    "limit is the number of pages to render and counts from 1; got 0",
+                ));
+            }
+            Some(count) => usize::try_from(count).unwrap_or(usize::MAX).min(most),
+            None => most,
+        };
+        Ok((first, wanted))
     }
 }
 
@@ -601,4 +583,50 @@ fn not_found_as_folder(error: VaultError, folder: Option<&VaultPath>) -> OpsErro
         VaultError::NotFound { .. } => missing_folder(folder),
         other => OpsError::from_vault(other, None),
     }
+}
+
+/// Only the page is stat'ed: a listing of 100,000 files costs one walk, not 100,000 stats. A file
+/// gone since the walk is listed with size 0 and the epoch rather than dropped, so the page and
+/// its cursor stay what the walk saw.
+fn stat_page(files: &[FoundFile], limit: usize) -> Vec<FileEntry> {
+    files
+        .iter()
+        .take(limit)
+        .map(|file| {
+            let metadata = std::fs::metadata(&file.fs_path).ok();
+            FileEntry {
+                path: file.path.to_string(),
+                kind: kind_of(&file.path),
+                bytes: metadata.as_ref().map_or(0, std::fs::Metadata::len),
+                modified: rfc3339(
+                    metadata
+                        .and_then(|metadata| metadata.modified().ok())
+                        .unwrap_or(std::time::SystemTime::UNIX_EPOCH),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// A rendered PDF's answer: the summary, then each page's size line and image.
+fn page_parts(summary: String, images: Vec<(usize, FittedImage)>) -> Vec<FilePart> {
+    let mut parts = vec![FilePart::Text(summary)];
+    for (page, fitted) in images {
+        parts.push(FilePart::Text(format!(
+            "Page {page}: {}x{} px, {} {}.",
+            fitted.width,
+            fitted.height,
+            if fitted.mime_type == "image/png" {
+                "PNG"
+            } else {
+                "JPEG"
+            },
+            human_bytes(fitted.bytes.len())
+        )));
+        parts.push(FilePart::Image {
+            bytes: fitted.bytes,
+            mime_type: fitted.mime_type,
+        });
+    }
+    parts
 }

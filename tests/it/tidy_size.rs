@@ -44,8 +44,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/markdown/tasks/recurrence.rs::rule_text",
     "src/mcp/tools/notes.rs",
     "src/mcp/tools/search.rs",
-    "src/ops/files.rs::list_files",
-    "src/ops/files.rs::render_pdf",
 ];
 
 struct LongFunctions<'a> {
