@@ -1,7 +1,7 @@
 //! Carrying out a planned move: the journal first, then the destination, the linking files on
 //! several threads and the source last; a failure undoes what was written.
 
-use super::{MovePlan, MovedNote, PlannedFile, RewrittenFile, WRITE_THREADS, Written, report};
+use super::{MovePlan, MovedNote, PlannedFile, RewrittenFile, Written, on_threads, report};
 
 use crate::ops::access::{Granted, Visibility};
 use crate::ops::audit::Event;
@@ -187,45 +187,21 @@ impl Ops {
         granted: &(impl Granted + Sync),
         planned: &[PlannedFile],
     ) -> (Vec<Written>, Option<OpsError>) {
-        let workers = WRITE_THREADS.min(planned.len()).max(1);
-        let chunk = planned.len().div_ceil(workers).max(1);
-        let outcomes: Vec<Result<Revision, OpsError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = planned
-                .chunks(chunk)
-                .map(|files| {
-                    scope.spawn(move || {
-                        files
-                            .iter()
-                            .map(|file| {
-                                self.walls
-                                    .vault(granted)
-                                    .resolve(&file.path)
-                                    .and_then(|resolved| {
-                                        self.walls.vault(granted).write(
-                                            &resolved,
-                                            &file.new_bytes,
-                                            WriteMode::Replace {
-                                                expected: &file.revision,
-                                            },
-                                        )
-                                    })
-                                    .map(|written| written.revision)
-                                    .map_err(|e| OpsError::from_vault(e, Some(&file.revision)))
-                            })
-                            .collect::<Vec<_>>()
-                    })
+        let outcomes = on_threads(planned, "writing a move's files", |file| {
+            self.walls
+                .vault(granted)
+                .resolve(&file.path)
+                .and_then(|resolved| {
+                    self.walls.vault(granted).write(
+                        &resolved,
+                        &file.new_bytes,
+                        WriteMode::Replace {
+                            expected: &file.revision,
+                        },
+                    )
                 })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        vec![Err(OpsError::Internal(
-                            "a thread writing a move's files panicked".into(),
-                        ))]
-                    })
-                })
-                .collect()
+                .map(|written| written.revision)
+                .map_err(|e| OpsError::from_vault(e, Some(&file.revision)))
         });
         let mut done = Vec::new();
         let mut failure = None;

@@ -285,6 +285,44 @@ impl Ops {
     }
 }
 
+/// Runs `work` on each of `items` on up to `WRITE_THREADS` threads and returns the outcomes in
+/// the items' order. A thread that panics answers `internal` for each of its items, so outcomes
+/// always pair with their items.
+pub(super) fn on_threads<T: Sync, R: Send>(
+    items: &[T],
+    doing: &str,
+    work: impl Fn(&T) -> Result<R, OpsError> + Sync,
+) -> Vec<Result<R, OpsError>> {
+    let workers = WRITE_THREADS.min(items.len()).max(1);
+    let chunk = items.len().div_ceil(workers).max(1);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|chunk| {
+                (
+                    chunk.len(),
+                    scope.spawn(move || chunk.iter().map(work).collect()),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(len, handle)| {
+                handle.join().unwrap_or_else(|_| {
+                    (0..len)
+                        .map(|_| {
+                            Err(OpsError::Internal(
+                                format!("a thread {doing} panicked").into(),
+                            ))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect()
+    })
+}
+
 pub(super) fn report(file: &PlannedFile, revision: &Revision) -> RewrittenFile {
     RewrittenFile {
         path: file.path.to_string(),

@@ -1,7 +1,7 @@
 //! Planning a move under its locks, writing nothing: the destination must be free, the moved
 //! file and every linking file are read, and each link is rewritten as Obsidian would write it.
 
-use super::{LinkChange, MovePlan, MoveWorld, PlannedFile, WRITE_THREADS};
+use super::{LinkChange, MovePlan, MoveWorld, PlannedFile, on_threads};
 use std::collections::BTreeSet;
 
 use crate::markdown::links::{
@@ -75,30 +75,8 @@ impl Ops {
         old: &VaultPath,
     ) -> Vec<Result<Option<PlannedFile>, OpsError>> {
         let sources: Vec<&String> = sources.iter().collect();
-        let workers = WRITE_THREADS.min(sources.len()).max(1);
-        let chunk = sources.len().div_ceil(workers).max(1);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = sources
-                .chunks(chunk)
-                .map(|chunk| {
-                    scope.spawn(move || {
-                        chunk
-                            .iter()
-                            .map(|source| self.plan_source(planner, source, old))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        vec![Err(OpsError::Internal(
-                            "a thread planning a move panicked".into(),
-                        ))]
-                    })
-                })
-                .collect()
+        on_threads(&sources, "planning a move", |source| {
+            self.plan_source(planner, source, old)
         })
     }
 
