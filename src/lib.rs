@@ -1,6 +1,7 @@
 //! Quire: an MCP server that turns an Obsidian vault into a safe, searchable appliance for AI
-//! agents. `docs/ARCHITECTURE.md` is the map; modules are listed here in reading order, pure ones
-//! first, and dependencies point only upwards in this list.
+//! agents. `docs/ARCHITECTURE.md` is the map, with the layers from the pure kernels (`markdown`,
+//! `acl`, `rank_fusion`) up to `app`; modules are listed here alphabetically, as `cargo fmt` keeps
+//! them.
 
 pub mod acl;
 pub mod app;
@@ -14,7 +15,7 @@ pub mod index;
 pub mod markdown;
 pub mod mcp;
 pub mod ops;
-pub mod search;
+pub mod rank_fusion;
 pub mod sync_status;
 pub mod systemd;
 pub mod telemetry;

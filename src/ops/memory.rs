@@ -456,7 +456,8 @@ impl Ops {
         let key = |hit: &MemoryHit| (hit.path.clone(), hit.line);
         let lexical_keys: Vec<(String, usize)> = lexical.iter().map(key).collect();
         let vector_keys: Vec<(String, usize)> = near.iter().map(key).collect();
-        let fused = crate::search::reciprocal_rank_fusion(&[lexical_keys.clone(), vector_keys]);
+        let fused =
+            crate::rank_fusion::reciprocal_rank_fusion(&[lexical_keys.clone(), vector_keys]);
         let similarity: HashMap<(String, usize), f64> =
             near.iter().map(|hit| (key(hit), hit.score)).collect();
         let mut found: HashMap<(String, usize), MemoryHit> = HashMap::new();
@@ -464,7 +465,7 @@ impl Ops {
             found.entry(key(&hit)).or_insert(hit);
         }
         let relevance = if engine.reranks() {
-            let head = &fused[..fused.len().min(crate::search::RERANK_DEPTH)];
+            let head = &fused[..fused.len().min(crate::rank_fusion::RERANK_DEPTH)];
             let passages: Vec<String> = head
                 .iter()
                 .filter_map(|(key, _)| found.get(key))
@@ -642,7 +643,7 @@ pub fn cut_recall<K: Clone + Eq + std::hash::Hash>(
                 .filter(|(_, score)| **score > RECALL_RERANK_FLOOR)
                 .map(|((key, _), _)| key.clone())
                 .collect();
-            crate::search::blend(&fused, scores)
+            crate::rank_fusion::blend(&fused, scores)
                 .into_iter()
                 .map(|(key, _)| key)
                 .filter(|key| lexical.contains(key) || relevant.contains(key))

@@ -109,7 +109,10 @@ fn pure_kernels_do_no_io() {
             &["std::fs", "std::io", "std::net", "tokio", "SystemTime"],
         ),
         ("src/acl/", &["std::fs", "std::io", "tokio"]),
-        ("src/search/", &["std::fs", "std::io", "tokio", "rusqlite"]),
+        (
+            "src/rank_fusion/",
+            &["std::fs", "std::io", "tokio", "rusqlite"],
+        ),
     ];
     let mut violations = Vec::new();
     for path in source_files() {
@@ -134,7 +137,7 @@ fn pure_kernels_do_no_io() {
 const LAYERS: &[(&str, &[&str])] = &[
     ("markdown", &[]),
     ("acl", &[]),
-    ("search", &[]),
+    ("rank_fusion", &[]),
     ("health", &[]),
     ("sync_status", &[]),
     ("telemetry", &[]),
@@ -145,7 +148,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "ops",
         &[
-            "acl", "embed", "files", "index", "markdown", "search", "vault",
+            "acl",
+            "embed",
+            "files",
+            "index",
+            "markdown",
+            "rank_fusion",
+            "vault",
         ],
     ),
     ("mcp", &["acl", "index", "ops"]),

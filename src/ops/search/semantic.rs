@@ -479,7 +479,7 @@ impl Ops {
         let keyword_leg: Vec<String> = scored.into_iter().map(|(path, _)| path).collect();
         Ok(Fused {
             mode: "hybrid",
-            ranked: crate::search::reciprocal_rank_fusion(&[keyword_leg, legs.vector.clone()]),
+            ranked: crate::rank_fusion::reciprocal_rank_fusion(&[keyword_leg, legs.vector.clone()]),
             matched_any_word,
         })
     }
@@ -550,13 +550,13 @@ impl Ops {
         if !engine.reranks() || ranked.is_empty() {
             return (ranked, false);
         }
-        let depth = ranked.len().min(crate::search::RERANK_DEPTH);
+        let depth = ranked.len().min(crate::rank_fusion::RERANK_DEPTH);
         let passages: Vec<String> = ranked[..depth]
             .iter()
             .map(|(path, _)| self.passage(shown, path, best_chunk.get(path).copied().unwrap_or(0)))
             .collect();
         match engine.service().rerank(query, passages) {
-            Ok(scores) => (crate::search::blend(&ranked, &scores), true),
+            Ok(scores) => (crate::rank_fusion::blend(&ranked, &scores), true),
             Err(error) => {
                 tracing::warn!(%error, "reranking failed; keeping the fused order");
                 (ranked, false)
