@@ -10,6 +10,7 @@ pub mod config;
 pub mod embed;
 pub mod files;
 pub mod health;
+pub mod history;
 pub mod http;
 pub mod index;
 pub mod markdown;

@@ -85,7 +85,10 @@ fn each_framework_has_one_home() {
     // rmcp's Streamable HTTP service is mounted by the HTTP adapter; everything else is `mcp`'s.
     violations.extend(confined("rmcp::", &["src/mcp/", "src/http/"]));
     violations.extend(confined("notify::", &["src/index/"]));
-    violations.extend(confined("rusqlite", &["src/index/", "src/http/"]));
+    violations.extend(confined(
+        "rusqlite",
+        &["src/index/", "src/history/", "src/http/"],
+    ));
     violations.extend(confined("axum", &["src/http/"]));
     violations.extend(confined(
         "anyhow",
@@ -145,6 +148,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("embed", &[]),
     ("files", &["embed"]),
     ("index", &["files", "health", "markdown", "vault"]),
+    ("history", &["vault"]),
     (
         "ops",
         &[

@@ -1,0 +1,499 @@
+//! Every version of every note Quire writes, kept outside the vault so any change can be seen and
+//! taken back (issue 49). A change (one tool call) holds versions (one per file it touched), each
+//! with the content before and after, stored once per revision and compressed with zstd.
+//!
+//! The order that makes history complete: a writer `stage`s the change's versions, which returns
+//! only once they are durable, then renames the file, then calls `finish`. A process killed in
+//! between leaves a pending change, which `recover` settles at the next start by looking at the
+//! files: a version whose file holds its new content happened. So no acknowledged write is
+//! missing from history. Access control is the caller's (`ops`): this module answers for paths.
+
+mod schema;
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::vault::Revision;
+
+/// What a version did to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Create,
+    Write,
+    Move,
+    Delete,
+    Restore,
+    Undo,
+    /// Another program (Obsidian, a sync client) changed the file; the watcher saw it.
+    External,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Create => "create",
+            Kind::Write => "write",
+            Kind::Move => "move",
+            Kind::Delete => "delete",
+            Kind::Restore => "restore",
+            Kind::Undo => "undo",
+            Kind::External => "external",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Kind> {
+        [
+            Kind::Create,
+            Kind::Write,
+            Kind::Move,
+            Kind::Delete,
+            Kind::Restore,
+            Kind::Undo,
+            Kind::External,
+        ]
+        .into_iter()
+        .find(|kind| kind.as_str() == text)
+    }
+}
+
+/// One file's part in a change, as the writer stages it.
+#[derive(Debug, Clone, Copy)]
+pub struct Draft<'a> {
+    pub path: &'a str,
+    /// Where a moved file was before.
+    pub previous_path: Option<&'a str>,
+    pub kind: Kind,
+    /// The content before the change (`None`: the file did not exist).
+    pub before: Option<&'a [u8]>,
+    /// The content after it (`None`: the file is gone).
+    pub after: Option<&'a [u8]>,
+}
+
+/// A change as listed: who made it with which tool, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub id: String,
+    pub time_ms: i64,
+    pub identity: String,
+    pub tool: String,
+    pub kind: Kind,
+}
+
+/// One version of a file, newest first in listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub version_id: i64,
+    pub change: Change,
+    pub path: String,
+    pub previous_path: Option<String>,
+    pub kind: Kind,
+    pub revision_before: Option<String>,
+    pub revision_after: Option<String>,
+    pub bytes_before: Option<u64>,
+    pub bytes_after: Option<u64>,
+}
+
+/// How much history is kept: the oldest changes go first once either bound is passed.
+#[derive(Debug, Clone, Copy)]
+pub struct Retention {
+    pub max_bytes: u64,
+    pub max_age: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Retention {
+        Retention {
+            max_bytes: 1 << 30,
+            max_age: Duration::from_secs(90 * 24 * 3600),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("the history database failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("a version's content could not be compressed or read back: {0}")]
+    Content(#[source] std::io::Error),
+    #[error(
+        "the history database is version {found}, newer than this Quire ({known}); use the newer Quire or move the file away"
+    )]
+    Newer { found: i64, known: i64 },
+    #[error("the history holds no change {0}")]
+    UnknownChange(String),
+}
+
+/// The history of one vault, in one SQLite file of the state directory.
+#[derive(Debug)]
+pub struct History {
+    connection: Mutex<Connection>,
+    retention: Retention,
+}
+
+/// zstd's default level: about a third of a note's size at a few hundred MB/s.
+const LEVEL: i32 = 3;
+
+impl History {
+    /// Opens (or creates) the history at `path`.
+    pub fn open(path: &Path, retention: Retention) -> Result<History, HistoryError> {
+        let connection = Connection::open(path)?;
+        let found = schema::found_version(&connection)?;
+        if found > schema::VERSION {
+            return Err(HistoryError::Newer {
+                found,
+                known: schema::VERSION,
+            });
+        }
+        schema::prepare(&connection)?;
+        Ok(History {
+            connection: Mutex::new(connection),
+            retention,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A poisoned lock still holds a consistent connection: every write is one transaction.
+        self.connection.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a change's versions before its files are written; durable when this returns.
+    /// Returns the change id that the caller, the audit log and the answer share.
+    pub fn stage(
+        &self,
+        identity: &str,
+        tool: &str,
+        kind: Kind,
+        drafts: &[Draft<'_>],
+    ) -> Result<String, HistoryError> {
+        let time_ms = now_ms();
+        let id = new_change_id(time_ms);
+        let mut connection = self.lock();
+        let transaction = connection.transaction()?;
+        transaction.execute(
+            "INSERT INTO changes(id, time_ms, identity, tool, kind, state) VALUES(?1, ?2, ?3, ?4, ?5, 'pending')",
+            params![id, time_ms, identity, tool, kind.as_str()],
+        )?;
+        let seq = transaction.last_insert_rowid();
+        for draft in drafts {
+            let before = draft
+                .before
+                .map(|bytes| store(&transaction, bytes))
+                .transpose()?;
+            let after = draft
+                .after
+                .map(|bytes| store(&transaction, bytes))
+                .transpose()?;
+            transaction.execute(
+                "INSERT INTO versions(change_seq, path, previous_path, kind, revision_before, revision_after, bytes_before, bytes_after)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    seq,
+                    draft.path,
+                    draft.previous_path,
+                    draft.kind.as_str(),
+                    before.as_ref().map(|(revision, _)| revision),
+                    after.as_ref().map(|(revision, _)| revision),
+                    before.as_ref().map(|(_, bytes)| bytes),
+                    after.as_ref().map(|(_, bytes)| bytes),
+                ],
+            )?;
+        }
+        transaction.commit()?;
+        Ok(id)
+    }
+
+    /// The change's files were written: it is history now.
+    pub fn finish(&self, change: &str) -> Result<(), HistoryError> {
+        let updated = self
+            .lock()
+            .execute("UPDATE changes SET state = 'done' WHERE id = ?1", [change])?;
+        if updated == 0 {
+            return Err(HistoryError::UnknownChange(change.to_owned()));
+        }
+        Ok(())
+    }
+
+    /// The change did not happen (the write was refused): its versions go.
+    pub fn abandon(&self, change: &str) -> Result<(), HistoryError> {
+        let mut connection = self.lock();
+        let transaction = connection.transaction()?;
+        let seq: Option<i64> = transaction
+            .query_row("SELECT seq FROM changes WHERE id = ?1", [change], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        let Some(seq) = seq else {
+            return Err(HistoryError::UnknownChange(change.to_owned()));
+        };
+        transaction.execute("DELETE FROM versions WHERE change_seq = ?1", [seq])?;
+        transaction.execute("DELETE FROM changes WHERE seq = ?1", [seq])?;
+        drop_unused_contents(&transaction)?;
+        transaction.commit()?;
+        Ok(())
+    }
+
+    /// Settles the changes a killed process left pending: one whose every file now holds its new
+    /// content (or is gone where it went away) happened and is kept; any other is dropped.
+    /// `current` answers each file's revision now (`None`: missing). Returns (kept, dropped).
+    pub fn recover(
+        &self,
+        current: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(usize, usize), HistoryError> {
+        let pending: Vec<(i64, String)> = {
+            let connection = self.lock();
+            let mut statement =
+                connection.prepare("SELECT seq, id FROM changes WHERE state = 'pending'")?;
+            statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<Result<_, _>>()?
+        };
+        let (mut kept, mut dropped) = (0, 0);
+        for (seq, id) in pending {
+            let versions: Vec<(String, Option<String>)> = {
+                let connection = self.lock();
+                let mut statement = connection
+                    .prepare("SELECT path, revision_after FROM versions WHERE change_seq = ?1")?;
+                statement
+                    .query_map([seq], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect::<Result<_, _>>()?
+            };
+            if versions.iter().all(|(path, after)| current(path) == *after) {
+                self.finish(&id)?;
+                kept += 1;
+            } else {
+                self.abandon(&id)?;
+                dropped += 1;
+            }
+        }
+        Ok((kept, dropped))
+    }
+
+    /// The versions of `path`, newest first, following it back across moves: a moved file's
+    /// history includes its versions under the old path. `before` pages (a version id).
+    pub fn versions(
+        &self,
+        path: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<Version>, HistoryError> {
+        let connection = self.lock();
+        // (path, the versions of that path that count are older than this id)
+        let mut trail: Vec<(String, i64)> = vec![(path.to_owned(), i64::MAX)];
+        let mut at = 0;
+        while let Some((name, until)) = trail.get(at).cloned() {
+            at += 1;
+            let mut statement = connection.prepare_cached(
+                "SELECT previous_path, id FROM versions
+                 WHERE path = ?1 AND id < ?2 AND kind = 'move' AND previous_path IS NOT NULL",
+            )?;
+            let moves: Vec<(String, i64)> = statement
+                .query_map(params![name, until], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            for (previous, id) in moves {
+                if !trail.iter().any(|(seen, _)| *seen == previous) && trail.len() < MAX_TRAIL {
+                    trail.push((previous, id));
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for (name, until) in &trail {
+            let until = before.map_or(*until, |before| before.min(*until));
+            let mut statement = connection.prepare_cached(&format!(
+                "{VERSION_COLUMNS} WHERE v.path = ?1 AND v.id < ?2 ORDER BY v.id DESC LIMIT ?3"
+            ))?;
+            let rows = statement.query_map(params![name, until, limit as i64], version_row)?;
+            for row in rows {
+                found.push(row?);
+            }
+        }
+        found.sort_by_key(|version: &Version| std::cmp::Reverse(version.version_id));
+        found.truncate(limit);
+        Ok(found)
+    }
+
+    /// One version by its id (`None` when pruned or never recorded).
+    pub fn version(&self, version_id: i64) -> Result<Option<Version>, HistoryError> {
+        let connection = self.lock();
+        let mut statement =
+            connection.prepare_cached(&format!("{VERSION_COLUMNS} WHERE v.id = ?1"))?;
+        Ok(statement.query_row([version_id], version_row).optional()?)
+    }
+
+    /// The content stored for `revision` (`None` when no version keeps it any more).
+    pub fn content(&self, revision: &str) -> Result<Option<Vec<u8>>, HistoryError> {
+        let data: Option<Vec<u8>> = self
+            .lock()
+            .query_row(
+                "SELECT data FROM contents WHERE revision = ?1",
+                [revision],
+                |row| row.get(0),
+            )
+            .optional()?;
+        data.map(|data| zstd::decode_all(&data[..]).map_err(HistoryError::Content))
+            .transpose()
+    }
+
+    /// Every version of one change, in the order they were staged.
+    pub fn change(&self, change: &str) -> Result<Vec<Version>, HistoryError> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(&format!("{VERSION_COLUMNS} WHERE c.id = ?1 ORDER BY v.id"))?;
+        let versions: Vec<Version> = statement
+            .query_map([change], version_row)?
+            .collect::<Result<_, _>>()?;
+        if versions.is_empty() {
+            return Err(HistoryError::UnknownChange(change.to_owned()));
+        }
+        Ok(versions)
+    }
+
+    /// Drops the oldest changes past the retention bounds, then contents no version keeps.
+    /// Returns how many changes went.
+    pub fn prune(&self) -> Result<usize, HistoryError> {
+        let mut connection = self.lock();
+        let transaction = connection.transaction()?;
+        let oldest_kept =
+            now_ms() - i64::try_from(self.retention.max_age.as_millis()).unwrap_or(i64::MAX);
+        let mut pruned = delete_changes(&transaction, "time_ms < ?1", oldest_kept)?;
+        drop_unused_contents(&transaction)?;
+        loop {
+            let stored: i64 = transaction.query_row(
+                "SELECT COALESCE(SUM(stored), 0) FROM contents",
+                [],
+                |row| row.get(0),
+            )?;
+            if u64::try_from(stored).unwrap_or(0) <= self.retention.max_bytes {
+                break;
+            }
+            let oldest: Option<i64> = transaction.query_row(
+                "SELECT MIN(seq) FROM changes WHERE state = 'done'",
+                [],
+                |row| row.get(0),
+            )?;
+            let Some(oldest) = oldest else { break };
+            pruned += delete_changes(&transaction, "seq <= ?1", oldest)?;
+            drop_unused_contents(&transaction)?;
+        }
+        transaction.commit()?;
+        Ok(pruned)
+    }
+
+    /// The compressed bytes of every kept content, for `quire doctor`.
+    pub fn stored_bytes(&self) -> Result<u64, HistoryError> {
+        let stored: i64 =
+            self.lock()
+                .query_row("SELECT COALESCE(SUM(stored), 0) FROM contents", [], |row| {
+                    row.get(0)
+                })?;
+        Ok(u64::try_from(stored).unwrap_or(0))
+    }
+}
+
+/// How many earlier paths a history follows back across moves.
+const MAX_TRAIL: usize = 64;
+
+const VERSION_COLUMNS: &str = "SELECT v.id, c.id, c.time_ms, c.identity, c.tool, c.kind, v.path,
+    v.previous_path, v.kind, v.revision_before, v.revision_after, v.bytes_before, v.bytes_after
+    FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
+
+fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
+    let kind = |at: usize| -> rusqlite::Result<Kind> {
+        let text: String = row.get(at)?;
+        Kind::parse(&text).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                at,
+                rusqlite::types::Type::Text,
+                format!("unknown kind {text:?}").into(),
+            )
+        })
+    };
+    let size = |at: usize| -> rusqlite::Result<Option<u64>> {
+        Ok(row
+            .get::<_, Option<i64>>(at)?
+            .map(|bytes| u64::try_from(bytes).unwrap_or(0)))
+    };
+    Ok(Version {
+        version_id: row.get(0)?,
+        change: Change {
+            id: row.get(1)?,
+            time_ms: row.get(2)?,
+            identity: row.get(3)?,
+            tool: row.get(4)?,
+            kind: kind(5)?,
+        },
+        path: row.get(6)?,
+        previous_path: row.get(7)?,
+        kind: kind(8)?,
+        revision_before: row.get(9)?,
+        revision_after: row.get(10)?,
+        bytes_before: size(11)?,
+        bytes_after: size(12)?,
+    })
+}
+
+/// Stores `bytes` once under their revision; returns the revision and the size.
+fn store(
+    transaction: &rusqlite::Transaction<'_>,
+    bytes: &[u8],
+) -> Result<(String, i64), HistoryError> {
+    let revision = Revision::of(bytes).to_string();
+    let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+    let known: Option<i64> = transaction
+        .query_row(
+            "SELECT bytes FROM contents WHERE revision = ?1",
+            [&revision],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if known.is_none() {
+        let data = zstd::encode_all(bytes, LEVEL).map_err(HistoryError::Content)?;
+        transaction.execute(
+            "INSERT INTO contents(revision, bytes, stored, data) VALUES(?1, ?2, ?3, ?4)",
+            params![revision, size, data.len() as i64, data],
+        )?;
+    }
+    Ok((revision, size))
+}
+
+fn delete_changes(
+    transaction: &rusqlite::Transaction<'_>,
+    condition: &str,
+    bound: i64,
+) -> Result<usize, HistoryError> {
+    transaction.execute(
+        &format!(
+            "DELETE FROM versions WHERE change_seq IN (SELECT seq FROM changes WHERE {condition})"
+        ),
+        [bound],
+    )?;
+    Ok(transaction.execute(&format!("DELETE FROM changes WHERE {condition}"), [bound])?)
+}
+
+fn drop_unused_contents(transaction: &rusqlite::Transaction<'_>) -> Result<(), HistoryError> {
+    transaction.execute(
+        "DELETE FROM contents WHERE revision NOT IN (
+             SELECT revision_before FROM versions WHERE revision_before IS NOT NULL
+             UNION SELECT revision_after FROM versions WHERE revision_after IS NOT NULL)",
+        [],
+    )?;
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// `ch_` and the time in hex, then random bits: ids sort by time and never repeat.
+fn new_change_id(time_ms: i64) -> String {
+    format!("ch_{time_ms:011x}{:08x}", rand::random::<u32>())
+}
+
+#[cfg(test)]
+mod tests;

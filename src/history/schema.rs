@@ -1,0 +1,56 @@
+//! The history database's tables. History is not derived from the vault: unlike `index.db`, this
+//! file is never rebuilt or dropped when it looks stale, only migrated forward.
+
+use rusqlite::Connection;
+
+/// Bumped with every change to the tables below; a newer file than this build knows is refused.
+pub(super) const VERSION: i64 = 1;
+
+const TABLES: &str = "
+CREATE TABLE IF NOT EXISTS contents(
+    revision TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL,
+    stored INTEGER NOT NULL,
+    data BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changes(
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    time_ms INTEGER NOT NULL,
+    identity TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'done'))
+);
+CREATE TABLE IF NOT EXISTS versions(
+    id INTEGER PRIMARY KEY,
+    change_seq INTEGER NOT NULL REFERENCES changes(seq),
+    path TEXT NOT NULL,
+    previous_path TEXT,
+    kind TEXT NOT NULL,
+    revision_before TEXT,
+    revision_after TEXT,
+    bytes_before INTEGER,
+    bytes_after INTEGER
+);
+CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);
+CREATE INDEX IF NOT EXISTS versions_change ON versions(change_seq);
+CREATE INDEX IF NOT EXISTS versions_before ON versions(revision_before);
+CREATE INDEX IF NOT EXISTS versions_after ON versions(revision_after);
+";
+
+/// Opens or creates the tables; `Err(found)` names a version newer than this build.
+pub(super) fn prepare(connection: &Connection) -> Result<(), rusqlite::Error> {
+    // Every staged version must survive a power cut once `stage` returns: FULL syncs each commit.
+    connection.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+    )?;
+    connection.execute_batch(TABLES)?;
+    connection.pragma_update(None, "user_version", VERSION)?;
+    Ok(())
+}
+
+/// The version the file says it has (0 for a new file).
+pub(super) fn found_version(connection: &Connection) -> Result<i64, rusqlite::Error> {
+    connection.pragma_query_value(None, "user_version", |row| row.get(0))
+}

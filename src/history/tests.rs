@@ -1,0 +1,191 @@
+//! The history store over a real SQLite file: what a writer stages, finishes, abandons or leaves
+//! pending, read back as a user of the history tools would.
+
+use super::*;
+
+fn open(dir: &tempfile::TempDir) -> History {
+    History::open(&dir.path().join("history.db"), Retention::default()).expect("history opens")
+}
+
+fn write<'a>(path: &'a str, before: Option<&'a [u8]>, after: &'a [u8]) -> Draft<'a> {
+    Draft {
+        path,
+        previous_path: None,
+        kind: if before.is_some() {
+            Kind::Write
+        } else {
+            Kind::Create
+        },
+        before,
+        after: Some(after),
+    }
+}
+
+fn record(history: &History, drafts: &[Draft<'_>]) -> String {
+    let change = history
+        .stage("owner", "vault_write_note", drafts[0].kind, drafts)
+        .expect("staged");
+    history.finish(&change).expect("finished");
+    change
+}
+
+#[test]
+fn every_version_reads_back_newest_first_with_its_content() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let first = record(&history, &[write("a.md", None, b"one\n")]);
+    let second = record(&history, &[write("a.md", Some(b"one\n"), b"two\n")]);
+    let versions = history.versions("a.md", None, 10).expect("versions");
+    assert_eq!(versions.len(), 2);
+    assert_eq!(versions[0].change.id, second);
+    assert_eq!(versions[1].change.id, first);
+    assert_eq!(versions[1].kind, Kind::Create);
+    let after = versions[0].revision_after.as_deref().expect("a revision");
+    assert_eq!(
+        history.content(after).expect("read"),
+        Some(b"two\n".to_vec())
+    );
+    assert_eq!(versions[0].bytes_before, Some(4));
+    let page = history
+        .versions("a.md", Some(versions[0].version_id), 10)
+        .expect("next page");
+    assert_eq!(page, versions[1..].to_vec());
+}
+
+#[test]
+fn the_same_content_is_stored_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let text = "a line that repeats\n".repeat(500);
+    record(&history, &[write("a.md", None, text.as_bytes())]);
+    let once = history.stored_bytes().expect("size");
+    assert!(once > 0 && once < text.len() as u64, "compressed: {once}");
+    record(&history, &[write("b.md", None, text.as_bytes())]);
+    assert_eq!(history.stored_bytes().expect("size"), once);
+}
+
+#[test]
+fn a_moved_note_keeps_its_history_from_before_the_move() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    record(&history, &[write("Old.md", None, b"draft\n")]);
+    record(&history, &[write("Other.md", None, b"unrelated\n")]);
+    let moved = history
+        .stage(
+            "owner",
+            "vault_move_note",
+            Kind::Move,
+            &[Draft {
+                path: "New.md",
+                previous_path: Some("Old.md"),
+                kind: Kind::Move,
+                before: Some(b"draft\n"),
+                after: Some(b"draft\n"),
+            }],
+        )
+        .expect("staged");
+    history.finish(&moved).expect("finished");
+    // A new note at the old path later is not part of New.md's history.
+    let reused = record(&history, &[write("Old.md", None, b"someone else\n")]);
+    let paths: Vec<(String, Kind)> = history
+        .versions("New.md", None, 10)
+        .expect("versions")
+        .into_iter()
+        .map(|version| (version.path, version.kind))
+        .collect();
+    assert_eq!(
+        paths,
+        vec![
+            ("New.md".into(), Kind::Move),
+            ("Old.md".into(), Kind::Create)
+        ]
+    );
+    let old = history.versions("Old.md", None, 10).expect("versions");
+    assert_eq!(old[0].change.id, reused);
+}
+
+#[test]
+fn a_change_cut_short_is_kept_only_if_its_files_hold_what_it_wrote() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let written = history
+        .stage(
+            "agent",
+            "vault_patch_note",
+            Kind::Write,
+            &[write("a.md", Some(b"x\n"), b"y\n")],
+        )
+        .expect("staged");
+    let never = history
+        .stage(
+            "agent",
+            "vault_patch_note",
+            Kind::Write,
+            &[write("b.md", Some(b"x\n"), b"z\n")],
+        )
+        .expect("staged");
+    // Nothing pending is listed before it is settled.
+    assert!(
+        history
+            .versions("a.md", None, 10)
+            .expect("versions")
+            .is_empty()
+    );
+    let y = Revision::of(b"y\n").to_string();
+    let x = Revision::of(b"x\n").to_string();
+    let now = |path: &str| Some(if path == "a.md" { y.clone() } else { x.clone() });
+    assert_eq!(history.recover(&now).expect("recover"), (1, 1));
+    assert_eq!(history.change(&written).expect("kept").len(), 1);
+    assert!(matches!(
+        history.change(&never),
+        Err(HistoryError::UnknownChange(_))
+    ));
+    // The dropped change's new content is gone with it.
+    assert_eq!(
+        history
+            .content(&Revision::of(b"z\n").to_string())
+            .expect("read"),
+        None
+    );
+}
+
+#[test]
+fn pruning_drops_the_oldest_changes_first() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(
+        &dir.path().join("history.db"),
+        Retention {
+            max_bytes: 4_000,
+            max_age: Duration::from_secs(3600),
+        },
+    )
+    .expect("history opens");
+    // Random bytes do not compress, so each change stores about 1,500 bytes.
+    let blobs: Vec<Vec<u8>> = (0..5)
+        .map(|_| (0..1_500).map(|_| rand::random::<u8>()).collect())
+        .collect();
+    let changes: Vec<String> = blobs
+        .iter()
+        .enumerate()
+        .map(|(at, blob)| record(&history, &[write(&format!("n{at}.md"), None, blob)]))
+        .collect::<Vec<_>>();
+    assert_eq!(history.prune().expect("prune"), 3);
+    assert!(history.stored_bytes().expect("size") <= 4_000);
+    assert!(history.change(&changes[2]).is_err());
+    assert_eq!(history.change(&changes[3]).expect("kept").len(), 1);
+    assert_eq!(history.change(&changes[4]).expect("kept").len(), 1);
+}
+
+#[test]
+fn a_history_from_a_newer_quire_is_refused_not_rewritten() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    drop(open(&dir));
+    Connection::open(&path)
+        .and_then(|connection| connection.pragma_update(None, "user_version", 99))
+        .expect("set version");
+    assert!(matches!(
+        History::open(&path, Retention::default()),
+        Err(HistoryError::Newer { found: 99, .. })
+    ));
+}
