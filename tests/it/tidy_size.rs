@@ -24,7 +24,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/index/writer.rs",
     "src/index/writer.rs::reconcile_with",
     "src/index/writer.rs::upsert",
-    "src/main.rs::main",
     "src/markdown/blocks.rs",
     "src/markdown/canvas.rs::render_canvas",
     "src/markdown/links/line.rs::inline_links",
