@@ -18,4 +18,5 @@ pub mod search;
 pub mod sync_status;
 pub mod systemd;
 pub mod telemetry;
+pub mod tool_groups;
 pub mod vault;

@@ -12,7 +12,7 @@ use super::lower::{
 };
 use super::raw::RawConfig;
 use super::{Config, ConfigError, Environment, Overrides};
-use crate::mcp::ToolGroup;
+use crate::tool_groups::ToolGroup;
 
 impl Config {
     /// Loads and validates; `known_tools` are the tool names `features.disabled_tools` may name.

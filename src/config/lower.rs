@@ -18,8 +18,8 @@ use super::{
     MAX_SESSIONS_CEILING, OAuthConfig, Overrides, RerankMode, Sandbox, SearchConfig, SyncConfig,
     TimeZoneOrigin, resolve_time_zone,
 };
-use crate::mcp::ToolGroup;
 use crate::ops::{AuditRotation, FileSettings};
+use crate::tool_groups::ToolGroup;
 use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
 
 /// `[limits] max_note_bytes`, from 1 byte to `MAX_NOTE_BYTES_CEILING`.

@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use jiff::tz::TimeZone;
 use url::Url;
 
-use crate::mcp::ToolGroup;
 use crate::ops::{AuditRotation, FileSettings};
+use crate::tool_groups::ToolGroup;
 use crate::vault::{DailyNotesOverrides, VaultPath};
 pub use access::{Access, MIN_TOKEN_CHARS};
 pub use secret::{SecretFileError, read_secret_file};

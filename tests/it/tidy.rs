@@ -135,6 +135,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("health", &[]),
     ("sync_status", &[]),
     ("telemetry", &[]),
+    ("tool_groups", &[]),
     ("vault", &[]),
     ("embed", &[]),
     ("files", &["embed"]),
@@ -145,8 +146,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "acl", "embed", "files", "index", "markdown", "search", "vault",
         ],
     ),
-    ("mcp", &["acl", "index", "ops"]),
-    ("config", &["acl", "embed", "files", "mcp", "ops", "vault"]),
+    ("mcp", &["acl", "index", "ops", "tool_groups"]),
+    (
+        "config",
+        &["acl", "embed", "files", "ops", "tool_groups", "vault"],
+    ),
     ("http", &["acl", "config", "mcp", "sync_status"]),
     ("systemd", &["health"]),
     (
