@@ -20,4 +20,5 @@ pub mod rank_fusion;
 pub mod sync_status;
 pub mod systemd;
 pub mod telemetry;
+pub mod tool_groups;
 pub mod vault;

@@ -173,108 +173,62 @@ const EXIT_CONFIG: u8 = 2;
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Needs no vault or configuration: it only creates a secret.
-    if let Command::Token {
-        command: TokenCommand::New { identity, file },
-    } = &cli.command
-    {
-        return finish(quire::cli::token::new(identity, file.as_deref()));
-    }
-    // Needs no vault either: models live in the data directory.
-    if let Command::Model { command } = &cli.command {
-        return finish(match command {
-            ModelCommand::Install { name, data_dir } => {
-                quire::cli::model::install(name, data_dir.as_deref())
-            }
-            ModelCommand::List { data_dir } => quire::cli::model::list(data_dir.as_deref()),
-        });
-    }
-    if let Command::Pdfium {
-        command: PdfiumCommand::Install { wheel, data_dir },
-    } = &cli.command
-    {
-        return finish(quire::cli::pdfium::install(
+    let Cli {
+        config,
+        vault,
+        index,
+        command,
+    } = Cli::parse();
+    let overrides = Overrides {
+        config,
+        vault,
+        index,
+        http_listen: None,
+        no_auth: false,
+    };
+    match command {
+        // Needs no vault or configuration: it only creates a secret.
+        Command::Token {
+            command: TokenCommand::New { identity, file },
+        } => finish(quire::cli::token::new(&identity, file.as_deref())),
+        // Needs no vault either: models live in the data directory.
+        Command::Model {
+            command: ModelCommand::Install { name, data_dir },
+        } => finish(quire::cli::model::install(&name, data_dir.as_deref())),
+        Command::Model {
+            command: ModelCommand::List { data_dir },
+        } => finish(quire::cli::model::list(data_dir.as_deref())),
+        Command::Pdfium {
+            command: PdfiumCommand::Install { wheel, data_dir },
+        } => finish(quire::cli::pdfium::install(
             wheel.as_deref(),
             data_dir.as_deref(),
-        ));
-    }
-    let (http_listen, no_auth) = match &cli.command {
-        Command::Serve { http, no_auth } => (http.clone(), *no_auth),
-        Command::CheckConfig
-        | Command::Doctor
-        | Command::Index { .. }
-        | Command::Search { .. }
-        | Command::Acl { .. }
-        | Command::Oauth { .. }
-        | Command::Model { .. }
-        | Command::Pdfium { .. }
-        | Command::Token { .. } => (None, false),
-    };
-    let overrides = Overrides {
-        config: cli.config,
-        vault: cli.vault,
-        index: cli.index,
-        http_listen,
-        no_auth,
-    };
-    let known_tools = quire::mcp::tool_names();
-    let environment = Environment::from_process();
-    let config = match Config::load(&overrides, &environment, &known_tools) {
-        Ok(config) => config,
-        Err(error) => {
-            eprintln!("quire: configuration error: {error}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    match cli.command {
-        Command::Acl {
-            command: AclCommand::Explain { identity, path },
-        } => finish(quire::cli::acl::explain(&config, &identity, &path)),
-        Command::Oauth {
-            command: OauthCommand::List,
-        } => finish(quire::cli::oauth::list(&config)),
-        Command::Oauth {
-            command:
-                OauthCommand::Revoke {
-                    identity,
-                    client_id,
-                },
-        } => finish(quire::cli::oauth::revoke(
-            &config,
-            identity.as_deref(),
-            client_id.as_deref(),
         )),
-        Command::Token { .. } | Command::Model { .. } | Command::Pdfium { .. } => ExitCode::SUCCESS,
-        Command::CheckConfig => {
-            print!("{}", quire::cli::check_config::describe(&config));
-            ExitCode::SUCCESS
-        }
-        Command::Doctor => {
-            print!("{}", quire::cli::doctor::report(&config));
-            ExitCode::SUCCESS
-        }
+        Command::Serve { http, no_auth } => match load(Overrides {
+            http_listen: http,
+            no_auth,
+            ..overrides
+        }) {
+            Ok(loaded) => serve(loaded),
+            Err(code) => code,
+        },
+        Command::CheckConfig => with_config(&overrides, |config| {
+            Ok(quire::cli::check_config::describe(config))
+        }),
+        Command::Doctor => with_config(&overrides, |config| Ok(quire::cli::doctor::report(config))),
         Command::Index {
             rebuild,
             embed,
             verify,
-        } => {
-            quire::telemetry::init_quiet();
-            let mut outcome = quire::cli::index::run(&config, rebuild, embed);
-            if verify {
-                outcome = outcome.and_then(|mut summary| {
-                    summary.push_str(&quire::cli::index::verify(&config)?);
-                    Ok(summary)
-                });
-            }
-            finish(outcome)
-        }
+        } => with_config(&overrides, |config| {
+            update_index(config, rebuild, embed, verify)
+        }),
         Command::Search {
             query,
             json,
             limit,
             mode,
-        } => {
+        } => with_config(&overrides, |config| {
             quire::telemetry::init_quiet();
             let mode = match mode.as_str() {
                 "auto" => quire::ops::SearchMode::Auto,
@@ -282,46 +236,127 @@ fn main() -> ExitCode {
                 "hybrid" => quire::ops::SearchMode::Hybrid,
                 _ => quire::ops::SearchMode::Keyword,
             };
-            finish(quire::cli::search::run(&config, &query, json, limit, mode))
-        }
-        Command::Serve { .. } => {
-            quire::telemetry::init();
-            let prepared = match quire::app::prepare(&config) {
-                Ok(prepared) => prepared,
-                Err(error) => {
-                    // Telemetry is up: this reaches stderr or the journal exactly once.
-                    tracing::error!("quire: {error:#}");
-                    return ExitCode::from(EXIT_RUNTIME);
-                }
-            };
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("quire: cannot start the async runtime: {error}");
-                    return ExitCode::from(EXIT_RUNTIME);
-                }
-            };
-            let reload: quire::app::Reload =
-                std::sync::Arc::new(move || Config::load(&overrides, &environment, &known_tools));
-            let outcome = runtime.block_on(quire::app::serve(config, prepared, reload));
-            // In-flight blocking work (a write between its temp file and its rename) gets this
-            // long to finish; the runtime then stops regardless.
-            runtime.shutdown_timeout(SHUTDOWN_GRACE);
-            let code = match outcome {
-                Ok(()) => 0,
-                Err(error) => {
-                    tracing::error!("quire: {error:#}");
-                    EXIT_RUNTIME
-                }
-            };
-            // A model may still be loading on its thread: leave without ONNX Runtime's teardown.
-            quire::embed::exit_if_runtime_touched(i32::from(code));
-            ExitCode::from(code)
+            quire::cli::search::run(config, &query, json, limit, mode)
+        }),
+        Command::Acl {
+            command: AclCommand::Explain { identity, path },
+        } => with_config(&overrides, |config| {
+            quire::cli::acl::explain(config, &identity, &path)
+        }),
+        Command::Oauth {
+            command: OauthCommand::List,
+        } => with_config(&overrides, quire::cli::oauth::list),
+        Command::Oauth {
+            command:
+                OauthCommand::Revoke {
+                    identity,
+                    client_id,
+                },
+        } => with_config(&overrides, |config| {
+            quire::cli::oauth::revoke(config, identity.as_deref(), client_id.as_deref())
+        }),
+    }
+}
+
+/// A loaded configuration, with what loading it again on a reload needs.
+struct Loaded {
+    config: Config,
+    overrides: Overrides,
+    environment: Environment,
+    known_tools: Vec<String>,
+}
+
+/// Loads the configuration, or says why not and gives the configuration-error exit code.
+fn load(overrides: Overrides) -> Result<Loaded, ExitCode> {
+    let known_tools = quire::mcp::tool_names();
+    let environment = Environment::from_process();
+    match Config::load(&overrides, &environment, &known_tools) {
+        Ok(config) => Ok(Loaded {
+            config,
+            overrides,
+            environment,
+            known_tools,
+        }),
+        Err(error) => {
+            eprintln!("quire: configuration error: {error}");
+            Err(ExitCode::from(EXIT_CONFIG))
         }
     }
+}
+
+/// Runs a command that needs the configuration and prints what it returns.
+fn with_config(
+    overrides: &Overrides,
+    command: impl FnOnce(&Config) -> anyhow::Result<String>,
+) -> ExitCode {
+    match load(overrides.clone()) {
+        Ok(loaded) => finish(command(&loaded.config)),
+        Err(code) => code,
+    }
+}
+
+/// `quire index`: brings the index up to date, then, with `verify`, compares it with a fresh one.
+fn update_index(
+    config: &Config,
+    rebuild: bool,
+    embed: bool,
+    verify: bool,
+) -> anyhow::Result<String> {
+    quire::telemetry::init_quiet();
+    let outcome = quire::cli::index::run(config, rebuild, embed);
+    if !verify {
+        return outcome;
+    }
+    outcome.and_then(|mut summary| {
+        summary.push_str(&quire::cli::index::verify(config)?);
+        Ok(summary)
+    })
+}
+
+/// `quire serve`: telemetry, the state and sandbox `app::prepare` sets up before any thread
+/// exists, then the async runtime until shutdown.
+fn serve(loaded: Loaded) -> ExitCode {
+    let Loaded {
+        config,
+        overrides,
+        environment,
+        known_tools,
+    } = loaded;
+    quire::telemetry::init();
+    let prepared = match quire::app::prepare(&config) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            // Telemetry is up: this reaches stderr or the journal exactly once.
+            tracing::error!("quire: {error:#}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("quire: cannot start the async runtime: {error}");
+            return ExitCode::from(EXIT_RUNTIME);
+        }
+    };
+    let reload: quire::app::Reload =
+        std::sync::Arc::new(move || Config::load(&overrides, &environment, &known_tools));
+    let outcome = runtime.block_on(quire::app::serve(config, prepared, reload));
+    // In-flight blocking work (a write between its temp file and its rename) gets this
+    // long to finish; the runtime then stops regardless.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    let code = match outcome {
+        Ok(()) => 0,
+        Err(error) => {
+            tracing::error!("quire: {error:#}");
+            EXIT_RUNTIME
+        }
+    };
+    // A model may still be loading on its thread: leave without ONNX Runtime's teardown.
+    quire::embed::exit_if_runtime_touched(i32::from(code));
+    ExitCode::from(code)
 }
 
 /// Prints a command's output, or its error with the runtime-error exit code.

@@ -90,10 +90,7 @@ fn each_framework_has_one_home() {
         &["src/index/", "src/history/", "src/http/"],
     ));
     violations.extend(confined("axum", &["src/http/"]));
-    violations.extend(confined(
-        "anyhow",
-        &["src/app.rs", "src/main.rs", "src/cli/"],
-    ));
+    violations.extend(confined("anyhow", &["src/app/", "src/main.rs", "src/cli/"]));
     violations.extend(confined("ort::", &["src/embed/"]));
     violations.extend(confined("tokenizers::", &["src/embed/"]));
     violations.extend(confined("sqlite_vec", &["src/index/"]));
@@ -144,6 +141,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("health", &[]),
     ("sync_status", &[]),
     ("telemetry", &[]),
+    ("tool_groups", &[]),
     ("vault", &[]),
     ("embed", &[]),
     ("files", &["embed"]),
@@ -161,8 +159,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "vault",
         ],
     ),
-    ("mcp", &["acl", "index", "ops"]),
-    ("config", &["acl", "embed", "files", "mcp", "ops", "vault"]),
+    ("mcp", &["acl", "index", "ops", "tool_groups"]),
+    (
+        "config",
+        &["acl", "embed", "files", "ops", "tool_groups", "vault"],
+    ),
     ("http", &["acl", "config", "mcp", "sync_status"]),
     ("systemd", &["health"]),
     (

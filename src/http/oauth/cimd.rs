@@ -19,8 +19,9 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use serde::Deserialize;
 use url::Url;
 
+use super::register::acceptable_redirect;
 use super::store::Client;
-use super::{MAX_FIELD_CHARS, MAX_REDIRECT_URIS, acceptable_redirect};
+use super::{MAX_FIELD_CHARS, MAX_REDIRECT_URIS};
 
 /// The draft suggests 5 KB; real documents (claude.ai's included) are a few hundred bytes.
 pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;

@@ -5,7 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
-use super::AuthorizeParams;
+use super::authorize::AuthorizeParams;
 use super::store::Client;
 
 fn escape(text: &str) -> String {

@@ -28,7 +28,8 @@ use axum::response::Response;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use ipnet::IpNet;
 
-use super::{MAX_BODY_BYTES, OAuthState, oauth_error, too_large};
+use super::reply::{oauth_error, too_large};
+use super::{MAX_BODY_BYTES, OAuthState};
 
 /// Requests a second each caller may make, after a burst of `CALLER_BURST`.
 const CALLER_PER_SECOND: u32 = 5;

@@ -25,56 +25,15 @@ use serde::{Deserialize, Serialize};
 
 use super::QuireServer;
 use crate::ops;
+pub use crate::tool_groups::ToolGroup;
 
-/// A set of tools a deployment serves or leaves out as a whole (`[tools] groups`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolGroup {
-    /// Reading, writing, editing, listing, deleting and moving notes.
-    Notes,
-    /// Search, grep, tags, properties, recent notes and the index.
-    Search,
-    /// The link graph: backlinks, outgoing links, orphans, broken links.
-    Links,
-    /// Tasks as the Obsidian Tasks plugin reads and writes them.
-    Tasks,
-    /// Daily and other periodic notes.
-    Daily,
-    /// The vault's other files: reading images, canvases, text formats and PDFs, listing, stat.
-    Files,
-    /// The memory layer: dated facts about the user (left out when `[memory] enabled = false`).
-    Memory,
+/// The router of each group; a trait, since `ToolGroup` lives below `mcp` (in `tool_groups`) so
+/// that `config` can name groups without depending on the MCP adapter.
+trait GroupTools {
+    fn tools(self) -> ToolRouter<QuireServer>;
 }
 
-impl ToolGroup {
-    pub const ALL: [ToolGroup; 7] = [
-        ToolGroup::Notes,
-        ToolGroup::Search,
-        ToolGroup::Links,
-        ToolGroup::Tasks,
-        ToolGroup::Daily,
-        ToolGroup::Files,
-        ToolGroup::Memory,
-    ];
-
-    /// The name a configuration uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolGroup::Notes => "notes",
-            ToolGroup::Search => "search",
-            ToolGroup::Links => "links",
-            ToolGroup::Tasks => "tasks",
-            ToolGroup::Daily => "daily",
-            ToolGroup::Files => "files",
-            ToolGroup::Memory => "memory",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<ToolGroup> {
-        ToolGroup::ALL
-            .into_iter()
-            .find(|group| group.name() == name)
-    }
-
+impl GroupTools for ToolGroup {
     fn tools(self) -> ToolRouter<QuireServer> {
         match self {
             ToolGroup::Notes => QuireServer::notes_tools(),

@@ -1,0 +1,236 @@
+//! Composition root of `quire serve`: builds the components from a validated `Config` in startup
+//! order, runs the chosen transport, and shuts down cleanly on SIGTERM or SIGINT. `build_ops` is
+//! the one place `Ops` is assembled; the one-shot commands in `cli` use it too.
+//!
+//! Rooms: `prepare.rs` (before the runtime: folders, socket, sandbox) with `sandbox.rs` (the
+//! plan), `assemble.rs` (`Ops` and semantic search), `reload.rs` (identities and ACL followed
+//! live), `over_http.rs` and `over_stdio.rs` (the transports). This file is the startup order.
+//!
+//! With `main` and `cli`, the only code that uses `anyhow`: below here errors are typed.
+
+mod assemble;
+mod over_http;
+mod over_stdio;
+mod prepare;
+mod reload;
+mod sandbox;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+pub use assemble::{build_ops, semantic_set_up};
+pub use prepare::{Prepared, prepare};
+pub use reload::Reload;
+pub use sandbox::sandbox_plan;
+
+use crate::config::{Config, HttpConfig};
+use crate::health::Health;
+use crate::http::IdentityTokens;
+use crate::index::{IndexOptions, Reach, VaultChange, WatchGuard};
+use crate::mcp::{Features, Shared};
+use crate::ops::Ops;
+use crate::systemd::ServiceNotifier;
+
+/// Buffered vault changes per listener before a slow client is told to re-list.
+const CHANGE_BUFFER: usize = 1024;
+
+/// How often components that the watchdog guards must show progress.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
+/// the client goes away or SIGTERM; or fails when the vault folder is replaced by one this process
+/// cannot reach (the watch guard), so systemd starts Quire again.
+pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow::Result<()> {
+    let Prepared {
+        inherited,
+        confined,
+    } = prepared;
+    let notifier = ServiceNotifier;
+    crate::embed::return_large_buffers();
+    let health = Arc::new(Health::default());
+    wait_for_first_sync(&config, &notifier).await;
+    let ops = open_vault(&config, notifier, &health)?;
+    let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+    let replaced = watch_vault(&ops, &changes, confined, &health)?;
+    let (shared, tokens) = share(&config, ops, changes, reload);
+    match transport(&config, inherited.as_ref())? {
+        Some(http) => {
+            let stop = over_http::Stop {
+                replaced: replaced.clone(),
+                notifier,
+            };
+            over_http::serve(&config, &http, shared, tokens, inherited, stop, health).await?;
+        }
+        None => over_stdio::serve(&config, shared, &replaced, notifier, health).await?,
+    }
+    if replaced.is_cancelled() {
+        anyhow::bail!(
+            "the vault folder {} was replaced by a new folder while Quire ran; exiting so the \
+             service manager starts Quire on it",
+            config.vault.display()
+        );
+    }
+    Ok(())
+}
+
+/// Opens the vault and its index (the reconcile runs in the background; tools wait for it, the
+/// MCP handshake does not), finishes what a killed Quire left, and creates the memory layer's
+/// starter files.
+fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> anyhow::Result<Ops> {
+    notifier.status("opening the vault and its index");
+    let ops = build_ops(
+        config,
+        IndexOptions {
+            rebuild: false,
+            without_chunks: !semantic_set_up(config),
+            // STATUS=indexing 4000/10000 while the first reconcile runs (systemctl status shows it).
+            progress: Some(Box::new(move |done, total| {
+                if done == total {
+                    notifier.status(&format!("serving MCP; {total} notes indexed"));
+                } else if done % 1024 == 0 {
+                    notifier.status(&format!("indexing {done}/{total}"));
+                }
+                true
+            })),
+            heartbeat: Some(health.register("index writer")),
+        },
+    )?;
+    if !config.read_only {
+        let removed = ops.vault().remove_orphaned_temp_files();
+        if removed > 0 {
+            tracing::info!(
+                removed,
+                "removed temp files left by a Quire killed mid-write"
+            );
+        }
+        let finished = ops.recover_moves();
+        if finished > 0 {
+            tracing::info!(finished, "finished moves that a killed Quire had cut short");
+        }
+    }
+    // After the first sync (awaited before), so templates never land on a vault still arriving.
+    match ops.bootstrap_memory(config.read_only, config.sync.first_sync_marker.as_deref()) {
+        Ok(crate::ops::Bootstrap::Created(files)) => {
+            tracing::info!(
+                files = files.len(),
+                "created the memory layer's starter files"
+            );
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot create the memory layer's starter files"),
+    }
+    Ok(ops)
+}
+
+/// Sends the vault's changes to the index and, through `changes`, to the sessions. Returns the
+/// token cancelled when the vault folder was replaced by one this process cannot reach: serving
+/// stops and `serve` fails, so systemd starts Quire again on the new folder.
+fn watch_vault(
+    ops: &Ops,
+    changes: &broadcast::Sender<VaultChange>,
+    confined: bool,
+    health: &Health,
+) -> anyhow::Result<CancellationToken> {
+    // The index listens before the watcher starts, so it misses no change.
+    ops.index()
+        .follow(changes.subscribe())
+        .context("cannot start following vault changes")?;
+    // Without a watcher Quire still serves; clients only miss change notifications.
+    let guard = WatchGuard::start(
+        ops.vault().root(),
+        changes.clone(),
+        ops.index().clone(),
+        Reach {
+            confined,
+            supervised: crate::systemd::under_systemd(),
+        },
+    );
+    let replaced = CancellationToken::new();
+    tokio::spawn(guard.run(
+        HEARTBEAT,
+        health.register("vault watcher"),
+        replaced.clone(),
+    ));
+    Ok(replaced)
+}
+
+/// Hands `ops` to the sessions (with the policy in force and semantic search starting), and
+/// follows configuration reloads for them.
+fn share(
+    config: &Config,
+    ops: Ops,
+    changes: broadcast::Sender<VaultChange>,
+    reload: Reload,
+) -> (Arc<Shared>, IdentityTokens) {
+    reload::log_access(&config.access);
+    ops.set_policy(config.access.policy.clone());
+    let ops = Arc::new(ops);
+    assemble::start_semantic(config, Arc::clone(&ops));
+    let (policy_changes, _) = broadcast::channel(4);
+    let shared = Arc::new(Shared::new(
+        ops,
+        changes,
+        Features {
+            read_only: config.read_only,
+            disabled_tools: config.disabled_tools.clone(),
+            groups: config.tool_groups.clone(),
+        },
+        policy_changes,
+    ));
+    tokio::spawn(Arc::clone(&shared).follow_changes());
+    let tokens = IdentityTokens::new(config.access.tokens.clone());
+    tokio::spawn(reload::follow_access_changes(
+        reload,
+        config.config_file.clone(),
+        Arc::clone(&shared),
+        tokens.clone(),
+    ));
+    (shared, tokens)
+}
+
+/// HTTP when configured or when systemd passed a socket (auth stays on), else `None`: stdio.
+fn transport(
+    config: &Config,
+    inherited: Option<&std::net::TcpListener>,
+) -> anyhow::Result<Option<HttpConfig>> {
+    Ok(match (&config.http, inherited) {
+        (Some(http), _) => Some(http.clone()),
+        // A socket from systemd means HTTP even without http.listen; auth stays on.
+        (None, Some(listener)) => Some(HttpConfig {
+            listen: listener.local_addr()?,
+            public_url: None,
+            allowed_hosts: Vec::new(),
+            auth: true,
+        }),
+        (None, None) => None,
+    })
+}
+
+/// How often Quire looks for the first-sync marker while it waits.
+const FIRST_SYNC_POLL: Duration = Duration::from_secs(1);
+
+/// Waits until the vault's first sync has completed (`[sync] first_sync_marker` exists): a vault
+/// that is still arriving is never indexed, served or written. systemd orders Quire after the
+/// first-sync unit already; this holds for any other way Quire is started.
+async fn wait_for_first_sync(config: &Config, notifier: &ServiceNotifier) {
+    let Some(marker) = &config.sync.first_sync_marker else {
+        return;
+    };
+    let mut announced = false;
+    while !marker.exists() {
+        if !announced {
+            announced = true;
+            tracing::warn!(marker = %marker.display(), "waiting for the vault's first sync to complete before serving");
+            notifier.status("waiting for the vault's first sync");
+        }
+        notifier.alive();
+        tokio::time::sleep(FIRST_SYNC_POLL).await;
+    }
+    if announced {
+        tracing::info!("the first sync has completed");
+    }
+}
