@@ -26,24 +26,20 @@ pub struct ReadNoteParams {
     #[serde(default)]
     pub outline: bool,
     /// Only this heading's section, with its subsections (exact match first, then ignoring case).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
     /// With `heading`: its level, when several headings share the name.
     #[schemars(range(min = 1, max = 6))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
+    #[serde(default)]
     pub heading_level: Option<u8>,
     /// First line to return (1-based), to page through a long note (or, with `outline`, the line
     /// the outline continues from).
     #[schemars(range(min = 1))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub start_line: Option<u64>,
     /// How many lines to return.
     #[schemars(range(min = 1))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub limit: Option<u64>,
 }
 
@@ -68,25 +64,19 @@ pub struct ReadNoteResult {
     pub total_lines: usize,
     /// The note text (whole, the requested lines, or the heading's section).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub content: Option<String>,
     /// The properties as JSON (empty object when the note has none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<OutlineEntry>")]
     pub outline: Option<Vec<OutlineEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// Present when more lines (with `outline`, more headings) follow: pass it as `start_line` to
     /// continue.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub next_start_line: Option<usize>,
 }
 
@@ -126,15 +116,13 @@ pub struct WriteNoteParams {
     /// The markdown text after the properties block.
     pub body: String,
     /// Properties, written as the YAML frontmatter block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
+    #[serde(default)]
     pub properties: Option<Map<String, Value>>,
     /// Replace an existing note (needs `expected_revision`).
     #[serde(default)]
     pub overwrite: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -149,7 +137,6 @@ pub struct WriteNoteResult {
     pub created: bool,
     /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 
@@ -170,12 +157,10 @@ impl From<ops::WrittenNote> for WriteNoteResult {
 #[serde(deny_unknown_fields)]
 pub struct ListNotesParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Glob on the path ("Daily/*.md", "**/Meeting*"); without '/' it matches file names at any depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub glob: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -187,8 +172,7 @@ pub struct DeleteNoteParams {
     /// Vault-relative path of the note.
     pub path: String,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
     /// Also remove the folders left empty.
     #[serde(default)]
@@ -248,20 +232,17 @@ pub struct PatchNoteParams {
     /// Markdown to add (empty only with replace, which clears the target).
     pub content: String,
     /// Target this heading's section (exact match first, then ignoring case).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
     /// With `heading`: its level, when several headings share the name.
     #[schemars(range(min = 1, max = 6))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
+    #[serde(default)]
     pub heading_level: Option<u8>,
     /// With `heading`: include its subsections (default true).
     #[serde(default = "default_true")]
     pub include_children: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -277,19 +258,15 @@ pub struct EditNoteResult {
     pub changed: bool,
     /// 1-based first line of the new content in the edited note (absent when the edit only removed text).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     /// 1-based last line of the new content.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// How many occurrences were replaced (vault_replace_in_note only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub replacements: Option<usize>,
     /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 
@@ -322,8 +299,7 @@ pub struct ReplaceInNoteParams {
     #[serde(default)]
     pub replace_all_occurrences: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -359,8 +335,7 @@ pub struct InsertAtAnchorParams {
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -372,8 +347,7 @@ pub struct ReplaceSpanParams {
     /// A short, case-sensitive part of the first line.
     pub start_anchor: String,
     /// Part of the last line, searched from the first on (default: the first line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub end_anchor: Option<String>,
     /// Markdown replacing the lines (empty deletes them).
     pub content: String,
@@ -381,8 +355,7 @@ pub struct ReplaceSpanParams {
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -394,15 +367,13 @@ pub struct DeleteSpanParams {
     /// A short, case-sensitive part of the first line.
     pub start_anchor: String,
     /// Part of the last line, searched from the first on (default: the first line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub end_anchor: Option<String>,
     /// Use the first of several matching lines instead of failing.
     #[serde(default)]
     pub first_match: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -417,8 +388,7 @@ pub struct UpdatePropertiesParams {
     #[serde(default)]
     pub replace: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -437,7 +407,6 @@ pub struct UpdatePropertiesResult {
     pub properties: Map<String, Value>,
     /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 

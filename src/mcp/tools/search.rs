@@ -31,16 +31,13 @@ pub enum SearchModeParam {
 #[serde(deny_unknown_fields)]
 pub struct DateFilterParams {
     /// Before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub before: Option<String>,
     /// On this day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub on: Option<String>,
     /// After this date (the whole day) or date-time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub after: Option<String>,
 }
 
@@ -59,29 +56,23 @@ impl From<DateFilterParams> for ops::DateFilter {
 #[schemars(inline)]
 pub struct SearchFiltersParams {
     /// Only this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Every one of these tags (nested tags match too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Key -> value: text ignores case, a list needs every item, null needs only the key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
+    #[serde(default)]
     pub properties: Option<Map<String, Value>>,
     /// The `type` property.
     #[serde(rename = "type")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub note_type: Option<String>,
     /// The `created` property (else the file's creation time), as written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateFilterParams")]
+    #[serde(default)]
     pub created: Option<DateFilterParams>,
     /// The modification time, in the server's time zone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateFilterParams")]
+    #[serde(default)]
     pub modified: Option<DateFilterParams>,
 }
 
@@ -91,8 +82,7 @@ pub struct SearchParams {
     /// Words (all must occur; when no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b.
     #[serde(default)]
     pub query: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "SearchFiltersParams")]
+    #[serde(default)]
     pub filters: Option<SearchFiltersParams>,
     #[serde(flatten)]
     pub page: Page,
@@ -127,11 +117,9 @@ pub struct SearchResult {
     /// True when no note contained every word, so the results contain any of them.
     pub matched_any_word: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
     /// Present when the requested mode could not be honoured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub notice: Option<String>,
 }
 
@@ -173,18 +161,15 @@ pub struct GrepParams {
     #[serde(default)]
     pub case_sensitive: bool,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Most hits to return (default 50).
     #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
+    #[serde(default)]
     pub limit: Option<u32>,
     /// Time budget in milliseconds (default 3000).
     #[schemars(range(min = 1, max = 30000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -236,8 +221,7 @@ pub struct SearchByTagParams {
     #[serde(default)]
     pub exact: bool,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -248,8 +232,7 @@ pub struct SearchByTagParams {
 /// The parameters of a count listing (tags, property keys).
 pub struct CountListParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -267,7 +250,6 @@ pub struct TagCount {
 pub struct ListTagsResult {
     pub tags: Vec<TagCount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -313,8 +295,7 @@ pub enum RecentSortParam {
 #[serde(deny_unknown_fields)]
 pub struct RecentNotesParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// created: by the `created` property (else the file's creation time).
     #[serde(default)]
@@ -335,7 +316,6 @@ pub struct PropertyKeyCount {
 pub struct ListPropertyKeysResult {
     pub keys: Vec<PropertyKeyCount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -361,8 +341,7 @@ pub struct ListPropertyValuesParams {
     /// The property key (any case).
     pub key: String,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -380,7 +359,6 @@ pub struct PropertyValueCount {
 pub struct ListPropertyValuesResult {
     pub values: Vec<PropertyValueCount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -410,8 +388,7 @@ pub struct SearchByPropertyParams {
     #[schemars(with = "PropertyValueSchema")]
     pub value: Value,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
