@@ -389,16 +389,11 @@ impl From<ops::TaskList> for ListTasksResult {
     }
 }
 
+// The task fields a create and an update both set (on update an empty string removes one),
+// flattened into both so their schemas stay flat objects. A plain comment: flattening would hand
+// a doc comment to the parameters' schema.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CreateTaskParams {
-    /// Vault-relative path of an existing note.
-    pub path: String,
-    /// The task text (one line); the global filter is added when missing.
-    pub description: String,
-    /// A status symbol (x, /, -, custom) or type (DONE, ...); default todo.
-    #[serde(default)]
-    pub status: Option<String>,
+pub struct TaskFieldsParams {
     /// highest, high, medium, normal, low or lowest.
     #[serde(default)]
     pub priority: Option<String>,
@@ -426,6 +421,38 @@ pub struct CreateTaskParams {
     /// Ids of the tasks this one waits for.
     #[serde(default)]
     pub depends_on: Option<Vec<String>>,
+}
+
+impl From<TaskFieldsParams> for ops::TaskFields {
+    fn from(fields: TaskFieldsParams) -> Self {
+        ops::TaskFields {
+            priority: fields.priority,
+            due: fields.due,
+            scheduled: fields.scheduled,
+            start: fields.start,
+            created: fields.created,
+            done: fields.done,
+            cancelled: fields.cancelled,
+            recurrence: fields.recurrence,
+            on_completion: fields.on_completion,
+            id: fields.id,
+            depends_on: fields.depends_on,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateTaskParams {
+    /// Vault-relative path of an existing note.
+    pub path: String,
+    /// The task text (one line); the global filter is added when missing.
+    pub description: String,
+    /// A status symbol (x, /, -, custom) or type (DONE, ...); default todo.
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(flatten)]
+    pub fields: TaskFieldsParams,
     /// A block id to end the line with ([[Note#^id]] links to it).
     #[serde(default)]
     pub block_id: Option<String>,
@@ -466,33 +493,8 @@ pub struct UpdateTaskParams {
     /// New task text (one line).
     #[serde(default)]
     pub description: Option<String>,
-    /// highest, high, medium, normal, low or lowest.
-    #[serde(default)]
-    pub priority: Option<String>,
-    #[serde(default)]
-    pub due: Option<String>,
-    #[serde(default)]
-    pub scheduled: Option<String>,
-    #[serde(default)]
-    pub start: Option<String>,
-    #[serde(default)]
-    pub created: Option<String>,
-    #[serde(default)]
-    pub done: Option<String>,
-    #[serde(default)]
-    pub cancelled: Option<String>,
-    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
-    #[serde(default)]
-    pub recurrence: Option<String>,
-    /// keep or delete the line when the task is done.
-    #[serde(default)]
-    pub on_completion: Option<String>,
-    /// The task's id (letters, digits, - and _), for depends_on.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// Ids of the tasks this one waits for.
-    #[serde(default)]
-    pub depends_on: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub fields: TaskFieldsParams,
     /// Move the task and its sub-tasks under this heading.
     #[serde(default)]
     pub heading: Option<String>,
@@ -545,29 +547,10 @@ impl From<ops::TaskWrite> for TaskWriteResult {
     }
 }
 
-/// The task fields of a create or update call (on update an empty string removes a field).
-macro_rules! task_fields {
-    ($params:expr) => {
-        ops::TaskFields {
-            priority: $params.priority,
-            due: $params.due,
-            scheduled: $params.scheduled,
-            start: $params.start,
-            created: $params.created,
-            done: $params.done,
-            cancelled: $params.cancelled,
-            recurrence: $params.recurrence,
-            on_completion: $params.on_completion,
-            id: $params.id,
-            depends_on: $params.depends_on,
-        }
-    };
-}
-
 impl From<CreateTaskParams> for ops::CreateTask {
     fn from(params: CreateTaskParams) -> Self {
         ops::CreateTask {
-            fields: task_fields!(params),
+            fields: params.fields.into(),
             path: params.path,
             description: params.description,
             status: params.status,
@@ -585,7 +568,7 @@ impl From<CreateTaskParams> for ops::CreateTask {
 impl From<UpdateTaskParams> for ops::UpdateTask {
     fn from(params: UpdateTaskParams) -> Self {
         ops::UpdateTask {
-            fields: task_fields!(params),
+            fields: params.fields.into(),
             path: params.path,
             line: params.line,
             block_id: params.block_id,
