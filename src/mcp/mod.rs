@@ -15,14 +15,14 @@ mod resources;
 mod tools;
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Json;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ContentBlock,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
@@ -164,26 +164,17 @@ pub struct QuireServer {
     _end_when_dropped: Arc<tokio_util::sync::DropGuard>,
 }
 
-/// Who makes a tool call, and where the call's failure is recorded for the call log. `call_tool`
-/// derives it from the request context and puts it into the request's extensions; a tool takes
-/// it as an argument.
+/// Who makes a tool call. `call_tool` derives it from the request context and puts it into the
+/// request's extensions; a tool takes it as an argument.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     principal: Principal,
     tool: Arc<str>,
-    failure: Arc<OnceLock<&'static str>>,
 }
 
 impl Caller {
     fn context(&self) -> Context {
         Context::new(self.principal.clone(), self.tool.as_ref())
-    }
-
-    /// Records `error`'s code for the call log and returns it as the tool's result.
-    fn fail(&self, error: ToolError) -> ToolError {
-        // A call fails at most once; should a second failure come, the first one is what happened.
-        let _ = self.failure.set(error.code());
-        error
     }
 }
 
@@ -281,7 +272,32 @@ impl QuireServer {
             Ok(Err(error)) => error,
             Err(join_error) => OpsError::Internal(Box::new(join_error)),
         };
-        Err(caller.fail(ToolError::from_ops(&caller.tool, &error)))
+        Err(ToolError::from_ops(&caller.tool, &error))
+    }
+
+    /// Runs `tool`'s route; returns its response and, when the call failed, the failure's code.
+    /// The route is called rather than the router, whose `call` would turn an argument error into
+    /// text before it could be told apart (`error::argument_error`).
+    async fn call_route(
+        &self,
+        tool: &str,
+        context: ToolCallContext<'_, QuireServer>,
+    ) -> Result<(CallToolResponse, Option<String>), ErrorData> {
+        let route = self
+            .tool_router
+            .map
+            .get(tool)
+            .ok_or_else(|| ErrorData::invalid_params("tool not found", None))?;
+        match (route.call)(context).await {
+            Ok(mut response) => {
+                let failure = error::take_failure(&mut response);
+                Ok((response, failure))
+            }
+            Err(protocol_error) => {
+                let error = error::argument_error(tool, protocol_error)?;
+                Ok((error.client_result().into(), Some(error.code().to_string())))
+            }
+        }
     }
 }
 
@@ -354,22 +370,16 @@ impl ServerHandler for QuireServer {
                 "there is no tool named {tool:?} on this server. The tools are: {}.",
                 known.join(", ")
             ));
-            return Ok(
-                rmcp::model::CallToolResult::error(vec![ContentBlock::text(error.text())]).into(),
-            );
+            return Ok(error.client_result().into());
         }
-        let caller = Caller {
+        context.extensions.insert(Caller {
             principal,
             tool: tool.as_str().into(),
-            failure: Arc::new(OnceLock::new()),
-        };
-        context.extensions.insert(caller.clone());
+        });
         let peer = context.peer.clone();
         let tool_context = ToolCallContext::new(self, request, context);
-        let mut response = self.tool_router.call(tool_context).await?;
-        let argument_error = error::rewrite_argument_error(&tool, &mut response);
-        let failure = caller.failure.get().copied().or(argument_error);
-        let outcome = match (&response, failure) {
+        let (response, failure) = self.call_route(&tool, tool_context).await?;
+        let outcome = match (&response, failure.as_deref()) {
             (_, Some(code)) => code,
             // A failure rmcp reported in its own words (none is known today).
             (CallToolResponse::Complete(result), None) if result.is_error == Some(true) => "error",
