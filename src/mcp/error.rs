@@ -1,9 +1,9 @@
 //! The MCP boundary's one error mapping: an `OpsError` becomes a tool error (an `isError` result
 //! whose text starts with the stable code) or, for resource requests, a protocol error.
 //!
-//! A failed call's code comes back to `call_tool`, which logs the call, with the call's result
-//! ([`take_failure`]); the client never sees it there. Internal errors are logged with their cause
-//! and a reference number, and the client sees the reference only.
+//! A failed call's code travels back to `call_tool`, which logs the call, inside the call's result;
+//! `call_tool` takes it off ([`take_failure`]) before the client sees the result. Internal errors
+//! are logged with their cause and a reference number, and the client sees the reference only.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
