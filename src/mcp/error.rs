@@ -1,19 +1,27 @@
 //! The MCP boundary's one error mapping: an `OpsError` becomes a tool error (an `isError` result
 //! whose text starts with the stable code) or, for resource requests, a protocol error.
 //!
-//! The code travels typed (`ToolError::code`) to whoever logs the call; it is never written into
-//! text and read back. Internal errors are logged with their cause and a reference number, and the
-//! client sees the reference only.
+//! A failed call's code travels back to `call_tool`, which logs the call, inside the call's result;
+//! `call_tool` takes it off ([`take_failure`]) before the client sees the result. Internal errors
+//! are logged with their cause and a reference number, and the client sees the reference only.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, ContentBlock, IntoContents};
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
+use serde_json::Value;
 
 use crate::ops::OpsError;
 
-/// What rmcp prefixes to argument-deserialisation failures; rewritten to our `invalid_argument`.
+/// The wording rmcp puts before serde's when arguments do not fit a tool's parameters; only cut
+/// off, never used to recognise the failure (see [`argument_error`]).
 const RMCP_ARGUMENT_ERROR: &str = "failed to deserialize parameters:";
+
+/// The `_meta` key a failed call's code rides under from the tool back to `call_tool`: rmcp turns
+/// what a tool returns into a `CallToolResponse`, and `_meta` is the part of it that is not the
+/// answer. `call_tool` takes it off before the result leaves the server.
+const FAILURE_KEY: &str = "quire/failure";
 
 static NEXT_ERROR_REFERENCE: AtomicU64 = AtomicU64::new(1);
 
@@ -58,12 +66,38 @@ impl ToolError {
     pub fn text(&self) -> String {
         format!("{}: {}", self.code, self.message)
     }
+
+    /// The `isError` result as the client reads it.
+    pub fn client_result(&self) -> CallToolResult {
+        CallToolResult::error(vec![ContentBlock::text(self.text())])
+    }
 }
 
-impl IntoContents for ToolError {
-    fn into_contents(self) -> Vec<ContentBlock> {
-        vec![ContentBlock::text(self.text())]
+impl IntoCallToolResult for ToolError {
+    /// The result a tool returns: what the client reads, with the code for [`take_failure`].
+    fn into_call_tool_result(self) -> Result<CallToolResponse, ErrorData> {
+        let mut result = self.client_result();
+        let mut meta = MetaObject::new();
+        meta.insert(FAILURE_KEY.into(), Value::from(self.code));
+        result.meta = Some(meta);
+        Ok(result.into())
     }
+}
+
+/// Takes the code of a failed call off its result, leaving the result as the client must see it.
+pub fn take_failure(response: &mut CallToolResponse) -> Option<String> {
+    let CallToolResponse::Complete(result) = response else {
+        return None;
+    };
+    let meta = result.meta.as_mut()?;
+    let code = match meta.remove(FAILURE_KEY)? {
+        Value::String(code) => code,
+        _ => return None,
+    };
+    if meta.is_empty() {
+        result.meta = None;
+    }
+    Some(code)
 }
 
 /// Resource reads are protocol requests, so failures are protocol errors: "not found" has its own
@@ -82,27 +116,62 @@ pub fn resource_error(error: OpsError, uri: Option<&str>) -> ErrorData {
     }
 }
 
-/// rmcp reports arguments that do not fit the schema as an `isError` result with its own wording
-/// (the only text this module reads, since rmcp hands over nothing else); gives it our stable code
-/// and a hint, so a model can correct the call. Returns the code when it rewrote the response.
-pub fn rewrite_argument_error(tool: &str, response: &mut CallToolResponse) -> Option<&'static str> {
-    let CallToolResponse::Complete(result) = response else {
-        return None;
-    };
-    if result.is_error != Some(true) {
-        return None;
+/// The tool error for a route's protocol error when it says the arguments do not fit the tool's
+/// parameters; any other protocol error stays one.
+///
+/// rmcp has no type for that failure: its `Parameters` extractor answers an `ErrorData` with
+/// `INVALID_PARAMS` and its own wording, which `ToolRouter::call` would then turn into an
+/// `isError` text. `call_tool` runs the route itself, so the code tells the failure apart: no tool
+/// of ours answers `INVALID_PARAMS` (tools fail with a `ToolError` result), and the wording is only
+/// trimmed. The result says what to fix, with our stable code, so a model can correct the call.
+pub fn argument_error(tool: &str, error: ErrorData) -> Result<ToolError, ErrorData> {
+    if error.code != ErrorCode::INVALID_PARAMS {
+        return Err(error);
     }
-    let mut rewritten = None;
-    for block in result.content.iter_mut() {
-        if let Some(text) = block.as_text()
-            && let Some(detail) = text.text.strip_prefix(RMCP_ARGUMENT_ERROR)
-        {
-            let error = ToolError::invalid_argument(format!(
-                "the arguments do not match {tool}'s input schema:{detail}. Check parameter names and types against tools/list and retry."
-            ));
-            rewritten = Some(error.code());
-            *block = ContentBlock::text(error.text());
-        }
+    let detail = error
+        .message
+        .strip_prefix(RMCP_ARGUMENT_ERROR)
+        .unwrap_or(&error.message)
+        .trim_start();
+    Ok(ToolError::invalid_argument(format!(
+        "the arguments do not match {tool}'s input schema: {detail}. Check parameter names and types against tools/list and retry."
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_code_comes_back_with_the_result_and_goes_no_further() {
+        let mut response = ToolError::invalid_argument("no such folder")
+            .into_call_tool_result()
+            .expect("a tool result");
+        assert_eq!(
+            take_failure(&mut response).as_deref(),
+            Some("invalid_argument")
+        );
+        let CallToolResponse::Complete(result) = response else {
+            panic!("a complete result: {response:?}");
+        };
+        assert_eq!(result.meta, None);
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(
+            result,
+            ToolError::invalid_argument("no such folder").client_result()
+        );
     }
-    rewritten
+
+    #[test]
+    fn only_an_invalid_params_answer_is_an_argument_error() {
+        let argument =
+            ErrorData::invalid_params(format!("{RMCP_ARGUMENT_ERROR} missing field `path`"), None);
+        let error = argument_error("vault_read_note", argument).expect("a tool error");
+        assert_eq!(
+            error.text(),
+            "invalid_argument: the arguments do not match vault_read_note's input schema: missing field `path`. Check parameter names and types against tools/list and retry."
+        );
+        let internal = ErrorData::internal_error("the tool call has no caller", None);
+        assert!(argument_error("vault_read_note", internal).is_err());
+    }
 }

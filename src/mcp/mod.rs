@@ -1,68 +1,44 @@
-//! The MCP adapter on top of `ops`, through rmcp: the server, its `ServerHandler` and `run`, the one
-//! way a tool reaches an operation.
+//! The MCP adapter on top of `ops`, through rmcp: the session (`QuireServer`) and its
+//! `ServerHandler`, which hands each request to the room that owns it: `call.rs` for tool calls,
+//! `resources.rs`, `prompts.rs`, `completions.rs`, `logging.rs`; what sessions share is in
+//! `shared.rs`.
 //!
 //! Tools live by area in `tools/`, each area with its own router and wire types. A tool takes its
 //! typed parameters and its `Caller`, converts the parameters into one `ops` request and hands
-//! both to `run`, which runs the operation on a blocking thread and maps the outcome (`error.rs`).
-//! This is the only module that knows rmcp.
+//! both to `run` (`call.rs`), the one way a tool reaches an operation: it runs the operation on a
+//! blocking thread and maps the outcome (`error.rs`). This is the only module that knows rmcp.
 
+mod call;
 mod completions;
 mod error;
 mod instructions;
 mod logging;
 mod prompts;
 mod resources;
+mod shared;
 mod tools;
 
-use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
-use rmcp::handler::server::wrapper::Json;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ContentBlock,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool_handler};
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::acl::Principal;
-use crate::index::VaultChange;
-use crate::ops::{self, Context, Ops, OpsError};
-use error::{ToolError, resource_error};
-use instructions::Instructions;
+use crate::ops::Context;
+use call::Caller;
 use resources::Subscriptions;
 pub use tools::ToolGroup;
 
-/// Page size of `resources/list`.
-const RESOURCE_PAGE: u32 = 200;
-
-/// Which tools a deployment offers.
-#[derive(Debug, Clone)]
-pub struct Features {
-    pub read_only: bool,
-    pub disabled_tools: Vec<String>,
-    /// The tool groups served (`[tools] groups`).
-    pub groups: Vec<ToolGroup>,
-}
-
-impl Default for Features {
-    fn default() -> Self {
-        Features {
-            read_only: false,
-            disabled_tools: Vec::new(),
-            groups: ToolGroup::ALL.to_vec(),
-        }
-    }
-}
+pub use shared::{Features, Shared};
 
 /// The tool names a configuration may mention, for validating `disabled_tools` at startup.
 pub fn tool_names() -> Vec<String> {
@@ -71,62 +47,6 @@ pub fn tool_names() -> Vec<String> {
         .into_iter()
         .map(|tool| tool.name.to_string())
         .collect()
-}
-
-/// Everything sessions share: the operations, vault change events and the feature set, and what
-/// is derived from them once rather than per session (a stateless client makes every request a
-/// session of its own).
-pub struct Shared {
-    pub ops: Arc<Ops>,
-    pub changes: broadcast::Sender<VaultChange>,
-    pub features: Features,
-    /// Ticks whenever the access policy is replaced, so sessions whose tool set changed can say so.
-    pub policy_changes: broadcast::Sender<()>,
-    instructions: Arc<Instructions>,
-    /// Fires when the server begins to shut down: `subscriptions/listen` streams end with their
-    /// final result before the transport closes.
-    pub closing: CancellationToken,
-    /// The tools this deployment offers (the feature set applied), before per-caller filtering.
-    tools: ToolRouter<QuireServer>,
-    /// What `tools/list` shows a caller who may write, and one who may only read: descriptions
-    /// never mention a tool the list leaves out.
-    listed: tools::Listings,
-}
-
-impl Shared {
-    /// Computes the shared parts once; call [`Shared::follow_changes`] to keep them current.
-    pub fn new(
-        ops: Arc<Ops>,
-        changes: broadcast::Sender<VaultChange>,
-        features: Features,
-        policy_changes: broadcast::Sender<()>,
-    ) -> Shared {
-        let tools = QuireServer::offered_tools(&features);
-        let listed = tools::Listings::new(&tools);
-        let instructions = Arc::new(Instructions::new(&ops, listed.offered_names()));
-        Shared {
-            ops,
-            changes,
-            features,
-            policy_changes,
-            instructions,
-            closing: CancellationToken::new(),
-            tools,
-            listed,
-        }
-    }
-
-    /// Keeps the server instructions current as the vault and the policy change; runs until the
-    /// change channels close.
-    pub async fn follow_changes(self: Arc<Self>) {
-        Arc::clone(&self.instructions)
-            .follow(
-                Arc::clone(&self.ops),
-                self.changes.subscribe(),
-                self.policy_changes.subscribe(),
-            )
-            .await;
-    }
 }
 
 /// Why a stdio session ended abnormally.
@@ -164,45 +84,6 @@ pub struct QuireServer {
     _end_when_dropped: Arc<tokio_util::sync::DropGuard>,
 }
 
-/// Who makes a tool call, and where the call's failure is recorded for the call log. `call_tool`
-/// derives it from the request context and puts it into the request's extensions; a tool takes
-/// it as an argument.
-#[derive(Debug, Clone)]
-pub(crate) struct Caller {
-    principal: Principal,
-    tool: Arc<str>,
-    failure: Arc<OnceLock<&'static str>>,
-}
-
-impl Caller {
-    fn context(&self) -> Context {
-        Context::new(self.principal.clone(), self.tool.as_ref())
-    }
-
-    /// Records `error`'s code for the call log and returns it as the tool's result.
-    fn fail(&self, error: ToolError) -> ToolError {
-        // A call fails at most once; should a second failure come, the first one is what happened.
-        let _ = self.failure.set(error.code());
-        error
-    }
-}
-
-impl FromContextPart<ToolCallContext<'_, QuireServer>> for Caller {
-    fn from_context_part(
-        context: &mut ToolCallContext<'_, QuireServer>,
-    ) -> Result<Self, ErrorData> {
-        context
-            .request_context
-            .extensions
-            .get::<Caller>()
-            .cloned()
-            .ok_or_else(|| {
-                tracing::error!(tool = %context.name, "a tool ran without a caller");
-                ErrorData::internal_error("the tool call has no caller", None)
-            })
-    }
-}
-
 impl QuireServer {
     /// A handler for one session (or, for a stateless client, one request): nothing here may
     /// cost more than a few allocations.
@@ -217,27 +98,6 @@ impl QuireServer {
             _end_when_dropped: Arc::new(ended.clone().drop_guard()),
             ended,
         }
-    }
-
-    /// The served groups' tools minus those the deployment turns off (read-only, `disabled_tools`).
-    fn offered_tools(features: &Features) -> ToolRouter<QuireServer> {
-        let mut tool_router = tools::router(&features.groups);
-        let removed: HashSet<String> = tool_router
-            .list_all()
-            .into_iter()
-            .filter(|tool| {
-                (features.read_only && tools::writes(tool))
-                    || features
-                        .disabled_tools
-                        .iter()
-                        .any(|name| name == tool.name.as_ref())
-            })
-            .map(|tool| tool.name.to_string())
-            .collect();
-        for name in &removed {
-            tool_router.remove_route(name);
-        }
-        tool_router
     }
 
     /// What the prompts and completions depend on. The memory layer is served when it is on
@@ -259,29 +119,6 @@ impl QuireServer {
     fn tools_for(&self, principal: &Principal) -> Vec<rmcp::model::Tool> {
         let writer = self.shared.ops.policy().may_write_somewhere(principal);
         self.shared.listed.for_caller(writer)
-    }
-
-    /// Runs one blocking `ops` call for the caller and maps its outcome onto a tool result.
-    async fn run<Q, T, R>(
-        &self,
-        caller: Caller,
-        request: Q,
-        call: impl FnOnce(&Ops, &Context, Q) -> Result<T, OpsError> + Send + 'static,
-    ) -> Result<Json<R>, ToolError>
-    where
-        Q: Send + 'static,
-        T: Send + 'static,
-        R: From<T>,
-    {
-        let ops = Arc::clone(&self.shared.ops);
-        let ctx = caller.context();
-        let outcome = tokio::task::spawn_blocking(move || call(&ops, &ctx, request)).await;
-        let error = match outcome {
-            Ok(Ok(value)) => return Ok(Json(R::from(value))),
-            Ok(Err(error)) => error,
-            Err(join_error) => OpsError::Internal(Box::new(join_error)),
-        };
-        Err(caller.fail(ToolError::from_ops(&caller.tool, &error)))
     }
 }
 
@@ -320,77 +157,9 @@ impl ServerHandler for QuireServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        mut context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let tool = request.name.to_string();
-        let principal = principal_of(&context)?;
-        let logged_path = request
-            .arguments
-            .as_ref()
-            .and_then(|args| args.get("path").or_else(|| args.get("folder")))
-            .and_then(|value| value.as_str())
-            .unwrap_or_default()
-            .to_string();
-        let identity = principal.name().to_string();
-        let offered = self
-            .tool_router
-            .get(&tool)
-            .is_some_and(|t| self.offers(&principal, t));
-        if !offered {
-            if self.tool_router.has_route(&tool) {
-                // Withheld from this caller by the ACL: a refused attempt to change the vault.
-                let ctx = Context::new(principal.clone(), tool.clone());
-                self.shared.ops.audit_denied(&ctx, &logged_path);
-            }
-            // A tool result rather than a protocol error, so a model reads the list and corrects
-            // itself; tools removed by configuration or withheld from this identity are unknown
-            // in exactly the same way.
-            let known: Vec<String> = self
-                .tools_for(&principal)
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .collect();
-            let error = ToolError::invalid_argument(format!(
-                "there is no tool named {tool:?} on this server. The tools are: {}.",
-                known.join(", ")
-            ));
-            return Ok(
-                rmcp::model::CallToolResult::error(vec![ContentBlock::text(error.text())]).into(),
-            );
-        }
-        let caller = Caller {
-            principal,
-            tool: tool.as_str().into(),
-            failure: Arc::new(OnceLock::new()),
-        };
-        context.extensions.insert(caller.clone());
-        let peer = context.peer.clone();
-        let tool_context = ToolCallContext::new(self, request, context);
-        let mut response = self.tool_router.call(tool_context).await?;
-        let argument_error = error::rewrite_argument_error(&tool, &mut response);
-        let failure = caller.failure.get().copied().or(argument_error);
-        let outcome = match (&response, failure) {
-            (_, Some(code)) => code,
-            // A failure rmcp reported in its own words (none is known today).
-            (CallToolResponse::Complete(result), None) if result.is_error == Some(true) => "error",
-            _ => "ok",
-        };
-        // Paths and codes only: never note bodies or tokens.
-        tracing::info!(tool = %tool, identity = %identity, path = %logged_path, outcome = %outcome, "tool call");
-        if let CallToolResponse::Complete(result) = &response
-            && result.is_error == Some(true)
-        {
-            let text = result
-                .content
-                .first()
-                .and_then(|block| block.as_text())
-                .map(|text| text.text.as_str())
-                .unwrap_or_default();
-            self.log_level
-                .tool_failed(&peer, &tool, outcome, text)
-                .await;
-        }
-        Ok(response)
+        self.call(request, context).await
     }
 
     async fn list_tools(
@@ -449,34 +218,7 @@ impl ServerHandler for QuireServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let principal = principal_of(&context)?;
         let cursor = request.and_then(|r| r.cursor);
-        let ops = Arc::clone(&self.shared.ops);
-        let listed = tokio::task::spawn_blocking(move || {
-            ops.list_notes(
-                &Context::new(principal, "resources/list"),
-                ops::ListNotes {
-                    limit: Some(RESOURCE_PAGE),
-                    cursor,
-                    ..ops::ListNotes::default()
-                },
-            )
-        })
-        .await
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-        .map_err(|error| resource_error(error, None))?;
-        let resources = listed
-            .notes
-            .into_iter()
-            .map(|note| {
-                let mut resource = Resource::new(resources::uri_of(&note.path), note.path);
-                resource.title = Some(note.title);
-                resource.mime_type = Some("text/markdown".into());
-                resource.size = Some(note.bytes);
-                resource
-            })
-            .collect();
-        let mut result = ListResourcesResult::with_all_items(resources);
-        result.next_cursor = listed.next_cursor;
-        Ok(result)
+        resources::list(Arc::clone(&self.shared.ops), principal, cursor).await
     }
 
     async fn list_resource_templates(
@@ -484,12 +226,7 @@ impl ServerHandler for QuireServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let mut template = ResourceTemplate::new(resources::TEMPLATE, "note");
-        template.title = Some("Vault note".into());
-        template.description =
-            Some("A markdown note of the vault, by its vault-relative path.".into());
-        template.mime_type = Some("text/markdown".into());
-        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+        Ok(resources::templates())
     }
 
     async fn read_resource(
@@ -498,27 +235,7 @@ impl ServerHandler for QuireServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let principal = principal_of(&context)?;
-        let uri = request.uri;
-        let path = resources::path_of(&uri)?;
-        let ops = Arc::clone(&self.shared.ops);
-        let read = tokio::task::spawn_blocking(move || {
-            ops.read_note(
-                &Context::new(principal, "resources/read"),
-                ops::ReadNote {
-                    path,
-                    mode: ops::ReadMode::Full {
-                        start_line: None,
-                        limit: None,
-                    },
-                },
-            )
-        })
-        .await
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-        .map_err(|error| resource_error(error, Some(&uri)))?;
-        let contents = ResourceContents::text(read.content.unwrap_or_default(), uri)
-            .with_mime_type("text/markdown");
-        Ok(ReadResourceResult::new(vec![contents]).into())
+        resources::read(Arc::clone(&self.shared.ops), principal, request.uri).await
     }
 
     async fn subscribe(

@@ -6,17 +6,25 @@ use std::sync::{Arc, Mutex};
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use rmcp::ErrorData;
-use rmcp::model::{ResourceUpdatedNotificationParam, ServerNotification};
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam,
+    ServerNotification,
+};
 use rmcp::service::{Peer, RoleServer, SubscriptionContext};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+use super::error::resource_error;
 use crate::acl::Principal;
 use crate::index::{ChangeKind, VaultChange};
-use crate::ops::{Context, Ops};
+use crate::ops::{self, Context, Ops};
 
 pub const SCHEME: &str = "note://";
 pub const TEMPLATE: &str = "note://{+path}";
+
+/// Page size of `resources/list`.
+const RESOURCE_PAGE: u32 = 200;
 
 /// Characters a `{+path}` expansion must encode: everything outside RFC 6570's unreserved and
 /// reserved sets, i.e. controls, space, and `"%<>\^`{|}` (plus non-ASCII, always encoded).
@@ -59,6 +67,77 @@ pub fn path_of(uri: &str) -> Result<String, ErrorData> {
                 None,
             )
         })
+}
+
+/// One page of `resources/list`: the notes `principal` may read, from `cursor` on.
+pub async fn list(
+    ops: Arc<Ops>,
+    principal: Principal,
+    cursor: Option<String>,
+) -> Result<ListResourcesResult, ErrorData> {
+    let listed = tokio::task::spawn_blocking(move || {
+        ops.list_notes(
+            &Context::new(principal, "resources/list"),
+            ops::ListNotes {
+                limit: Some(RESOURCE_PAGE),
+                cursor,
+                ..ops::ListNotes::default()
+            },
+        )
+    })
+    .await
+    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    .map_err(|error| resource_error(error, None))?;
+    let resources = listed
+        .notes
+        .into_iter()
+        .map(|note| {
+            let mut resource = Resource::new(uri_of(&note.path), note.path);
+            resource.title = Some(note.title);
+            resource.mime_type = Some("text/markdown".into());
+            resource.size = Some(note.bytes);
+            resource
+        })
+        .collect();
+    let mut result = ListResourcesResult::with_all_items(resources);
+    result.next_cursor = listed.next_cursor;
+    Ok(result)
+}
+
+/// The one resource template: a note by its path.
+pub fn templates() -> ListResourceTemplatesResult {
+    let mut template = ResourceTemplate::new(TEMPLATE, "note");
+    template.title = Some("Vault note".into());
+    template.description = Some("A markdown note of the vault, by its vault-relative path.".into());
+    template.mime_type = Some("text/markdown".into());
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+/// `resources/read` of the note `uri` names, whole, as `principal` may read it.
+pub async fn read(
+    ops: Arc<Ops>,
+    principal: Principal,
+    uri: String,
+) -> Result<ReadResourceResponse, ErrorData> {
+    let path = path_of(&uri)?;
+    let read = tokio::task::spawn_blocking(move || {
+        ops.read_note(
+            &Context::new(principal, "resources/read"),
+            ops::ReadNote {
+                path,
+                mode: ops::ReadMode::Full {
+                    start_line: None,
+                    limit: None,
+                },
+            },
+        )
+    })
+    .await
+    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    .map_err(|error| resource_error(error, Some(&uri)))?;
+    let contents = ResourceContents::text(read.content.unwrap_or_default(), uri)
+        .with_mime_type("text/markdown");
+    Ok(ReadResourceResult::new(vec![contents]).into())
 }
 
 /// The URIs one session has subscribed to.

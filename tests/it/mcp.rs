@@ -431,6 +431,28 @@ async fn calls_run_one_operation_and_map_its_errors() {
     assert!(failed && text.contains("vault_read_note"), "{text}");
 }
 
+/// A failed call's code travels back to the call log with its result; the client reads the
+/// result as the spec has it, with no `_meta` of ours.
+#[tokio::test]
+async fn failed_results_carry_nothing_but_their_text() {
+    let served = serve(Features::default(), As::Owner).await;
+    for (tool, arguments) in [
+        ("vault_read_note", json!({"path": "Missing.md"})),
+        ("vault_list_notes", json!({"limit": "ten"})),
+    ] {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments are an object");
+        };
+        let result = served
+            .client
+            .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+            .await
+            .expect("tools/call answers");
+        assert_eq!(result.is_error, Some(true), "{tool}: {result:?}");
+        assert_eq!(result.meta, None, "{tool}: {result:?}");
+    }
+}
+
 #[tokio::test]
 async fn paging_parameters_are_one_flat_schema() {
     let served = serve(Features::default(), As::Owner).await;

@@ -31,8 +31,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/markdown/tasks/recurrence.rs",
     "src/markdown/tasks/recurrence.rs::parse_rule",
     "src/markdown/tasks/recurrence.rs::rule_text",
-    "src/mcp/tools/notes.rs",
-    "src/mcp/tools/search.rs",
 ];
 
 struct LongFunctions<'a> {

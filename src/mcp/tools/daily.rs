@@ -52,15 +52,13 @@ impl From<ops::Period> for PeriodParam {
 #[serde(deny_unknown_fields)]
 pub struct GetDailyNoteParams {
     /// YYYY-MM-DD, today (default), yesterday or tomorrow, in the server's time zone; for other periods, any day in it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub date: Option<String>,
     /// Create a missing note from its template (default: not_found).
     #[serde(default)]
     pub create: bool,
     /// Default daily; others need the period enabled in the Periodic Notes plugin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "PeriodParam")]
+    #[serde(default)]
     pub period: Option<PeriodParam>,
 }
 
@@ -70,20 +68,16 @@ pub struct AppendDailyNoteParams {
     /// The text to log; further lines are indented under it.
     pub text: String,
     /// Append under this heading ("Log" or "## Log"); a missing one is added at level 2 unless written with #s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
     /// YYYY-MM-DD, today (default), yesterday or tomorrow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub date: Option<String>,
     /// Default daily.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "PeriodParam")]
+    #[serde(default)]
     pub period: Option<PeriodParam>,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -96,7 +90,6 @@ pub struct PeriodicSettingsResult {
     pub format: String,
     /// The template new notes start from, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub template: Option<String>,
     /// Where the settings came from: a settings file in .obsidian/, Quire's config, or Obsidian's defaults.
     pub source: String,
@@ -167,11 +160,9 @@ pub struct AppendDailyNoteResult {
     pub appended: String,
     /// 1-based first line of what was appended.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     /// 1-based last line of what was appended.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     pub settings: PeriodicSettingsResult,
     pub warnings: Vec<String>,

@@ -27,12 +27,10 @@ pub struct ReadFileParams {
     #[serde(default)]
     pub raw: bool,
     /// First line of a window, from 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub start_line: Option<u64>,
     /// Lines in the window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub limit: Option<u64>,
 }
 
@@ -40,8 +38,7 @@ pub struct ReadFileParams {
 #[serde(deny_unknown_fields)]
 pub struct ListFilesParams {
     /// Only files in this folder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Only these extensions ("pdf", "png"; any case).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -92,7 +89,6 @@ pub struct ListFilesResult {
     pub files: Vec<FileEntryResult>,
     /// Immediate subfolders (non-recursive listings, first page).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
     pub folders: Option<Vec<String>>,
     /// Files per lower-case extension over all pages.
     pub extensions: BTreeMap<String, usize>,
@@ -100,7 +96,6 @@ pub struct ListFilesResult {
     pub total: usize,
     /// Present when more files follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -130,17 +125,13 @@ pub struct StatResult {
     pub path: String,
     pub exists: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "PathKindResult")]
     pub kind: Option<PathKindResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
     pub bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub modified: Option<String>,
     /// sha256 of a file's bytes (files within the read cap).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub revision: Option<String>,
 }
 

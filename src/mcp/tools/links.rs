@@ -42,7 +42,6 @@ pub struct BacklinksResult {
     pub backlinks: Vec<BacklinkWire>,
     /// Present when more backlinks follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -82,7 +81,6 @@ pub struct OutgoingLinkWire {
     pub kind: TargetKindWire,
     /// The vault path the link resolves to; absent when broken.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub resolved_path: Option<String>,
     /// True when the link resolves to no file you can read.
     pub broken: bool,
@@ -96,7 +94,6 @@ pub struct OutgoingLinkWire {
     pub form: String,
     /// Size of the resolved file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
     pub bytes: Option<u64>,
 }
 
@@ -106,7 +103,6 @@ pub struct OutgoingLinksResult {
     pub links: Vec<OutgoingLinkWire>,
     /// Present when more links follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -142,8 +138,7 @@ impl From<ops::OutgoingLinks> for OutgoingLinksResult {
 #[serde(deny_unknown_fields)]
 pub struct FindOrphansParams {
     /// Folders whose notes are never listed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[serde(default)]
     pub exclude_folders: Option<Vec<String>>,
     #[serde(flatten)]
     pub page: Page,
@@ -153,8 +148,7 @@ pub struct FindOrphansParams {
 #[serde(deny_unknown_fields)]
 pub struct FindBrokenLinksParams {
     /// Only links in notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -177,7 +171,6 @@ pub struct BrokenLinksResult {
     pub broken: Vec<BrokenLinkWire>,
     /// Present when more follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 

@@ -15,16 +15,13 @@ use crate::ops::{self, Ops};
 #[serde(deny_unknown_fields)]
 pub struct GetMemoryParams {
     /// A memory file name, such as "Opinions"; default all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub file: Option<String>,
     /// Only this `##` section.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub section: Option<String>,
     /// YYYY-MM-DD: only entries dated on or after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub on_or_after: Option<String>,
 }
 
@@ -38,8 +35,7 @@ pub struct UpdateMemoryParams {
     /// One line: the fact, in the user's terms.
     pub entry: String,
     /// YYYY-MM-DD; default today.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub date: Option<String>,
 }
 
@@ -60,13 +56,11 @@ pub struct MemoryRecallParams {
     /// What to recall, such as "coffee preferences".
     pub query: String,
     /// Only this memory file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub file: Option<String>,
     /// Most entries (default 10).
     #[schemars(range(min = 1, max = 50))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
+    #[serde(default)]
     pub limit: Option<u32>,
 }
 
@@ -83,7 +77,6 @@ pub struct MemoryFileWire {
     pub path: String,
     /// What belongs in the file, from its scope callout.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub scope: Option<String>,
     /// "timeline" (entries stay) or "living" (entries that no longer hold may be removed).
     pub entry_policy: String,
@@ -190,7 +183,6 @@ pub struct MemoryWriteResult {
     pub date: String,
     /// Another writer changed the file while this write replaced it: your change is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 

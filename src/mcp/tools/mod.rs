@@ -12,6 +12,7 @@ mod files;
 mod links;
 mod memory;
 mod notes;
+mod schema;
 mod search;
 mod tasks;
 
@@ -55,10 +56,12 @@ pub fn router(groups: &[ToolGroup]) -> ToolRouter<QuireServer> {
             served.push(*group);
         }
     }
-    served
+    let mut router = served
         .into_iter()
         .map(ToolGroup::tools)
-        .fold(ToolRouter::new(), |sum, group| sum + group)
+        .fold(ToolRouter::new(), |sum, group| sum + group);
+    schema::leave_out_null(&mut router);
+    router
 }
 
 /// Whether a tool may change the vault (anything not marked read-only does).
@@ -140,12 +143,10 @@ pub fn tool_mentions(text: &str) -> impl Iterator<Item = &str> {
 pub struct Page {
     /// Page size (default 50).
     #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
+    #[serde(default)]
     pub limit: Option<u32>,
     /// The previous page's `next_cursor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub cursor: Option<String>,
 }
 
@@ -170,7 +171,6 @@ pub struct ListNotesResult {
     pub notes: Vec<NoteSummary>,
     /// Present when more notes follow: pass it back as `cursor`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 

@@ -1,6 +1,9 @@
 //! The note tools: read, write, list, delete, the five ways to edit part of a note, properties, and
-//! moving a note with every link to it; with their wire types. Each converts its parameters into
-//! one `ops` request (see `ops::notes`, `ops::edit`, `ops::move_note`).
+//! moving a note with every link to it; with their wire types (those of the edit tools in
+//! `notes/edit.rs`). Each converts its parameters into one `ops` request (see `ops::notes`,
+//! `ops::edit`, `ops::move_note`).
+
+mod edit;
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::{tool, tool_router};
@@ -8,10 +11,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{ListNotesResult, Page, default_true};
+use super::{ListNotesResult, Page};
 use crate::mcp::error::ToolError;
 use crate::mcp::{Caller, QuireServer};
 use crate::ops::{self, Ops, OpsError};
+use edit::{
+    DeleteSpanParams, EditNoteResult, InsertAtAnchorParams, PatchNoteParams, ReplaceInNoteParams,
+    ReplaceSpanParams, UpdatePropertiesParams, UpdatePropertiesResult,
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -26,24 +33,20 @@ pub struct ReadNoteParams {
     #[serde(default)]
     pub outline: bool,
     /// Only this heading's section, with its subsections (exact match first, then ignoring case).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
     /// With `heading`: its level, when several headings share the name.
     #[schemars(range(min = 1, max = 6))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
+    #[serde(default)]
     pub heading_level: Option<u8>,
     /// First line to return (1-based), to page through a long note (or, with `outline`, the line
     /// the outline continues from).
     #[schemars(range(min = 1))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub start_line: Option<u64>,
     /// How many lines to return.
     #[schemars(range(min = 1))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub limit: Option<u64>,
 }
 
@@ -68,25 +71,19 @@ pub struct ReadNoteResult {
     pub total_lines: usize,
     /// The note text (whole, the requested lines, or the heading's section).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub content: Option<String>,
     /// The properties as JSON (empty object when the note has none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
     pub properties: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<OutlineEntry>")]
     pub outline: Option<Vec<OutlineEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub start_line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub end_line: Option<usize>,
     /// Present when more lines (with `outline`, more headings) follow: pass it as `start_line` to
     /// continue.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub next_start_line: Option<usize>,
 }
 
@@ -126,15 +123,13 @@ pub struct WriteNoteParams {
     /// The markdown text after the properties block.
     pub body: String,
     /// Properties, written as the YAML frontmatter block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
+    #[serde(default)]
     pub properties: Option<Map<String, Value>>,
     /// Replace an existing note (needs `expected_revision`).
     #[serde(default)]
     pub overwrite: bool,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -149,7 +144,6 @@ pub struct WriteNoteResult {
     pub created: bool,
     /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 
@@ -170,12 +164,10 @@ impl From<ops::WrittenNote> for WriteNoteResult {
 #[serde(deny_unknown_fields)]
 pub struct ListNotesParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Glob on the path ("Daily/*.md", "**/Meeting*"); without '/' it matches file names at any depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub glob: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -187,8 +179,7 @@ pub struct DeleteNoteParams {
     /// Vault-relative path of the note.
     pub path: String,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
     /// Also remove the folders left empty.
     #[serde(default)]
@@ -212,246 +203,6 @@ impl From<ops::DeletedNote> for DeleteNoteResult {
             trashed_to: deleted.trashed_to,
             revision: deleted.revision,
             pruned_folders: deleted.pruned_folders,
-        }
-    }
-}
-
-/// Where `vault_patch_note` puts its content (the field's description says what each does).
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(inline)]
-pub enum PatchOperation {
-    Append,
-    Prepend,
-    Replace,
-    InsertBefore,
-}
-
-impl From<PatchOperation> for ops::PatchOperation {
-    fn from(operation: PatchOperation) -> Self {
-        match operation {
-            PatchOperation::Append => ops::PatchOperation::Append,
-            PatchOperation::Prepend => ops::PatchOperation::Prepend,
-            PatchOperation::Replace => ops::PatchOperation::Replace,
-            PatchOperation::InsertBefore => ops::PatchOperation::InsertBefore,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PatchNoteParams {
-    /// Vault-relative path, e.g. "Projects/Plan.md".
-    pub path: String,
-    /// append: after the target's last line (and subsections); prepend: at its top, under the heading line; replace: its content, keeping the heading line; insert_before: before the heading line.
-    pub operation: PatchOperation,
-    /// Markdown to add (empty only with replace, which clears the target).
-    pub content: String,
-    /// Target this heading's section (exact match first, then ignoring case).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub heading: Option<String>,
-    /// With `heading`: its level, when several headings share the name.
-    #[schemars(range(min = 1, max = 6))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
-    pub heading_level: Option<u8>,
-    /// With `heading`: include its subsections (default true).
-    #[serde(default = "default_true")]
-    pub include_children: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-/// The note after an edit.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EditNoteResult {
-    pub path: String,
-    /// The new revision; pass it as `expected_revision` to the next edit.
-    pub revision: String,
-    pub bytes: u64,
-    pub modified: String,
-    /// False when the note already had this content and nothing was written.
-    pub changed: bool,
-    /// 1-based first line of the new content in the edited note (absent when the edit only removed text).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    pub start_line: Option<usize>,
-    /// 1-based last line of the new content.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    pub end_line: Option<usize>,
-    /// How many occurrences were replaced (vault_replace_in_note only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
-    pub replacements: Option<usize>,
-    /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub conflict_copy: Option<String>,
-}
-
-impl From<ops::EditedNote> for EditNoteResult {
-    fn from(edited: ops::EditedNote) -> Self {
-        EditNoteResult {
-            path: edited.path,
-            revision: edited.revision,
-            bytes: edited.bytes,
-            modified: edited.modified,
-            changed: edited.changed,
-            start_line: edited.lines.map(|(first, _)| first),
-            end_line: edited.lines.map(|(_, last)| last),
-            replacements: edited.replacements,
-            conflict_copy: edited.conflict_copy,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReplaceInNoteParams {
-    /// Vault-relative path of the note.
-    pub path: String,
-    /// Exact text of the body (case-sensitive; may span lines; the properties block is not searched).
-    pub old_text: String,
-    /// Replacement text (empty deletes).
-    pub new_text: String,
-    /// Replace every occurrence.
-    #[serde(default)]
-    pub replace_all_occurrences: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-/// Before or after the anchor line.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[schemars(inline)]
-pub enum AnchorPosition {
-    Before,
-    After,
-}
-
-impl From<AnchorPosition> for ops::AnchorPosition {
-    fn from(position: AnchorPosition) -> Self {
-        match position {
-            AnchorPosition::Before => ops::AnchorPosition::Before,
-            AnchorPosition::After => ops::AnchorPosition::After,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct InsertAtAnchorParams {
-    /// Vault-relative path of the note.
-    pub path: String,
-    /// A short, case-sensitive part of one body line, e.g. "## Tasks".
-    pub anchor: String,
-    pub position: AnchorPosition,
-    /// Markdown lines to insert.
-    pub content: String,
-    /// Use the first of several matching lines instead of failing.
-    #[serde(default)]
-    pub first_match: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReplaceSpanParams {
-    /// Vault-relative path of the note.
-    pub path: String,
-    /// A short, case-sensitive part of the first line.
-    pub start_anchor: String,
-    /// Part of the last line, searched from the first on (default: the first line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub end_anchor: Option<String>,
-    /// Markdown replacing the lines (empty deletes them).
-    pub content: String,
-    /// Use the first of several matching lines instead of failing.
-    #[serde(default)]
-    pub first_match: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteSpanParams {
-    /// Vault-relative path of the note.
-    pub path: String,
-    /// A short, case-sensitive part of the first line.
-    pub start_anchor: String,
-    /// Part of the last line, searched from the first on (default: the first line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub end_anchor: Option<String>,
-    /// Use the first of several matching lines instead of failing.
-    #[serde(default)]
-    pub first_match: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct UpdatePropertiesParams {
-    /// Vault-relative path of the note.
-    pub path: String,
-    /// Keys to set; null deletes a key.
-    pub properties: Map<String, Value>,
-    /// Make `properties` the whole set (keys not named are removed).
-    #[serde(default)]
-    pub replace: bool,
-    /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub expected_revision: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct UpdatePropertiesResult {
-    pub path: String,
-    /// The new revision; pass it as `expected_revision` to the next edit.
-    pub revision: String,
-    pub bytes: u64,
-    pub modified: String,
-    /// False when every property already had the requested value and nothing was written.
-    pub changed: bool,
-    /// Keys that were added, changed or removed.
-    pub changed_keys: Vec<String>,
-    /// All properties after the update.
-    pub properties: Map<String, Value>,
-    /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub conflict_copy: Option<String>,
-}
-
-impl From<ops::EditedNote> for UpdatePropertiesResult {
-    fn from(edited: ops::EditedNote) -> Self {
-        UpdatePropertiesResult {
-            path: edited.path,
-            revision: edited.revision,
-            bytes: edited.bytes,
-            modified: edited.modified,
-            changed: edited.changed,
-            changed_keys: edited.changed_keys,
-            properties: edited.properties.unwrap_or_default(),
-            conflict_copy: edited.conflict_copy,
         }
     }
 }
@@ -626,82 +377,6 @@ impl From<DeleteNoteParams> for ops::DeleteNote {
             path: params.path,
             expected_revision: params.expected_revision,
             prune_empty_folders: params.prune_empty_folders,
-        }
-    }
-}
-
-impl From<PatchNoteParams> for ops::PatchNote {
-    fn from(params: PatchNoteParams) -> Self {
-        ops::PatchNote {
-            path: params.path,
-            operation: params.operation.into(),
-            content: params.content,
-            heading: params.heading,
-            heading_level: params.heading_level,
-            include_children: params.include_children,
-            expected_revision: params.expected_revision,
-        }
-    }
-}
-
-impl From<ReplaceInNoteParams> for ops::ReplaceInNote {
-    fn from(params: ReplaceInNoteParams) -> Self {
-        ops::ReplaceInNote {
-            path: params.path,
-            old_text: params.old_text,
-            new_text: params.new_text,
-            replace_all_occurrences: params.replace_all_occurrences,
-            expected_revision: params.expected_revision,
-        }
-    }
-}
-
-impl From<InsertAtAnchorParams> for ops::InsertAtAnchor {
-    fn from(params: InsertAtAnchorParams) -> Self {
-        ops::InsertAtAnchor {
-            path: params.path,
-            anchor: params.anchor,
-            position: params.position.into(),
-            content: params.content,
-            first_match: params.first_match,
-            expected_revision: params.expected_revision,
-        }
-    }
-}
-
-impl From<ReplaceSpanParams> for ops::EditSpan {
-    fn from(params: ReplaceSpanParams) -> Self {
-        ops::EditSpan {
-            path: params.path,
-            start_anchor: params.start_anchor,
-            end_anchor: params.end_anchor,
-            content: Some(params.content),
-            first_match: params.first_match,
-            expected_revision: params.expected_revision,
-        }
-    }
-}
-
-impl From<DeleteSpanParams> for ops::EditSpan {
-    fn from(params: DeleteSpanParams) -> Self {
-        ops::EditSpan {
-            path: params.path,
-            start_anchor: params.start_anchor,
-            end_anchor: params.end_anchor,
-            content: None,
-            first_match: params.first_match,
-            expected_revision: params.expected_revision,
-        }
-    }
-}
-
-impl From<UpdatePropertiesParams> for ops::UpdateProperties {
-    fn from(params: UpdatePropertiesParams) -> Self {
-        ops::UpdateProperties {
-            path: params.path,
-            properties: params.properties,
-            replace: params.replace,
-            expected_revision: params.expected_revision,
         }
     }
 }

@@ -1,6 +1,9 @@
 //! The search tools: ranked search (keyword, semantic, hybrid), grep, tags, folders, recent notes,
-//! properties, and bringing the index up to date; with their wire types. Each converts its
-//! parameters into one `ops` request (see `ops::search`).
+//! properties, and bringing the index up to date; with their wire types (those of the property
+//! tools in `search/properties.rs`). Each converts its parameters into one `ops` request (see
+//! `ops::search`).
+
+mod properties;
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::service::RequestContext;
@@ -13,6 +16,10 @@ use super::{ListNotesResult, Page, default_true};
 use crate::mcp::error::ToolError;
 use crate::mcp::{Caller, QuireServer};
 use crate::ops::{self, Ops};
+use properties::{
+    ListPropertyKeysResult, ListPropertyValuesParams, ListPropertyValuesResult,
+    SearchByPropertyParams,
+};
 
 /// How `vault_search` searches: `Auto` is the best mode available (hybrid once semantic vectors
 /// are ready, else keyword).
@@ -31,16 +38,13 @@ pub enum SearchModeParam {
 #[serde(deny_unknown_fields)]
 pub struct DateFilterParams {
     /// Before this date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:MM).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub before: Option<String>,
     /// On this day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub on: Option<String>,
     /// After this date (the whole day) or date-time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub after: Option<String>,
 }
 
@@ -59,29 +63,23 @@ impl From<DateFilterParams> for ops::DateFilter {
 #[schemars(inline)]
 pub struct SearchFiltersParams {
     /// Only this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Every one of these tags (nested tags match too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
+    #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Key -> value: text ignores case, a list needs every item, null needs only the key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Map<String, Value>")]
+    #[serde(default)]
     pub properties: Option<Map<String, Value>>,
     /// The `type` property.
     #[serde(rename = "type")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub note_type: Option<String>,
     /// The `created` property (else the file's creation time), as written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateFilterParams")]
+    #[serde(default)]
     pub created: Option<DateFilterParams>,
     /// The modification time, in the server's time zone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateFilterParams")]
+    #[serde(default)]
     pub modified: Option<DateFilterParams>,
 }
 
@@ -91,8 +89,7 @@ pub struct SearchParams {
     /// Words (all must occur; when no note has all, any may), "exact phrases", prefix*, -excluded words, a OR b.
     #[serde(default)]
     pub query: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "SearchFiltersParams")]
+    #[serde(default)]
     pub filters: Option<SearchFiltersParams>,
     #[serde(flatten)]
     pub page: Page,
@@ -127,11 +124,9 @@ pub struct SearchResult {
     /// True when no note contained every word, so the results contain any of them.
     pub matched_any_word: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
     /// Present when the requested mode could not be honoured.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub notice: Option<String>,
 }
 
@@ -173,18 +168,15 @@ pub struct GrepParams {
     #[serde(default)]
     pub case_sensitive: bool,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// Most hits to return (default 50).
     #[schemars(range(min = 1, max = 1000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u32")]
+    #[serde(default)]
     pub limit: Option<u32>,
     /// Time budget in milliseconds (default 3000).
     #[schemars(range(min = 1, max = 30000))]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u64")]
+    #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
 
@@ -236,8 +228,7 @@ pub struct SearchByTagParams {
     #[serde(default)]
     pub exact: bool,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -248,8 +239,7 @@ pub struct SearchByTagParams {
 /// The parameters of a count listing (tags, property keys).
 pub struct CountListParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     #[serde(flatten)]
     pub page: Page,
@@ -267,7 +257,6 @@ pub struct TagCount {
 pub struct ListTagsResult {
     pub tags: Vec<TagCount>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -313,130 +302,13 @@ pub enum RecentSortParam {
 #[serde(deny_unknown_fields)]
 pub struct RecentNotesParams {
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// created: by the `created` property (else the file's creation time).
     #[serde(default)]
     pub sort_by: RecentSortParam,
     #[serde(flatten)]
     pub page: Page,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PropertyKeyCount {
-    /// The key in its most common spelling (case variants are merged).
-    pub key: String,
-    /// Number of notes with the key.
-    pub count: u64,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ListPropertyKeysResult {
-    pub keys: Vec<PropertyKeyCount>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub next_cursor: Option<String>,
-}
-
-impl From<ops::CountedList> for ListPropertyKeysResult {
-    fn from(list: ops::CountedList) -> Self {
-        ListPropertyKeysResult {
-            keys: list
-                .items
-                .into_iter()
-                .map(|item| PropertyKeyCount {
-                    key: item.value,
-                    count: item.count,
-                })
-                .collect(),
-            next_cursor: list.next_cursor,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListPropertyValuesParams {
-    /// The property key (any case).
-    pub key: String,
-    /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub folder: Option<String>,
-    #[serde(flatten)]
-    pub page: Page,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PropertyValueCount {
-    /// The value as text (list values are counted one by one; case variants are merged).
-    pub value: String,
-    /// Number of notes with the value.
-    pub count: u64,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ListPropertyValuesResult {
-    pub values: Vec<PropertyValueCount>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub next_cursor: Option<String>,
-}
-
-impl From<ops::CountedList> for ListPropertyValuesResult {
-    fn from(list: ops::CountedList) -> Self {
-        ListPropertyValuesResult {
-            values: list
-                .items
-                .into_iter()
-                .map(|item| PropertyValueCount {
-                    value: item.value,
-                    count: item.count,
-                })
-                .collect(),
-            next_cursor: list.next_cursor,
-        }
-    }
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchByPropertyParams {
-    /// The property key (any case).
-    pub key: String,
-    /// Text, number, true/false, a list (every item must be present), or null for any value.
-    #[serde(default, skip_serializing_if = "Value::is_null")]
-    #[schemars(with = "PropertyValueSchema")]
-    pub value: Value,
-    /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub folder: Option<String>,
-    #[serde(flatten)]
-    pub page: Page,
-}
-
-// The schema of a property value a client may search for (the field itself stays a JSON value);
-// a plain comment, because a doc comment would be sent to every client as the schema's description.
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // Only its schema is used.
-#[schemars(inline)]
-enum PropertyValueSchema {
-    Text(String),
-    Number(f64),
-    Flag(bool),
-    List(Vec<PropertyScalarSchema>),
-}
-
-#[derive(JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // Only its schema is used.
-enum PropertyScalarSchema {
-    Text(String),
-    Number(f64),
-    Flag(bool),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -571,29 +443,6 @@ impl From<RecentNotesParams> for ops::RecentNotes {
         ops::RecentNotes {
             folder: params.folder,
             sort_by: params.sort_by.into(),
-            limit: params.page.limit,
-            cursor: params.page.cursor,
-        }
-    }
-}
-
-impl From<ListPropertyValuesParams> for ops::ListPropertyValues {
-    fn from(params: ListPropertyValuesParams) -> Self {
-        ops::ListPropertyValues {
-            key: params.key,
-            folder: params.folder,
-            limit: params.page.limit,
-            cursor: params.page.cursor,
-        }
-    }
-}
-
-impl From<SearchByPropertyParams> for ops::SearchByProperty {
-    fn from(params: SearchByPropertyParams) -> Self {
-        ops::SearchByProperty {
-            key: params.key,
-            value: params.value,
-            folder: params.folder,
             limit: params.page.limit,
             cursor: params.page.cursor,
         }

@@ -40,16 +40,13 @@ impl OneOrMany {
 #[serde(deny_unknown_fields)]
 pub struct DateConditionParams {
     /// Strictly before this day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub before: Option<String>,
     /// On this day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub on: Option<String>,
     /// Strictly after this day.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub after: Option<String>,
 }
 
@@ -205,56 +202,43 @@ impl From<TaskPositionParam> for ops::TaskPosition {
 #[serde(deny_unknown_fields)]
 pub struct ListTasksParams {
     /// TODO, IN_PROGRESS, DONE, CANCELLED or NON_TASK, or a list (default: every task).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "OneOrMany")]
+    #[serde(default)]
     pub status: Option<OneOrMany>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub due: Option<DateConditionParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub scheduled: Option<DateConditionParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub start: Option<DateConditionParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub created: Option<DateConditionParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub done: Option<DateConditionParams>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "DateConditionParams")]
+    #[serde(default)]
     pub cancelled: Option<DateConditionParams>,
     /// highest, high, medium, normal, low or lowest, or a list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "OneOrMany")]
+    #[serde(default)]
     pub priority: Option<OneOrMany>,
     /// Only notes in this folder and below.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub folder: Option<String>,
     /// A tag or a list (any of them; nested tags match).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "OneOrMany")]
+    #[serde(default)]
     pub tag: Option<OneOrMany>,
     /// With `tag`: not its nested tags.
     #[serde(default)]
     pub exact: bool,
     /// The heading the task is under, or a list (any of them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "OneOrMany")]
+    #[serde(default)]
     pub heading: Option<OneOrMany>,
     /// Only this note's tasks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub path: Option<String>,
     /// Leave out sub-tasks.
     #[serde(default)]
     pub top_level_only: bool,
     /// Default position (path, then line); modified: newest note first.
     #[serde(default, deserialize_with = "lenient")]
-    #[schemars(with = "TaskSortParam")]
     pub sort_by: Option<TaskSortParam>,
     #[serde(flatten)]
     pub page: Page,
@@ -306,61 +290,47 @@ pub struct TaskResult {
     /// highest, high, medium, normal, low or lowest.
     pub priority: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub due: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub scheduled: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub start: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub created: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub done: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub cancelled: Option<String>,
     /// Date fields whose text is not a real date (shown as written, e.g. 2025-02-30).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub invalid_dates: Vec<String>,
     /// The recurrence rule as the Tasks plugin writes it (e.g. "every week on Monday when done").
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub recurrence: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub on_completion: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub id: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub block_id: Option<String>,
     /// The heading the task sits under.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub heading: Option<String>,
     /// 0 for a top-level list item, 1 for its children, ...
     pub depth: usize,
     /// 1-based line of the enclosing list item.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
     pub parent_line: Option<usize>,
     /// For a Kanban board: the lane.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub lane: Option<String>,
     /// For a Kanban board: whether the lane is its Complete lane.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lane_complete: bool,
     /// For a task with sub-tasks: how many are done, out of how many (cancelled ones not counted).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "SubtaskProgressResult")]
     pub subtask_progress: Option<SubtaskProgressResult>,
     /// The line as written.
     pub text: String,
@@ -407,7 +377,6 @@ impl From<ops::TaskItem> for TaskResult {
 pub struct ListTasksResult {
     pub tasks: Vec<TaskResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub next_cursor: Option<String>,
 }
 
@@ -420,6 +389,58 @@ impl From<ops::TaskList> for ListTasksResult {
     }
 }
 
+// The task fields a create and an update both set (on update an empty string removes one),
+// flattened into both so their schemas stay flat objects. A plain comment: flattening would hand
+// a doc comment to the parameters' schema.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TaskFieldsParams {
+    /// highest, high, medium, normal, low or lowest.
+    #[serde(default)]
+    pub priority: Option<String>,
+    #[serde(default)]
+    pub due: Option<String>,
+    #[serde(default)]
+    pub scheduled: Option<String>,
+    #[serde(default)]
+    pub start: Option<String>,
+    #[serde(default)]
+    pub created: Option<String>,
+    #[serde(default)]
+    pub done: Option<String>,
+    #[serde(default)]
+    pub cancelled: Option<String>,
+    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
+    #[serde(default)]
+    pub recurrence: Option<String>,
+    /// keep or delete the line when the task is done.
+    #[serde(default)]
+    pub on_completion: Option<String>,
+    /// The task's id (letters, digits, - and _), for depends_on.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Ids of the tasks this one waits for.
+    #[serde(default)]
+    pub depends_on: Option<Vec<String>>,
+}
+
+impl From<TaskFieldsParams> for ops::TaskFields {
+    fn from(fields: TaskFieldsParams) -> Self {
+        ops::TaskFields {
+            priority: fields.priority,
+            due: fields.due,
+            scheduled: fields.scheduled,
+            start: fields.start,
+            created: fields.created,
+            done: fields.done,
+            cancelled: fields.cancelled,
+            recurrence: fields.recurrence,
+            on_completion: fields.on_completion,
+            id: fields.id,
+            depends_on: fields.depends_on,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTaskParams {
@@ -428,74 +449,30 @@ pub struct CreateTaskParams {
     /// The task text (one line); the global filter is added when missing.
     pub description: String,
     /// A status symbol (x, /, -, custom) or type (DONE, ...); default todo.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub status: Option<String>,
-    /// highest, high, medium, normal, low or lowest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub priority: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub due: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub scheduled: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub start: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub created: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub done: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cancelled: Option<String>,
-    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub recurrence: Option<String>,
-    /// keep or delete the line when the task is done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub on_completion: Option<String>,
-    /// The task's id (letters, digits, - and _), for depends_on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub id: Option<String>,
-    /// Ids of the tasks this one waits for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
-    pub depends_on: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub fields: TaskFieldsParams,
     /// A block id to end the line with ([[Note#^id]] links to it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub block_id: Option<String>,
     /// Put the task in this heading's section.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
     /// With `heading`: its level, when several headings share the name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
+    #[serde(default)]
     pub heading_level: Option<u8>,
     /// Line of a task or list item to add the task under, as its last sub-task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
+    #[serde(default)]
     pub parent_line: Option<usize>,
     /// With `heading`: top, bottom (default) or an index among its items (0 is the first).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "TaskPositionParam")]
+    #[serde(default)]
     pub position: Option<TaskPositionParam>,
     /// Default: the plugin's task format.
     #[serde(default, deserialize_with = "lenient")]
-    #[schemars(with = "TaskFormatParam")]
     pub format: Option<TaskFormatParam>,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -505,76 +482,32 @@ pub struct UpdateTaskParams {
     /// Vault-relative path of the note.
     pub path: String,
     /// 1-based line of the task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "usize")]
+    #[serde(default)]
     pub line: Option<usize>,
     /// Or the task's block id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub block_id: Option<String>,
     /// A status symbol (x, " ", /, -, custom), a type (DONE, ...) or toggle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub status: Option<String>,
     /// New task text (one line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub description: Option<String>,
-    /// highest, high, medium, normal, low or lowest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub priority: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub due: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub scheduled: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub start: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub created: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub done: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub cancelled: Option<String>,
-    /// A Tasks plugin rule, e.g. "every 2 weeks", "every Monday when done".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub recurrence: Option<String>,
-    /// keep or delete the line when the task is done.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub on_completion: Option<String>,
-    /// The task's id (letters, digits, - and _), for depends_on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub id: Option<String>,
-    /// Ids of the tasks this one waits for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<String>")]
-    pub depends_on: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub fields: TaskFieldsParams,
     /// Move the task and its sub-tasks under this heading.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub heading: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "u8")]
+    #[serde(default)]
     pub heading_level: Option<u8>,
     /// With `heading`: top, bottom (default) or an index among its items (0 is the first).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "TaskPositionParam")]
+    #[serde(default)]
     pub position: Option<TaskPositionParam>,
     /// Sub-tasks to add.
     #[serde(default)]
     pub add_subtasks: Vec<String>,
     /// The revision you last read; `conflict` if the note changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
+    #[serde(default)]
     pub expected_revision: Option<String>,
 }
 
@@ -595,7 +528,6 @@ pub struct TaskWriteResult {
     pub deleted: bool,
     /// Another writer changed the note while this write replaced it: your change is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
     pub conflict_copy: Option<String>,
 }
 
@@ -615,29 +547,10 @@ impl From<ops::TaskWrite> for TaskWriteResult {
     }
 }
 
-/// The task fields of a create or update call (on update an empty string removes a field).
-macro_rules! task_fields {
-    ($params:expr) => {
-        ops::TaskFields {
-            priority: $params.priority,
-            due: $params.due,
-            scheduled: $params.scheduled,
-            start: $params.start,
-            created: $params.created,
-            done: $params.done,
-            cancelled: $params.cancelled,
-            recurrence: $params.recurrence,
-            on_completion: $params.on_completion,
-            id: $params.id,
-            depends_on: $params.depends_on,
-        }
-    };
-}
-
 impl From<CreateTaskParams> for ops::CreateTask {
     fn from(params: CreateTaskParams) -> Self {
         ops::CreateTask {
-            fields: task_fields!(params),
+            fields: params.fields.into(),
             path: params.path,
             description: params.description,
             status: params.status,
@@ -655,7 +568,7 @@ impl From<CreateTaskParams> for ops::CreateTask {
 impl From<UpdateTaskParams> for ops::UpdateTask {
     fn from(params: UpdateTaskParams) -> Self {
         ops::UpdateTask {
-            fields: task_fields!(params),
+            fields: params.fields.into(),
             path: params.path,
             line: params.line,
             block_id: params.block_id,
