@@ -13,6 +13,7 @@ pub mod http;
 pub mod index;
 pub mod markdown;
 pub mod mcp;
+pub mod native;
 pub mod ops;
 pub mod search;
 pub mod sync_status;
