@@ -26,7 +26,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/http/oauth/mod.rs::register",
     "src/http/oauth/mod.rs::token",
     "src/http/oauth/mod.rs::r18_registrations_are_capped_and_never_used_ones_expire",
-    "src/index/tasks.rs::task_page",
     "src/main.rs::main",
     "src/markdown/blocks.rs",
     "src/markdown/canvas.rs::render_canvas",
