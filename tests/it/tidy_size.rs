@@ -27,7 +27,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/http/oauth/mod.rs::token",
     "src/http/oauth/mod.rs::r18_registrations_are_capped_and_never_used_ones_expire",
     "src/main.rs::main",
-    "src/markdown/blocks.rs",
     "src/markdown/canvas.rs::render_canvas",
     "src/markdown/links/line.rs::inline_links",
     "src/markdown/links.rs",
