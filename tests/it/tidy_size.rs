@@ -29,7 +29,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/main.rs::main",
     "src/markdown/canvas.rs::render_canvas",
     "src/markdown/links/line.rs::inline_links",
-    "src/markdown/links.rs",
     "src/markdown/moment.rs::render",
     "src/markdown/tasks/line.rs",
     "src/markdown/tasks/line.rs::parse_line_fields",
