@@ -30,8 +30,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/markdown/canvas.rs::render_canvas",
     "src/markdown/links/line.rs::inline_links",
     "src/markdown/moment.rs::render",
-    "src/markdown/tasks/line.rs",
-    "src/markdown/tasks/line.rs::parse_line_fields",
     "src/markdown/tasks/recurrence.rs",
     "src/markdown/tasks/recurrence.rs::parse_rule",
     "src/markdown/tasks/recurrence.rs::rule_text",
