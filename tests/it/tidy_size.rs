@@ -18,7 +18,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/config.rs::load",
     "src/config.rs::access",
     "src/files/image.rs::fit_image",
-    "src/files/pdf/fonts.rs",
     "src/http/oauth/mod.rs",
     "src/http/oauth/mod.rs::register",
     "src/http/oauth/mod.rs::token",
