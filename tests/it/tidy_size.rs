@@ -17,7 +17,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/config.rs",
     "src/config.rs::load",
     "src/config.rs::access",
-    "src/files/image.rs::fit_image",
     "src/http/oauth/mod.rs",
     "src/http/oauth/mod.rs::register",
     "src/http/oauth/mod.rs::token",
