@@ -22,7 +22,6 @@ const NOT_YET_SPLIT: &[&str] = &[
     "src/http/oauth/mod.rs::token",
     "src/http/oauth/mod.rs::r18_registrations_are_capped_and_never_used_ones_expire",
     "src/main.rs::main",
-    "src/markdown/links/line.rs::inline_links",
     "src/mcp/tools/notes.rs",
     "src/mcp/tools/search.rs",
     "src/ops/files.rs::list_files",
