@@ -46,7 +46,7 @@ pub(crate) struct Wheel {
 
 /// Why a download produced no file.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum DownloadError {
+pub enum DownloadError {
     #[error("downloading {url} failed: {message}")]
     Download { url: String, message: String },
     #[error(

@@ -117,16 +117,9 @@ pub enum InstallError {
     Unknown { name: String, known: String },
     #[error("{0}")]
     NotInstallable(String),
-    #[error("downloading {url} failed: {message}")]
-    Download { url: String, message: String },
-    #[error(
-        "{url}: sha256 is {got}, expected {expected}; the download was altered or corrupted, nothing was installed"
-    )]
-    Checksum {
-        url: String,
-        got: String,
-        expected: String,
-    },
+    /// The download failed or its checksum did not match (`native::download`'s own texts).
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error("{path}: {message}")]
     Files { path: PathBuf, message: String },
     #[error("ONNX Runtime wheels are pinned for x86_64 and aarch64 Linux only, not {0}")]
@@ -249,13 +242,7 @@ fn staging_dir(parent: &Path) -> Result<PathBuf, InstallError> {
 
 /// Downloads `wheel` into `dir` through the one checked downloader.
 fn download(wheel: &Wheel, dir: &Path, progress: bool) -> Result<PathBuf, InstallError> {
-    native::download(wheel, dir, progress).map_err(|error| match error {
-        DownloadError::Download { url, message } => InstallError::Download { url, message },
-        DownloadError::Checksum { url, got, expected } => {
-            InstallError::Checksum { url, got, expected }
-        }
-        DownloadError::Files { path, message } => InstallError::Files { path, message },
-    })
+    Ok(native::download(wheel, dir, progress)?)
 }
 
 /// Copies one member of a checked wheel to `to`.

@@ -163,16 +163,9 @@ pub enum PdfiumInstallError {
     },
     #[error("{path}: not a readable wheel (zip): {message}")]
     Wheel { path: PathBuf, message: String },
-    #[error("downloading {url} failed: {message}")]
-    Download { url: String, message: String },
-    #[error(
-        "{url}: sha256 is {got}, expected {expected}; the download was altered or corrupted, nothing was installed"
-    )]
-    Checksum {
-        url: String,
-        got: String,
-        expected: String,
-    },
+    /// The download failed or its checksum did not match (`native::download`'s own texts).
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error(
         "there is no pinned pypdfium2 wheel for {0}; download the one for this machine and install it with `quire pdfium install --wheel FILE`"
     )]
@@ -190,8 +183,13 @@ impl PdfiumInstallError {
             PdfiumInstallError::NotALibrary { .. } => "pdfium_not_a_library",
             PdfiumInstallError::WrongArchitecture { .. } => "pdfium_wrong_architecture",
             PdfiumInstallError::Wheel { .. } => "pdfium_wheel_unreadable",
-            PdfiumInstallError::Download { .. } => "pdfium_download_failed",
-            PdfiumInstallError::Checksum { .. } => "pdfium_checksum_mismatch",
+            PdfiumInstallError::Download(DownloadError::Download { .. }) => {
+                "pdfium_download_failed"
+            }
+            PdfiumInstallError::Download(DownloadError::Checksum { .. }) => {
+                "pdfium_checksum_mismatch"
+            }
+            PdfiumInstallError::Download(DownloadError::Files { .. }) => "pdfium_files",
             PdfiumInstallError::NoWheelForArchitecture(_) => "pdfium_no_wheel",
             PdfiumInstallError::Files { .. } => "pdfium_files",
         }
@@ -318,18 +316,8 @@ fn download(wheel: &PinnedWheel, dir: &Path, progress: bool) -> Result<(), Pdfiu
         sha256: wheel.sha256,
         bytes: wheel.bytes,
     };
-    match native::download(&shared, dir, progress) {
-        Ok(_) => Ok(()),
-        Err(DownloadError::Checksum { url, got, expected }) => {
-            Err(PdfiumInstallError::Checksum { url, got, expected })
-        }
-        Err(DownloadError::Files { path, message }) => {
-            Err(PdfiumInstallError::Files { path, message })
-        }
-        Err(DownloadError::Download { url, message }) => {
-            Err(PdfiumInstallError::Download { url, message })
-        }
-    }
+    native::download(&shared, dir, progress)?;
+    Ok(())
 }
 
 fn sha256_file(path: &Path) -> Result<String, PdfiumInstallError> {
