@@ -65,18 +65,34 @@ struct State {
     rise: f64,
 }
 
+/// Reads the pages of one document, sharing its fonts and its operator budget between them.
 pub(super) struct Reader<'a> {
-    pub(super) document: &'a Document,
-    pub(super) limits: &'a PdfLimits,
-    pub(super) fonts: HashMap<ObjectId, Rc<FontInfo>>,
-    pub(super) operations: usize,
-    pub(super) budget_exhausted: bool,
+    document: &'a Document,
+    limits: &'a PdfLimits,
+    fonts: HashMap<ObjectId, Rc<FontInfo>>,
+    operations: usize,
+    budget_exhausted: bool,
 }
 
 /// Forms nest; deeper nesting is treated as content to skip.
 const MAX_FORM_DEPTH: usize = 12;
 
 impl<'a> Reader<'a> {
+    pub(super) fn new(document: &'a Document, limits: &'a PdfLimits) -> Reader<'a> {
+        Reader {
+            document,
+            limits,
+            fonts: HashMap::new(),
+            operations: 0,
+            budget_exhausted: false,
+        }
+    }
+
+    /// Whether the document's operator budget ran out (the page that did so is cut short).
+    pub(super) fn budget_exhausted(&self) -> bool {
+        self.budget_exhausted
+    }
+
     pub(super) fn read_page(&mut self, page_id: ObjectId, page: &mut PageReader) {
         let mut resources: Vec<&'a Dictionary> = Vec::new();
         if let Ok((own, inherited)) = self.document.get_page_resources(page_id) {

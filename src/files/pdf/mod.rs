@@ -18,8 +18,6 @@ pub mod pdfium;
 pub mod render;
 mod standard_widths;
 
-use std::collections::HashMap;
-
 use lopdf::{Document, Object, ObjectId};
 
 use content::{PageReader, Reader};
@@ -165,13 +163,7 @@ struct PagesRead {
 
 /// Reads pages in order until the page, operation or output bound is reached.
 fn read_pages(document: &Document, page_ids: &[ObjectId], limits: &PdfLimits) -> PagesRead {
-    let mut reader = Reader {
-        document,
-        limits,
-        fonts: HashMap::new(),
-        operations: 0,
-        budget_exhausted: false,
-    };
+    let mut reader = Reader::new(document, limits);
     let mut pages: Vec<Vec<Line>> = Vec::new();
     let mut links: Vec<PdfLink> = Vec::new();
     let mut truncated = None;
@@ -198,7 +190,7 @@ fn read_pages(document: &Document, page_ids: &[ObjectId], limits: &PdfLimits) ->
             .sum::<usize>();
         pages.push(lines);
         add_links(&mut links, page_links, index + 1);
-        if reader.budget_exhausted {
+        if reader.budget_exhausted() {
             truncated = Some(format!(
                 "the page content is too complex (more than {} drawing operations)",
                 limits.max_operations
