@@ -15,6 +15,7 @@ pub mod http;
 pub mod index;
 pub mod markdown;
 pub mod mcp;
+pub mod native;
 pub mod ops;
 pub mod rank_fusion;
 pub mod sync_status;

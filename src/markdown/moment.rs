@@ -229,17 +229,18 @@ fn render(
     weeks: WeekRule,
 ) -> Option<String> {
     let date = at.date();
-    let year = i32::from(date.year());
+    month_and_day(token, date, weeks)
+        .or_else(|| week_and_year(token, date, weeks))
+        .or_else(|| time_of_day(token, at, offset_seconds.unwrap_or(0)))
+}
+
+/// Month, quarter, day of the month, of the year and of the week.
+fn month_and_day(token: &str, date: Date, weeks: WeekRule) -> Option<String> {
     let month = usize::try_from(date.month()).unwrap_or(1).clamp(1, 12);
     let day = i32::from(date.day());
     let weekday = i32::from(date.weekday().to_sunday_zero_offset());
-    let hour = i32::from(at.hour());
-    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
-    let minute = i32::from(at.minute());
-    let second = i32::from(at.second());
     let quarter = (month as i32 - 1) / 3 + 1;
     let day_of_year = i32::from(date.day_of_year());
-    let offset = offset_seconds.unwrap_or(0);
     let text = match token {
         "M" => month.to_string(),
         "Mo" => ordinal(month as i64),
@@ -262,6 +263,15 @@ fn render(
         "ddd" => WEEKDAYS[weekday as usize % 7][..3].to_string(),
         "dddd" => WEEKDAYS[weekday as usize % 7].to_string(),
         "E" => date.weekday().to_monday_one_offset().to_string(),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// Week of the year (the locale's and ISO's), week year, year and era.
+fn week_and_year(token: &str, date: Date, weeks: WeekRule) -> Option<String> {
+    let year = i32::from(date.year());
+    let text = match token {
         "w" => week_of_year(date, weeks).1.to_string(),
         "wo" => ordinal(i64::from(week_of_year(date, weeks).1)),
         "ww" => pad(i64::from(week_of_year(date, weeks).1), 2),
@@ -300,6 +310,18 @@ fn render(
             "Before Christ"
         }
         .to_string(),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// Hours, minutes, seconds and their fractions, the zone offset and Unix time.
+fn time_of_day(token: &str, at: DateTime, offset: i32) -> Option<String> {
+    let hour = i32::from(at.hour());
+    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
+    let minute = i32::from(at.minute());
+    let second = i32::from(at.second());
+    let text = match token {
         "a" => if hour < 12 { "am" } else { "pm" }.to_string(),
         "A" => if hour < 12 { "AM" } else { "PM" }.to_string(),
         "H" => hour.to_string(),

@@ -94,8 +94,9 @@ fn each_framework_has_one_home() {
     violations.extend(confined("ort::", &["src/embed/"]));
     violations.extend(confined("tokenizers::", &["src/embed/"]));
     violations.extend(confined("sqlite_vec", &["src/index/"]));
-    // Outbound HTTPS: model downloads (`quire model install`) and Client ID Metadata Documents.
-    violations.extend(confined("reqwest", &["src/embed/", "src/http/oauth/"]));
+    // Outbound HTTPS: pinned wheel downloads (models, ONNX Runtime, pdfium) and Client ID
+    // Metadata Documents.
+    violations.extend(confined("reqwest", &["src/native.rs", "src/http/oauth/"]));
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
@@ -143,8 +144,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("telemetry", &[]),
     ("tool_groups", &[]),
     ("vault", &[]),
-    ("embed", &[]),
-    ("files", &["embed"]),
+    ("native", &[]),
+    ("embed", &["native"]),
+    ("files", &["native"]),
     ("index", &["files", "health", "markdown", "vault"]),
     ("history", &["vault"]),
     (

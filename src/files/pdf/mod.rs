@@ -11,20 +11,18 @@
 //! here panics on input, and the third-party parser runs under `catch_unwind` so a bug in it
 //! becomes a `damaged` error instead of taking the server down.
 
+mod content;
 mod fonts;
 mod layout;
 pub mod pdfium;
 pub mod render;
 mod standard_widths;
 
-use std::collections::HashMap;
-use std::rc::Rc;
+use lopdf::{Document, Object, ObjectId};
 
-use lopdf::{Dictionary, Document, Object, ObjectId};
-
-use fonts::FontInfo;
+use content::{PageReader, Reader};
 pub use layout::PdfLink;
-use layout::{Header, Line, Run};
+use layout::{Header, Line};
 pub use render::{RenderOptions, RenderedPage, render_pages};
 
 /// Bounds on the work one PDF may cause.
@@ -152,13 +150,20 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
             reason: "it has no pages".into(),
         });
     }
-    let mut reader = Reader {
-        document: &document,
-        limits,
-        fonts: HashMap::new(),
-        operations: 0,
-        budget_exhausted: false,
-    };
+    let read = read_pages(&document, &page_ids, limits);
+    Ok(write_markdown(&document, page_ids.len(), read))
+}
+
+/// The pages read (each as its lines), the links found on them, and why reading stopped early.
+struct PagesRead {
+    pages: Vec<Vec<Line>>,
+    links: Vec<PdfLink>,
+    truncated: Option<String>,
+}
+
+/// Reads pages in order until the page, operation or output bound is reached.
+fn read_pages(document: &Document, page_ids: &[ObjectId], limits: &PdfLimits) -> PagesRead {
+    let mut reader = Reader::new(document, limits);
     let mut pages: Vec<Vec<Line>> = Vec::new();
     let mut links: Vec<PdfLink> = Vec::new();
     let mut truncated = None;
@@ -171,7 +176,7 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
             ));
             break;
         }
-        let mut page = PageReader::new(page_links(&document, *page_id));
+        let mut page = PageReader::new(page_links(document, *page_id));
         reader.read_page(*page_id, &mut page);
         let PageReader {
             lines,
@@ -184,16 +189,8 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
             .map(|run| run.text.len() + 1)
             .sum::<usize>();
         pages.push(lines);
-        for (uri, text) in page_links {
-            if !links.iter().any(|link| link.uri == uri) {
-                links.push(PdfLink {
-                    uri,
-                    text: (!text.trim().is_empty()).then(|| text.trim().to_string()),
-                    page: index + 1,
-                });
-            }
-        }
-        if reader.budget_exhausted {
+        add_links(&mut links, page_links, index + 1);
+        if reader.budget_exhausted() {
             truncated = Some(format!(
                 "the page content is too complex (more than {} drawing operations)",
                 limits.max_operations
@@ -208,16 +205,44 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
             break;
         }
     }
+    PagesRead {
+        pages,
+        links,
+        truncated,
+    }
+}
+
+/// Adds a page's links (URI and the text under it) that no earlier page had.
+fn add_links(links: &mut Vec<PdfLink>, page_links: Vec<(String, String)>, page: usize) {
+    for (uri, text) in page_links {
+        if !links.iter().any(|link| link.uri == uri) {
+            links.push(PdfLink {
+                uri,
+                text: (!text.trim().is_empty()).then(|| text.trim().to_string()),
+                page,
+            });
+        }
+    }
+}
+
+/// The markdown of the pages read, under a header naming the title (the metadata's, else the
+/// first heading found in the text), the pages and the links.
+fn write_markdown(document: &Document, page_count: usize, read: PagesRead) -> PdfText {
+    let PagesRead {
+        pages,
+        links,
+        truncated,
+    } = read;
     let pages_read = pages.len();
     let has_text = pages
         .iter()
         .flatten()
         .any(|line| line.runs.iter().any(|run| !run.text.trim().is_empty()));
-    let metadata_title = info_title(&document);
+    let metadata_title = info_title(document);
     let mut markdown = layout::render(
         &Header {
             title: metadata_title.as_deref(),
-            pages: page_ids.len(),
+            pages: page_count,
             pages_read,
             links: &links,
             truncated: truncated.as_deref(),
@@ -225,12 +250,12 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
         &pages,
     );
     let title = metadata_title.or_else(|| first_heading(&markdown));
-    if title.is_some() && info_title(&document).is_none() {
+    if title.is_some() && info_title(document).is_none() {
         // The header names the title found in the text, so a reader sees it in one place.
         markdown = layout::render(
             &Header {
                 title: title.as_deref(),
-                pages: page_ids.len(),
+                pages: page_count,
                 pages_read,
                 links: &links,
                 truncated: truncated.as_deref(),
@@ -238,15 +263,15 @@ fn read(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, PdfError> {
             &pages,
         );
     }
-    Ok(PdfText {
+    PdfText {
         markdown,
         title,
-        pages: page_ids.len(),
+        pages: page_count,
         pages_read,
         links,
         has_text,
         truncated,
-    })
+    }
 }
 
 fn first_heading(markdown: &str) -> Option<String> {
@@ -324,507 +349,6 @@ fn number(object: &Object) -> Option<f64> {
     }
 }
 
-/// A 2D affine matrix `[a b c d e f]` as PDF writes them.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Matrix([f64; 6]);
-
-impl Matrix {
-    const IDENTITY: Matrix = Matrix([1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
-
-    fn from_operands(operands: &[Object]) -> Option<Matrix> {
-        if operands.len() < 6 {
-            return None;
-        }
-        let mut values = [0.0; 6];
-        for (slot, operand) in values.iter_mut().zip(operands) {
-            *slot = number(operand)?;
-        }
-        values
-            .iter()
-            .all(|value| value.is_finite())
-            .then_some(Matrix(values))
-    }
-
-    /// `self × other`: apply `self`, then `other`.
-    fn then(self, other: Matrix) -> Matrix {
-        let [a, b, c, d, e, f] = self.0;
-        let [oa, ob, oc, od, oe, of] = other.0;
-        Matrix([
-            a * oa + b * oc,
-            a * ob + b * od,
-            c * oa + d * oc,
-            c * ob + d * od,
-            e * oa + f * oc + oe,
-            e * ob + f * od + of,
-        ])
-    }
-
-    fn translate(tx: f64, ty: f64) -> Matrix {
-        Matrix([1.0, 0.0, 0.0, 1.0, tx, ty])
-    }
-}
-
-/// The parts of the graphics state text extraction needs.
-#[derive(Clone)]
-struct State {
-    ctm: Matrix,
-    font: Option<Rc<FontInfo>>,
-    font_size: f64,
-    char_spacing: f64,
-    word_spacing: f64,
-    horizontal_scale: f64,
-    leading: f64,
-    rise: f64,
-}
-
-struct Reader<'a> {
-    document: &'a Document,
-    limits: &'a PdfLimits,
-    fonts: HashMap<ObjectId, Rc<FontInfo>>,
-    operations: usize,
-    budget_exhausted: bool,
-}
-
-/// Forms nest; deeper nesting is treated as content to skip.
-const MAX_FORM_DEPTH: usize = 12;
-
-impl<'a> Reader<'a> {
-    fn read_page(&mut self, page_id: ObjectId, page: &mut PageReader) {
-        let mut resources: Vec<&'a Dictionary> = Vec::new();
-        if let Ok((own, inherited)) = self.document.get_page_resources(page_id) {
-            resources.extend(own);
-            resources.extend(
-                inherited
-                    .into_iter()
-                    .filter_map(|id| self.document.get_dictionary(id).ok()),
-            );
-        }
-        let mut content = Vec::new();
-        for id in self.document.get_page_contents(page_id) {
-            let Some(stream) = self
-                .document
-                .get_object(id)
-                .ok()
-                .and_then(|object| object.as_stream().ok())
-            else {
-                continue;
-            };
-            match stream.get_plain_content_with_limit(self.limits.max_stream_bytes) {
-                Ok(bytes) if content.len() + bytes.len() <= self.limits.max_stream_bytes => {
-                    content.extend_from_slice(&bytes);
-                    content.push(b'\n');
-                }
-                // A stream that cannot be decoded (or is too large) is skipped; the rest of the
-                // page may still read.
-                _ => {}
-            }
-        }
-        let state = State {
-            ctm: Matrix::IDENTITY,
-            font: None,
-            font_size: 0.0,
-            char_spacing: 0.0,
-            word_spacing: 0.0,
-            horizontal_scale: 1.0,
-            leading: 0.0,
-            rise: 0.0,
-        };
-        let mut forms = Vec::new();
-        self.run(&content, &resources, state, page, &mut forms);
-    }
-
-    fn lookup(
-        &self,
-        resources: &[&'a Dictionary],
-        category: &[u8],
-        name: &[u8],
-    ) -> Option<(Option<ObjectId>, &'a Object)> {
-        resources.iter().find_map(|dictionary| {
-            let group = dictionary.get(category).ok()?;
-            let group = match group {
-                Object::Reference(id) => self.document.get_object(*id).ok()?,
-                other => other,
-            };
-            let entry = group.as_dict().ok()?.get(name).ok()?;
-            match entry {
-                Object::Reference(id) => Some((Some(*id), self.document.get_object(*id).ok()?)),
-                other => Some((None, other)),
-            }
-        })
-    }
-
-    fn font(&mut self, resources: &[&'a Dictionary], name: &[u8]) -> Option<Rc<FontInfo>> {
-        let (id, object) = self.lookup(resources, b"Font", name)?;
-        if let Some(id) = id
-            && let Some(font) = self.fonts.get(&id)
-        {
-            return Some(font.clone());
-        }
-        let font = Rc::new(FontInfo::read(self.document, object.as_dict().ok()?));
-        if let Some(id) = id {
-            self.fonts.insert(id, font.clone());
-        }
-        Some(font)
-    }
-
-    fn run(
-        &mut self,
-        content: &[u8],
-        resources: &[&'a Dictionary],
-        mut state: State,
-        page: &mut PageReader,
-        forms: &mut Vec<ObjectId>,
-    ) {
-        let mut stack: Vec<State> = Vec::new();
-        let mut text_matrix = Matrix::IDENTITY;
-        let mut line_matrix = Matrix::IDENTITY;
-        for operation in lopdf::content::Content::decode_iter(content) {
-            // A syntax error ends this stream; what was read so far stays.
-            let Ok(operation) = operation else { break };
-            self.operations += 1;
-            if self.operations > self.limits.max_operations {
-                self.budget_exhausted = true;
-                return;
-            }
-            let operands = &operation.operands;
-            let float = |index: usize| operands.get(index).and_then(number);
-            match operation.operator.as_str() {
-                // Unbalanced q's in a crafted stream must not grow the stack without bound.
-                "q" if stack.len() < 1024 => stack.push(state.clone()),
-                "Q" => {
-                    if let Some(saved) = stack.pop() {
-                        state = saved;
-                    }
-                }
-                "cm" => {
-                    if let Some(matrix) = Matrix::from_operands(operands) {
-                        state.ctm = matrix.then(state.ctm);
-                    }
-                }
-                "BT" => {
-                    text_matrix = Matrix::IDENTITY;
-                    line_matrix = Matrix::IDENTITY;
-                }
-                "Tf" => {
-                    if let Some(Object::Name(name)) = operands.first() {
-                        state.font = self.font(resources, name);
-                    }
-                    if let Some(size) = float(1) {
-                        state.font_size = size;
-                    }
-                }
-                "Tc" => state.char_spacing = float(0).unwrap_or(state.char_spacing),
-                "Tw" => state.word_spacing = float(0).unwrap_or(state.word_spacing),
-                "Tz" => {
-                    state.horizontal_scale = float(0).map_or(state.horizontal_scale, |s| s / 100.0)
-                }
-                "TL" => state.leading = float(0).unwrap_or(state.leading),
-                "Ts" => state.rise = float(0).unwrap_or(state.rise),
-                "Td" | "TD" => {
-                    if let (Some(tx), Some(ty)) = (float(0), float(1)) {
-                        if operation.operator == "TD" {
-                            state.leading = -ty;
-                        }
-                        line_matrix = Matrix::translate(tx, ty).then(line_matrix);
-                        text_matrix = line_matrix;
-                    }
-                }
-                "Tm" => {
-                    if let Some(matrix) = Matrix::from_operands(operands) {
-                        line_matrix = matrix;
-                        text_matrix = matrix;
-                    }
-                }
-                "T*" => {
-                    line_matrix = Matrix::translate(0.0, -state.leading).then(line_matrix);
-                    text_matrix = line_matrix;
-                }
-                "Tj" | "'" | "\"" => {
-                    if operation.operator != "Tj" {
-                        if operation.operator == "\"" {
-                            state.word_spacing = float(0).unwrap_or(state.word_spacing);
-                            state.char_spacing = float(1).unwrap_or(state.char_spacing);
-                        }
-                        line_matrix = Matrix::translate(0.0, -state.leading).then(line_matrix);
-                        text_matrix = line_matrix;
-                    }
-                    if let Some(Object::String(bytes, _)) = operands.last() {
-                        self.show(bytes, &state, &mut text_matrix, page);
-                    }
-                }
-                "TJ" => {
-                    if let Some(Object::Array(items)) = operands.first() {
-                        for item in items {
-                            match item {
-                                Object::String(bytes, _) => {
-                                    self.show(bytes, &state, &mut text_matrix, page);
-                                }
-                                other => {
-                                    if let Some(adjustment) = number(other) {
-                                        let tx = -adjustment / 1000.0
-                                            * state.font_size
-                                            * state.horizontal_scale;
-                                        text_matrix = Matrix::translate(tx, 0.0).then(text_matrix);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                "Do" => {
-                    if let Some(Object::Name(name)) = operands.first() {
-                        self.form(resources, name, &state, page, forms);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn form(
-        &mut self,
-        resources: &[&'a Dictionary],
-        name: &[u8],
-        state: &State,
-        page: &mut PageReader,
-        forms: &mut Vec<ObjectId>,
-    ) {
-        let Some((Some(id), object)) = self.lookup(resources, b"XObject", name) else {
-            return;
-        };
-        if forms.len() >= MAX_FORM_DEPTH || forms.contains(&id) {
-            return;
-        }
-        let Ok(stream) = object.as_stream() else {
-            return;
-        };
-        if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() != Some(b"Form".as_slice()) {
-            return;
-        }
-        let Ok(content) = stream.get_plain_content_with_limit(self.limits.max_stream_bytes) else {
-            return;
-        };
-        let matrix = stream
-            .dict
-            .get(b"Matrix")
-            .ok()
-            .and_then(|matrix| matrix.as_array().ok())
-            .and_then(|values| Matrix::from_operands(values))
-            .unwrap_or(Matrix::IDENTITY);
-        let own = stream
-            .dict
-            .get(b"Resources")
-            .ok()
-            .and_then(|resources| match resources {
-                Object::Reference(id) => self.document.get_dictionary(*id).ok(),
-                other => other.as_dict().ok(),
-            });
-        let mut form_resources: Vec<&'a Dictionary> = Vec::new();
-        form_resources.extend(own);
-        form_resources.extend(resources.iter().copied());
-        let mut form_state = state.clone();
-        form_state.ctm = matrix.then(state.ctm);
-        forms.push(id);
-        self.run(&content, &form_resources, form_state, page, forms);
-        forms.pop();
-    }
-
-    fn show(
-        &mut self,
-        bytes: &[u8],
-        state: &State,
-        text_matrix: &mut Matrix,
-        page: &mut PageReader,
-    ) {
-        let Some(font) = &state.font else { return };
-        let size = state.font_size;
-        let scale = state.horizontal_scale;
-        for glyph in font.decode(bytes) {
-            let rendering = text_matrix.then(state.ctm);
-            let [a, b, c, d, e, f] = rendering.0;
-            let x = state.rise * c + e;
-            let y = state.rise * d + f;
-            let direction_length = (a * a + b * b).sqrt();
-            let effective_size = (c * c + d * d).sqrt() * size.abs();
-            let mut advance = glyph.advance * size + state.char_spacing;
-            if glyph.is_space_code {
-                advance += state.word_spacing;
-            }
-            let tx = advance * scale;
-            let user_advance = tx * direction_length;
-            if !glyph.text.is_empty() && effective_size.is_finite() && effective_size > 0.0 {
-                let (dx, dy) = if direction_length > 0.0 {
-                    (a / direction_length, b / direction_length)
-                } else {
-                    (1.0, 0.0)
-                };
-                page.glyph(PlacedGlyph {
-                    text: &glyph.text,
-                    x,
-                    y,
-                    direction: (dx, dy),
-                    advance: user_advance.abs(),
-                    size: effective_size,
-                    monospace: font.monospace,
-                });
-            }
-            *text_matrix = Matrix::translate(tx, 0.0).then(*text_matrix);
-        }
-    }
-}
-
-struct PlacedGlyph<'a> {
-    text: &'a str,
-    x: f64,
-    y: f64,
-    direction: (f64, f64),
-    advance: f64,
-    size: f64,
-    monospace: bool,
-}
-
-/// Collects one page's glyphs into lines, and the text under its links.
-struct PageReader {
-    lines: Vec<Line>,
-    /// The current line's direction and where its last glyph ended (along the direction).
-    current: Option<((f64, f64), f64)>,
-    monospace_advances: (f64, usize),
-    link_rects: Vec<(String, [f64; 4])>,
-    /// Text gathered under each link, with the end of its last glyph.
-    link_text: Vec<(String, Option<(f64, f64)>)>,
-    links: Vec<(String, String)>,
-}
-
-impl PageReader {
-    fn new(link_rects: Vec<(String, [f64; 4])>) -> PageReader {
-        let link_text = vec![(String::new(), None); link_rects.len()];
-        PageReader {
-            lines: Vec::new(),
-            current: None,
-            monospace_advances: (0.0, 0),
-            link_rects,
-            link_text,
-            links: Vec::new(),
-        }
-    }
-
-    fn glyph(&mut self, glyph: PlacedGlyph<'_>) {
-        let (dx, dy) = glyph.direction;
-        // Coordinates along and across the text direction, so rotated pages read like upright
-        // ones.
-        let along = glyph.x * dx + glyph.y * dy;
-        let across = -glyph.x * dy + glyph.y * dx;
-        let same_line = match (self.current, self.lines.last()) {
-            (Some((direction, end)), Some(line)) => {
-                let tolerance = glyph.size.max(line.runs.last().map_or(0.0, |run| run.size));
-                (direction.0 - dx).abs() < 0.01
-                    && (direction.1 - dy).abs() < 0.01
-                    && (across - line.baseline).abs() <= tolerance * 0.5
-                    && along >= end - tolerance * 0.6
-            }
-            _ => false,
-        };
-        if !same_line {
-            self.close_line();
-            self.lines.push(Line {
-                start: along,
-                baseline: across,
-                runs: Vec::new(),
-                monospace_advance: 0.0,
-            });
-        }
-        let Some(line) = self.lines.last_mut() else {
-            return;
-        };
-        let mut text = String::new();
-        if same_line && let Some((_, end)) = self.current {
-            let gap = along - end;
-            let previous_is_space = line
-                .runs
-                .last()
-                .is_some_and(|run| run.text.ends_with(char::is_whitespace));
-            if gap > glyph.size * 0.2
-                && !previous_is_space
-                && !glyph.text.starts_with(char::is_whitespace)
-            {
-                let previous_monospace = line.runs.last().is_some_and(|run| run.monospace);
-                let spaces = if glyph.monospace && previous_monospace && glyph.advance > 0.0 {
-                    ((gap / glyph.advance).round() as usize).clamp(1, 200)
-                } else {
-                    1
-                };
-                text.push_str(&" ".repeat(spaces));
-            }
-        }
-        text.push_str(glyph.text);
-        match line.runs.last_mut() {
-            Some(run)
-                if run.monospace == glyph.monospace && (run.size - glyph.size).abs() < 0.25 =>
-            {
-                run.text.push_str(&text);
-            }
-            _ => line.runs.push(Run {
-                text,
-                size: glyph.size,
-                monospace: glyph.monospace,
-            }),
-        }
-        if glyph.monospace && !glyph.text.trim().is_empty() && glyph.advance > 0.0 {
-            self.monospace_advances.0 += glyph.advance;
-            self.monospace_advances.1 += 1;
-        }
-        self.current = Some(((dx, dy), along + glyph.advance));
-
-        if !glyph.text.trim().is_empty() {
-            let centre = (
-                glyph.x + dx * glyph.advance / 2.0 + (-dy) * glyph.size * 0.3,
-                glyph.y + dy * glyph.advance / 2.0 + dx * glyph.size * 0.3,
-            );
-            for (index, (_, rect)) in self.link_rects.iter().enumerate() {
-                if centre.0 >= rect[0]
-                    && centre.0 <= rect[2]
-                    && centre.1 >= rect[1]
-                    && centre.1 <= rect[3]
-                {
-                    let (text, last) = &mut self.link_text[index];
-                    if let Some((last_along, last_across)) = *last
-                        && ((across - last_across).abs() > glyph.size * 0.5
-                            || along - last_along > glyph.size * 0.2)
-                        && !text.ends_with(' ')
-                    {
-                        text.push(' ');
-                    }
-                    if text.len() < 1000 {
-                        text.push_str(glyph.text);
-                    }
-                    *last = Some((along + glyph.advance, across));
-                }
-            }
-        }
-    }
-
-    fn close_line(&mut self) {
-        if let Some(line) = self.lines.last_mut() {
-            let (sum, count) = self.monospace_advances;
-            line.monospace_advance = if count > 0 { sum / count as f64 } else { 0.0 };
-        }
-        self.monospace_advances = (0.0, 0);
-        self.current = None;
-    }
-
-    fn finish(mut self) -> PageReader {
-        self.close_line();
-        let texts = std::mem::take(&mut self.link_text);
-        self.links = self
-            .link_rects
-            .iter()
-            .zip(texts)
-            .map(|((uri, _), (text, _))| (uri.clone(), text))
-            .collect();
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -841,12 +365,5 @@ mod tests {
             let error = pdf_to_markdown(bytes, &PdfLimits::STANDARD).expect_err("not a PDF");
             assert_eq!(error.code(), "pdf_damaged", "{error}");
         }
-    }
-
-    #[test]
-    fn matrices_compose_in_pdf_order() {
-        let scale = Matrix([2.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
-        let moved = Matrix::translate(10.0, 5.0).then(scale);
-        assert_eq!(moved, Matrix([2.0, 0.0, 0.0, 2.0, 20.0, 10.0]));
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::embed::Located;
+use crate::native::{self, DownloadError, Located, Wheel, named_library};
 
 /// The library's file name, in the data directory and in any folder `install` is given.
 pub const LIBRARY_FILE: &str = "libpdfium.so";
@@ -92,24 +92,11 @@ impl Sources {
 /// further, so a typo is reported instead of silently using another library. The error says
 /// where Quire looked; `render::library_missing` turns it into the `unsupported` answer.
 pub fn locate(sources: &Sources) -> Result<Located<PathBuf>, String> {
-    let named = |path: &PathBuf, why: &str| {
-        if path.is_file() {
-            Ok(Located {
-                value: path.clone(),
-                why: why.to_string(),
-            })
-        } else {
-            Err(format!(
-                "{why} names {}, which does not exist",
-                path.display()
-            ))
-        }
-    };
     if let Some(path) = &sources.configured {
-        return named(path, "the configuration");
+        return named_library(path, "the configuration");
     }
     if let Some(path) = &sources.env {
-        return named(path, LIBRARY_ENV);
+        return named_library(path, LIBRARY_ENV);
     }
     match &sources.data_dir {
         Some(data) => {
@@ -176,16 +163,9 @@ pub enum PdfiumInstallError {
     },
     #[error("{path}: not a readable wheel (zip): {message}")]
     Wheel { path: PathBuf, message: String },
-    #[error("downloading {url} failed: {message}")]
-    Download { url: String, message: String },
-    #[error(
-        "{url}: sha256 is {got}, expected {expected}; the download was altered or corrupted, nothing was installed"
-    )]
-    Checksum {
-        url: String,
-        got: String,
-        expected: String,
-    },
+    /// The download failed or its checksum did not match (`native::download`'s own texts).
+    #[error(transparent)]
+    Download(#[from] DownloadError),
     #[error(
         "there is no pinned pypdfium2 wheel for {0}; download the one for this machine and install it with `quire pdfium install --wheel FILE`"
     )]
@@ -203,8 +183,13 @@ impl PdfiumInstallError {
             PdfiumInstallError::NotALibrary { .. } => "pdfium_not_a_library",
             PdfiumInstallError::WrongArchitecture { .. } => "pdfium_wrong_architecture",
             PdfiumInstallError::Wheel { .. } => "pdfium_wheel_unreadable",
-            PdfiumInstallError::Download { .. } => "pdfium_download_failed",
-            PdfiumInstallError::Checksum { .. } => "pdfium_checksum_mismatch",
+            PdfiumInstallError::Download(DownloadError::Download { .. }) => {
+                "pdfium_download_failed"
+            }
+            PdfiumInstallError::Download(DownloadError::Checksum { .. }) => {
+                "pdfium_checksum_mismatch"
+            }
+            PdfiumInstallError::Download(DownloadError::Files { .. }) => "pdfium_files",
             PdfiumInstallError::NoWheelForArchitecture(_) => "pdfium_no_wheel",
             PdfiumInstallError::Files { .. } => "pdfium_files",
         }
@@ -323,31 +308,16 @@ pub fn download_and_install(
     Ok(report)
 }
 
-/// The download itself is `quire model install`'s (one home for outbound HTTPS): streamed,
+/// The download itself is the one checked downloader's (one home for outbound HTTPS): streamed,
 /// hashed as it arrives, and deleted unless the sha256 matches.
 fn download(wheel: &PinnedWheel, dir: &Path, progress: bool) -> Result<(), PdfiumInstallError> {
-    use crate::embed::install::{InstallError, Wheel};
     let shared = Wheel {
         url: wheel.url,
         sha256: wheel.sha256,
         bytes: wheel.bytes,
     };
-    match crate::embed::install::download(&shared, dir, progress) {
-        Ok(_) => Ok(()),
-        Err(InstallError::Checksum { url, got, expected }) => {
-            Err(PdfiumInstallError::Checksum { url, got, expected })
-        }
-        Err(InstallError::Files { path, message }) => {
-            Err(PdfiumInstallError::Files { path, message })
-        }
-        Err(InstallError::Download { url, message }) => {
-            Err(PdfiumInstallError::Download { url, message })
-        }
-        Err(other) => Err(PdfiumInstallError::Download {
-            url: wheel.url.to_string(),
-            message: other.to_string(),
-        }),
-    }
+    native::download(&shared, dir, progress)?;
+    Ok(())
 }
 
 fn sha256_file(path: &Path) -> Result<String, PdfiumInstallError> {

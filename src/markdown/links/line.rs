@@ -42,25 +42,11 @@ pub(super) fn inline_links(
             None => return,
         }
     }
-    let mut positions = Positions::new(text, line_starts);
-    let mut push = |form: LinkForm,
-                    embed: bool,
-                    (start, end): (usize, usize),
-                    link: String,
-                    display: String| {
-        let (line, column) = positions.at(offset + start);
-        links.push(Link {
-            form,
-            embed,
-            link,
-            display,
-            original: content[start..end].to_owned(),
-            start: offset + start,
-            end: offset + end,
-            line,
-            column,
-            key: None,
-        });
+    let mut found = Found {
+        content,
+        offset,
+        positions: Positions::new(text, line_starts),
+        links,
     };
     // Every position `index` stops at is an ASCII byte or the start of a character: multi-byte
     // characters never contain ASCII bytes and other bytes only ever advance by one.
@@ -81,44 +67,88 @@ pub(super) fn inline_links(
                 }
             }
             b'$' => line.skip_inline_math(index),
-            b'[' if bytes.get(index + 1) == Some(&b'[') => {
-                let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
-                let start = if embed { index - 1 } else { index };
-                match line.wikilink_close(index + 2) {
-                    Some(close) => {
-                        let inner = &content[index + 2..close];
-                        if let Some(reopen) = inner.rfind("[[") {
-                            // `[[a [[b]]`: the innermost opener pairs with the closer.
-                            index + 2 + reopen
-                        } else {
-                            if let Some((link, display)) = parse_wikilink_inner(inner) {
-                                push(LinkForm::Wiki, embed, (start, close + 2), link, display);
-                            }
-                            close + 2
-                        }
-                    }
-                    None => index + 2,
-                }
-            }
-            b'[' => match line.markdown_link(index) {
-                Some(found) => {
-                    let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
-                    let start = if embed { index - 1 } else { index };
-                    if let Some(destination) = found.destination {
-                        push(
-                            LinkForm::Markdown,
-                            embed,
-                            (start, found.end),
-                            destination,
-                            content[index + 1..found.text_end].to_owned(),
-                        );
-                    }
-                    found.end
-                }
-                None => index + 1,
-            },
+            b'[' if bytes.get(index + 1) == Some(&b'[') => found.wikilink(&mut line, index),
+            b'[' => found.markdown_link(&mut line, index),
             _ => index + 1,
         };
+    }
+}
+
+/// Where the links of one line go, each placed by a position counted on from the last.
+struct Found<'t, 'l> {
+    content: &'t str,
+    /// Where `content` starts in the file's text.
+    offset: usize,
+    positions: Positions<'t>,
+    links: &'l mut Vec<Link>,
+}
+
+impl Found<'_, '_> {
+    fn push(
+        &mut self,
+        form: LinkForm,
+        embed: bool,
+        (start, end): (usize, usize),
+        link: String,
+        display: String,
+    ) {
+        let (line, column) = self.positions.at(self.offset + start);
+        self.links.push(Link {
+            form,
+            embed,
+            link,
+            display,
+            original: self.content[start..end].to_owned(),
+            start: self.offset + start,
+            end: self.offset + end,
+            line,
+            column,
+            key: None,
+        });
+    }
+
+    /// The `[[` at `index`: its link when it closes on this line; where reading goes on.
+    fn wikilink(&mut self, line: &mut LinkLine<'_>, index: usize) -> usize {
+        let (content, bytes) = (self.content, self.content.as_bytes());
+        let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
+        let start = if embed { index - 1 } else { index };
+        match line.wikilink_close(index + 2) {
+            Some(close) => {
+                let inner = &content[index + 2..close];
+                if let Some(reopen) = inner.rfind("[[") {
+                    // `[[a [[b]]`: the innermost opener pairs with the closer.
+                    index + 2 + reopen
+                } else {
+                    if let Some((link, display)) = parse_wikilink_inner(inner) {
+                        self.push(LinkForm::Wiki, embed, (start, close + 2), link, display);
+                    }
+                    close + 2
+                }
+            }
+            None => index + 2,
+        }
+    }
+
+    /// The `[` at `index`: its markdown link when one starts there; where reading goes on.
+    fn markdown_link(&mut self, line: &mut LinkLine<'_>, index: usize) -> usize {
+        let (content, bytes) = (self.content, self.content.as_bytes());
+        match line.markdown_link(index) {
+            Some(found) => {
+                let embed = index > 0 && bytes[index - 1] == b'!' && !escaped(bytes, index - 1);
+                let start = if embed { index - 1 } else { index };
+                if let Some(destination) = found.destination {
+                    self.push(
+                        LinkForm::Markdown,
+                        embed,
+                        (start, found.end),
+                        destination,
+                        content[index + 1..found.text_end].to_owned(),
+                    );
+                }
+                found.end
+            }
+            None => index + 1,
+        }
     }
 }
 

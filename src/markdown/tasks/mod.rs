@@ -1,5 +1,5 @@
 //! Tasks exactly as the Obsidian Tasks plugin (8.x) reads and writes them: statuses (`status.rs`),
-//! recurrence rules (`recurrence.rs`), one task line (`line.rs`) and the tasks of a whole note with
+//! recurrence rules (`recurrence/`), one task line (`line/`) and the tasks of a whole note with
 //! their place in it (`note.rs`). Pure: settings and today are passed in, nothing is read from disk,
 //! and no input can make it panic.
 
