@@ -71,5 +71,4 @@ pub use tasks::{
 };
 
 pub use orientation::{VaultOverview, VaultVocabulary};
-pub(crate) use shared::rfc3339_nanos;
 pub use shared::{Context, FileSettings, Ops, rfc3339};

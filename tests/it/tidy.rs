@@ -665,12 +665,23 @@ fn ops_never_uses_the_console_handles() {
     );
 }
 
-/// `ops/mod.rs` is the façade: module declarations and re-exports, nothing else, so a reader sees
-/// in one screen what Quire can do and no area can import an internal of its parent.
+/// Every `mod.rs` of `ops` is a façade: module declarations and re-exports, nothing else, so a
+/// reader of `ops/mod.rs` sees in one screen what Quire can do, and no room can import an
+/// internal of its parent (rooms import their siblings: `shared`, `inputs`, `types`, …).
 #[test]
-fn the_ops_facade_only_declares_and_re_exports() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/mod.rs");
-    let code = code_only(&std::fs::read_to_string(&path).expect("ops/mod.rs"));
+fn the_ops_facades_only_declare_and_re_export() {
+    for path in source_files() {
+        let rel = relative(&path);
+        if rel.starts_with("src/ops/") && rel.ends_with("/mod.rs") {
+            assert_facade(&path);
+        }
+    }
+}
+
+fn assert_facade(path: &Path) {
+    let rel = relative(path);
+    let text = std::fs::read_to_string(path).expect("a façade");
+    let code = code_only(&text);
     let mut items = Vec::new();
     let mut depth = 0usize;
     for line in code.lines() {
@@ -683,6 +694,7 @@ fn the_ops_facade_only_declares_and_re_exports() {
                 "pub(crate) mod ",
                 "pub use ",
                 "pub(crate) use ",
+                "pub(in crate::ops) use ",
                 "}",
             ]
             .iter()
@@ -695,14 +707,66 @@ fn the_ops_facade_only_declares_and_re_exports() {
     }
     assert!(
         items.is_empty(),
-        "ops/mod.rs holds more than modules and re-exports: {items:?}"
+        "{rel} holds more than modules and re-exports: {items:?}"
     );
-    let lines = std::fs::read_to_string(&path)
-        .expect("ops/mod.rs")
-        .lines()
-        .count();
+    let lines = text.lines().count();
     assert!(
         lines <= 100,
-        "ops/mod.rs is {lines} lines; keep the façade to one screen"
+        "{rel} is {lines} lines; keep a façade to one screen"
     );
+}
+
+/// A room of `ops` names its parent only to reach a sibling module (`use super::shared::…`),
+/// never an item the parent holds or re-exports.
+#[test]
+fn ops_rooms_import_siblings_not_their_parent() {
+    let mut found = Vec::new();
+    for path in source_files() {
+        let rel = relative(&path);
+        if !rel.starts_with("src/ops/") || rel.ends_with("/mod.rs") {
+            continue;
+        }
+        let code = code_only(&production_code(&path));
+        for statement in code.split(';') {
+            let statement = statement.trim();
+            let Some(imported) = statement
+                .strip_prefix("use super::")
+                .or_else(|| statement.strip_prefix("use crate::ops::"))
+            else {
+                continue;
+            };
+            let parts: Vec<&str> = match imported.strip_prefix('{') {
+                Some(list) => list
+                    .trim_end_matches('}')
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|part| !part.is_empty())
+                    .collect(),
+                None => vec![imported],
+            };
+            for part in parts {
+                let head = leading_ident(part);
+                let rest = part.trim_start()[head.len()..].trim_start();
+                let names_module =
+                    (rest.starts_with("::") || rest.is_empty() || rest.starts_with("as"))
+                        && is_ops_module(&path, head);
+                if !names_module {
+                    found.push(format!("{rel}: use …{part}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "rooms importing their parent's items: {found:#?}"
+    );
+}
+
+/// Whether `name` is a module of `ops` a room may name: a sibling, or a room of `ops` itself.
+fn is_ops_module(file: &Path, name: &str) -> bool {
+    let ops = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops");
+    let folder = file.parent().unwrap_or(&ops);
+    [folder, ops.as_path()].iter().any(|dir| {
+        dir.join(format!("{name}.rs")).exists() || dir.join(name).join("mod.rs").exists()
+    })
 }

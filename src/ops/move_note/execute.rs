@@ -1,7 +1,7 @@
 //! Carrying out a planned move: the journal first, then the destination, the linking files on
 //! several threads and the source last; a failure undoes what was written.
 
-use super::{MovePlan, MovedNote, PlannedFile, RewrittenFile, Written, on_threads, report};
+use super::check::{MovePlan, MovedNote, PlannedFile, RewrittenFile, Written, on_threads, report};
 
 use crate::ops::access::{Granted, Visibility};
 use crate::ops::audit::Event;

@@ -1,7 +1,7 @@
 //! Planning a move under its locks, writing nothing: the destination must be free, the moved
 //! file and every linking file are read, and each link is rewritten as Obsidian would write it.
 
-use super::{LinkChange, MovePlan, MoveWorld, PlannedFile, on_threads};
+use super::check::{LinkChange, MovePlan, MoveWorld, PlannedFile, on_threads};
 use std::collections::BTreeSet;
 
 use crate::markdown::links::{

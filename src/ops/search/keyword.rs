@@ -3,7 +3,7 @@
 //! by score on each page. Every word first, and any word only when neither notes nor files have
 //! them all: one decision per query, which the cursor carries.
 
-use super::{SearchResult, SearchResults};
+use super::notes::{SearchResult, SearchResults};
 use crate::index::{self, FileFilter, FileHit, NoteRow, SearchHit, SearchPosition};
 use crate::ops::access::SearchVisibility;
 use crate::ops::error::OpsError;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{SearchMode, SearchNotes, SearchResults};
+use super::notes::{SearchMode, SearchNotes, SearchResults};
 use crate::embed::EmbedService;
 use crate::index::{self, NoteRow, VectorCounts};
 use crate::ops::access::{Granted, Maintenance, SearchVisibility};

@@ -4,7 +4,7 @@
 use jiff::ToSpan;
 use jiff::civil::Date;
 
-use super::TaskDateFilter;
+use super::types::TaskDateFilter;
 use crate::markdown::tasks::TaskDate;
 use crate::ops::error::OpsError;
 

@@ -10,7 +10,7 @@ use jiff::civil::Date;
 use super::dates::{DateBounds, compare_dates};
 use super::parse::{normal_tag, priority_filter, status_type_filter};
 use super::reading::{NoteTasks, cached_parse};
-use super::{ListTasks, SortBy, TaskItem, TaskList};
+use super::types::{ListTasks, SortBy, TaskItem, TaskList};
 use crate::index::{TaskDateRange, TaskOrder, TaskQuery, TaskRow, TaskScope};
 use crate::markdown::tasks::{
     ParsedLine, Priority, StatusType, Task, TaskFormat, TaskSettings, format_date,

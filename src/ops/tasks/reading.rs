@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use super::parse::{date_text, priority_word};
-use super::{SubtaskProgress, TaskItem};
+use super::types::{SubtaskProgress, TaskItem};
 use crate::index::TaskRow;
 use crate::markdown::tasks::{
     InvalidDates, NoteTask, ParsedLine, Recurrence, StatusType, TaskDate, TaskFormat, TaskSettings,

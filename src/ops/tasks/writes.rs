@@ -7,7 +7,7 @@ use jiff::civil::Date;
 use super::dates::parse_client_date;
 use super::parse::{check_block_id, check_id, parse_priority};
 use super::reading::NoteTasks;
-use super::{CreateTask, TaskFields, TaskItem, TaskWrite, TaskWriteFormat, UpdateTask};
+use super::types::{CreateTask, TaskFields, TaskItem, TaskWrite, TaskWriteFormat, UpdateTask};
 use crate::markdown::tasks::edit::{self as task_edit, LanePosition, Placement, TaskEditError};
 use crate::markdown::tasks::{
     InvalidDates, NoteTask, OnCompletion, Priority, Recurrence, Status, StatusType, Task, TaskDate,
