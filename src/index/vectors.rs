@@ -19,8 +19,8 @@ use std::sync::Mutex;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::read::{
-    Conditions, FileFilter, FileHit, MemoryHit, NOTE_COLUMNS, NoteFilter, NoteRow, note_row,
-    page_by_offset,
+    Conditions, FileFilter, FileHit, MemoryHit, NOTE_COLUMNS, NoteFilter, NoteRow, memory_hit,
+    note_row, page_by_offset,
 };
 use super::schema::VECTOR_TABLE;
 use super::vector_cache::{VectorCache, bump_epoch};
@@ -245,17 +245,7 @@ pub fn nearest_memory(
                     SqlValue::Integer(batch as i64),
                     SqlValue::Integer(at as i64),
                 ]),
-                |row| {
-                    Ok(MemoryHit {
-                        path: row.get(0)?,
-                        section: row.get(1)?,
-                        date: row.get(2)?,
-                        text: row.get(3)?,
-                        line: row.get::<_, i64>(4)?.max(0) as usize,
-                        hash: row.get(5)?,
-                        score: 1.0 - row.get::<_, f64>(6)?,
-                    })
-                },
+                |row| memory_hit(row, 1.0 - row.get::<_, f64>(6)?),
             )?;
             rows.collect()
         },

@@ -19,6 +19,22 @@ pub struct MemoryHit {
     pub score: f64,
 }
 
+/// A memory entry from a row of (path, section, date, text, line, hash), scored `score`.
+pub(in crate::index) fn memory_hit(
+    row: &rusqlite::Row<'_>,
+    score: f64,
+) -> rusqlite::Result<MemoryHit> {
+    Ok(MemoryHit {
+        path: row.get(0)?,
+        section: row.get(1)?,
+        date: row.get(2)?,
+        text: row.get(3)?,
+        line: row.get::<_, i64>(4)?.max(0) as usize,
+        hash: row.get(5)?,
+        score,
+    })
+}
+
 /// The best `limit` memory entries for `expression` (one of a `MatchQuery`'s FTS5 expressions),
 /// among the files `keep` admits and, when `file` is given, in that file only.
 pub fn search_memory(
@@ -47,17 +63,7 @@ pub fn search_memory(
                     SqlValue::Integer(batch as i64),
                     SqlValue::Integer(at as i64),
                 ]),
-                |row| {
-                    Ok(MemoryHit {
-                        path: row.get(0)?,
-                        section: row.get(1)?,
-                        date: row.get(2)?,
-                        text: row.get(3)?,
-                        line: row.get::<_, i64>(4)? as usize,
-                        hash: row.get(5)?,
-                        score: -row.get::<_, f64>(6)?,
-                    })
-                },
+                |row| memory_hit(row, -row.get::<_, f64>(6)?),
             )?;
             rows.collect()
         },

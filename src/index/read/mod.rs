@@ -26,6 +26,7 @@ pub use counts::{property_key_counts, property_value_counts, tag_counts};
 pub use dump::dump;
 pub use files::{FileFilter, FileHit, search_files, search_files_scoped};
 pub use lists::{list_by_path, list_recent, note_count, note_paths};
+pub(in crate::index) use memory::memory_hit;
 pub use memory::{MemoryHit, search_memory};
 pub(in crate::index) use paging::page_by_offset;
 pub use scoped::search_scoped;
