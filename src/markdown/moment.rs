@@ -185,7 +185,8 @@ fn token_at(text: &str) -> Option<&str> {
     )
 }
 
-const MONTHS: [&str; 12] = [
+/// The English month names, which Moment.js and the Tasks plugin both write.
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",

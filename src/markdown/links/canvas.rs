@@ -121,8 +121,9 @@ impl<'a> EscapedLengths<'a> {
     }
 }
 
-/// The body of a JSON string literal for `text` (without the quotes), as JSON.stringify writes it.
-pub(super) fn json_string_body(text: &str) -> String {
+/// The body of a JSON string literal for `text` (without the quotes), as JSON.stringify writes it
+/// and Obsidian writes canvas files.
+pub fn json_string_body(text: &str) -> String {
     let quoted = serde_json::to_string(text).unwrap_or_default();
     quoted
         .strip_prefix('"')

@@ -13,7 +13,7 @@ use places::{JsonStringPlaces, first_unused_occurrences};
 use positions::{Positions, find_from, line_starts, offset_in};
 use properties::property_links;
 
-pub use canvas::canvas_links;
+pub use canvas::{canvas_links, json_string_body};
 pub use resolve::{Resolver, fold, link_lookup_name, lookup_name};
 pub use rewrite::{PathStyle, path_style, path_text, spells_md, strip_md, with_new_path};
 

@@ -5,8 +5,8 @@ use super::check::{LinkChange, MovePlan, MoveWorld, PlannedFile, on_threads};
 use std::collections::BTreeSet;
 
 use crate::markdown::links::{
-    self, Link, LinkForm, PathStyle, Resolver, lookup_name, path_style, path_text, spells_md,
-    with_new_path,
+    self, Link, LinkForm, PathStyle, Resolver, json_string_body, lookup_name, path_style,
+    path_text, spells_md, with_new_path,
 };
 use crate::ops::access::Visibility;
 use crate::ops::audit::Event;
@@ -359,16 +359,6 @@ impl Planner<'_> {
             "no link from '{source_after}' can name '{want}' unambiguously (its name holds characters links cannot carry, such as '#' or '|'); rename it differently"
         )))
     }
-}
-
-/// The body of a JSON string literal for `text`, as Obsidian writes canvas files.
-pub(super) fn json_string_body(text: &str) -> String {
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    quoted
-        .strip_prefix('"')
-        .and_then(|rest| rest.strip_suffix('"'))
-        .unwrap_or("")
-        .to_owned()
 }
 
 /// A wikilink written inside a YAML scalar that opens with `quote`.

@@ -4,20 +4,7 @@
 use super::{ByWeekday, Frequency, Rule, WORKING_DAYS};
 use jiff::civil::Weekday;
 
-const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
+use crate::markdown::moment::MONTHS;
 
 fn weekday_name(weekday: Weekday) -> &'static str {
     match weekday {
@@ -295,7 +282,7 @@ impl<'a> RuleShape<'a> {
 fn month_list(months: &[i8]) -> String {
     let names: Vec<String> = months
         .iter()
-        .filter_map(|month| MONTH_NAMES.get(usize::try_from(*month - 1).ok()?))
+        .filter_map(|month| MONTHS.get(usize::try_from(*month - 1).ok()?))
         .map(|name| (*name).to_owned())
         .collect();
     list(&names, Some("and"))
