@@ -39,13 +39,45 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
     let audit_path = config.state_dir.join("audit.jsonl");
     let audit = crate::ops::AuditLog::open(&audit_path, config.audit)
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
-    Ok(Ops::new(vault, index)
+    let ops = Ops::new(Arc::clone(&vault), index);
+    let ops = match config.history {
+        Some(retention) => ops.with_history(open_history(config, &vault, retention)?),
+        None => ops,
+    };
+    Ok(ops
         .with_audit(audit)
         .with_time_zone(config.time_zone.clone())
         .with_daily_notes(config.daily_notes.clone())
         .with_file_settings(config.files.clone())
         .with_protected_folders(config.protected_folders.clone())
         .with_move_journal(config.state_dir.join("moves")))
+}
+
+/// Opens the vault's history in the state directory and settles what a killed process left
+/// pending: a change is kept if its files hold what it wrote, else dropped.
+fn open_history(
+    config: &Config,
+    vault: &Vault,
+    retention: crate::history::Retention,
+) -> anyhow::Result<crate::history::History> {
+    let path = config.state_dir.join("history.db");
+    let history = crate::history::History::open(&path, retention)
+        .with_context(|| format!("cannot open the history {}", path.display()))?;
+    let current = |raw: &str| {
+        let path = crate::vault::VaultPath::parse(raw).ok()?;
+        vault.read(&path).ok().map(|file| file.revision.to_string())
+    };
+    let (kept, dropped) = history
+        .recover(&current)
+        .context("cannot settle the changes a stopped Quire left in its history")?;
+    if kept + dropped > 0 {
+        tracing::info!(
+            kept,
+            dropped,
+            "changes cut short by a stop settled in the history"
+        );
+    }
+    Ok(history)
 }
 
 /// How often the background embedder looks for chunks without a vector.

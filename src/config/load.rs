@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::access::access;
 use super::lower::{
-    audit_rotation, check_disabled_tools, daily_notes, files_config, http_config, http_limits,
-    max_note_bytes, memory_folder, oauth_config, protected_folders, sandbox, search_config,
-    sync_config, time_zone, tool_groups,
+    audit_rotation, check_disabled_tools, daily_notes, files_config, history, http_config,
+    http_limits, max_note_bytes, memory_folder, oauth_config, protected_folders, sandbox,
+    search_config, sync_config, time_zone, tool_groups,
 };
 use super::raw::RawConfig;
 use super::{Config, ConfigError, Environment, Overrides};
@@ -26,6 +26,7 @@ impl Config {
         let (state_dir, index) = locate_state(overrides, &raw, &file_dir, env, &vault)?;
         let max_note_bytes = max_note_bytes(&raw.limits)?;
         let audit = audit_rotation(&raw.audit)?;
+        let history = history(&raw.history)?;
         let http = http_config(&raw.http, overrides)?;
         let http_limits = http_limits(&raw.http)?;
         let sandbox = sandbox(raw.sandbox.as_deref())?;
@@ -45,6 +46,7 @@ impl Config {
         let protected_folders = protected_folders(raw.vault.protected_folders.as_deref())?;
         Ok(Config {
             audit,
+            history,
             files,
             memory_folder,
             protected_folders,

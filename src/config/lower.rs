@@ -8,6 +8,7 @@ use jiff::tz::TimeZone;
 use url::Url;
 
 use super::load::{absolute, refuse_inside_vault};
+use super::raw::RawHistory;
 use super::raw::{
     RawAudit, RawDailyNotes, RawFeatures, RawFiles, RawHttp, RawLimits, RawMemory, RawOAuth,
     RawSearch, RawSync, RawTime, RawTools,
@@ -18,6 +19,7 @@ use super::{
     MAX_SESSIONS_CEILING, OAuthConfig, Overrides, RerankMode, Sandbox, SearchConfig, SyncConfig,
     TimeZoneOrigin, resolve_time_zone,
 };
+use crate::history::Retention;
 use crate::ops::{AuditRotation, FileSettings};
 use crate::tool_groups::ToolGroup;
 use crate::vault::{DailyNotesOverrides, VaultPath, WeekStart};
@@ -318,6 +320,37 @@ pub(super) fn search_config(
         },
         rerank,
     })
+}
+
+/// `[history]`: how much history is kept (`None` when `enabled = false`): at least 1 MiB and a
+/// day, so a setting cannot make every change prune the one before it.
+pub(super) fn history(raw: &RawHistory) -> Result<Option<Retention>, ConfigError> {
+    if raw.enabled == Some(false) {
+        return Ok(None);
+    }
+    let default = Retention::default();
+    let max_bytes = raw.max_bytes.unwrap_or(default.max_bytes);
+    if max_bytes < 1 << 20 {
+        return Err(ConfigError::History {
+            key: "max_bytes",
+            value: max_bytes,
+            range: "a number of bytes of at least 1048576 (1 MiB)",
+        });
+    }
+    let days = raw
+        .max_age_days
+        .unwrap_or(default.max_age.as_secs() / 86_400);
+    if !(1..=36_500).contains(&days) {
+        return Err(ConfigError::History {
+            key: "max_age_days",
+            value: days,
+            range: "a number of days from 1 to 36500",
+        });
+    }
+    Ok(Some(Retention {
+        max_bytes,
+        max_age: std::time::Duration::from_secs(days * 86_400),
+    }))
 }
 
 /// `[audit]`: the size past which the audit log rotates (at least 64 KiB, so rotation stays rare)

@@ -138,6 +138,8 @@ pub struct Config {
     pub protected_folders: Option<Vec<VaultPath>>,
     /// `[audit]`: when the audit log rotates.
     pub audit: AuditRotation,
+    /// `[history]`: how much of every note's history is kept, or `None` when it is off.
+    pub history: Option<crate::history::Retention>,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -249,6 +251,12 @@ pub enum ConfigError {
         "limits.max_note_bytes: {value} is out of range; use a number of bytes from 1 to {max}"
     )]
     MaxNoteBytes { value: u64, max: u64 },
+    #[error("history.{key}: {value} is out of range; use {range}")]
+    History {
+        key: &'static str,
+        value: u64,
+        range: &'static str,
+    },
     #[error("audit.{key}: {value} is out of range; use {range}")]
     Audit {
         key: &'static str,

@@ -40,6 +40,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) memory: RawMemory,
     #[serde(default)]
+    pub(super) history: RawHistory,
+    #[serde(default)]
     pub(super) files: RawFiles,
     #[serde(default)]
     pub(super) audit: RawAudit,
@@ -169,6 +171,14 @@ pub(super) struct RawVault {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawIndex {
     pub(super) path: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHistory {
+    pub(super) enabled: Option<bool>,
+    pub(super) max_bytes: Option<u64>,
+    pub(super) max_age_days: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

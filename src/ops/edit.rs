@@ -5,6 +5,7 @@
 //! text with the pure `markdown` edit model, and write it only if the file still has the revision that
 //! was read. Body edits are refused if they would change the properties block in any way.
 
+use crate::history::{Draft, Kind};
 use crate::ops::access::Writable;
 use serde_json::{Map, Value};
 
@@ -335,13 +336,27 @@ impl Ops {
         }
         let initial = create()?;
         let outcome = compute(path, &initial)?;
+        let staged = self.stage_change(
+            ctx,
+            writable,
+            Kind::Create,
+            &[Draft {
+                path: path.as_str(),
+                previous_path: None,
+                kind: Kind::Create,
+                before: None,
+                after: Some(outcome.text.as_bytes()),
+            }],
+        )?;
         #[cfg(feature = "test-faults")]
         pause_if_asked();
-        let written = match self.walls.vault(writable).write(
+        let result = self.walls.vault(writable).write(
             resolved,
             outcome.text.as_bytes(),
             WriteMode::CreateNew,
-        ) {
+        );
+        let _change = self.settle_change(staged, result.is_ok());
+        let written = match result {
             Ok(written) => written,
             // Someone else created it after the lookup: their note stays, ours is refused.
             Err(VaultError::AlreadyExists { .. }) => {
@@ -433,19 +448,29 @@ impl Ops {
                 None,
             ));
         }
+        let staged = self.stage_change(
+            ctx,
+            writable,
+            Kind::Write,
+            &[Draft {
+                path: path.as_str(),
+                previous_path: None,
+                kind: Kind::Write,
+                before: Some(&current.bytes),
+                after: Some(outcome.text.as_bytes()),
+            }],
+        )?;
         #[cfg(feature = "test-faults")]
         pause_if_asked();
-        let written = self
-            .walls
-            .vault(writable)
-            .write(
-                resolved,
-                outcome.text.as_bytes(),
-                WriteMode::Replace {
-                    expected: &current.revision,
-                },
-            )
-            .map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
+        let result = self.walls.vault(writable).write(
+            resolved,
+            outcome.text.as_bytes(),
+            WriteMode::Replace {
+                expected: &current.revision,
+            },
+        );
+        let _change = self.settle_change(staged, result.is_ok());
+        let written = result.map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
         // Read your writes: searches and task lists see the edit as soon as the call returns.
         self.reindex(writable, path);
         let before = current.revision.to_string();

@@ -105,6 +105,10 @@ pub enum OpsError {
     )]
     IndexUnavailable(#[source] IndexError),
     #[error(
+        "nothing was written: the history could not record this change first ({0}). Free space in Quire's state directory (or set [history] enabled = false), then retry."
+    )]
+    HistoryUnavailable(#[source] crate::history::HistoryError),
+    #[error(
         "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
     )]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -132,6 +136,7 @@ impl OpsError {
             OpsError::PropertiesNotEditable { .. } => "invalid_properties",
             OpsError::Busy { .. } => "busy",
             OpsError::IndexUnavailable(_) => "index_unavailable",
+            OpsError::HistoryUnavailable(_) => "history_unavailable",
             OpsError::Internal(_) => "internal",
         }
     }

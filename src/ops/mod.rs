@@ -8,6 +8,7 @@
 
 pub(crate) mod access;
 mod audit;
+mod changes;
 mod clock;
 mod complete;
 mod daily;

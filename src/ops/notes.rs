@@ -4,6 +4,7 @@
 //! revision the caller read, under the note's lock, and never through a symlink. Deletes move the
 //! note to the vault's trash.
 
+use crate::history::{Draft, Kind};
 use crate::ops::access::{Granted, Maintenance};
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
@@ -235,26 +236,7 @@ impl Ops {
         check_writable(&path)?;
         let writable = self.require_write(ctx, &path)?;
         let expected = parse_revision(request.expected_revision.as_deref())?;
-        let content = match &request.properties {
-            Some(properties) if !properties.is_empty() => {
-                if !is_note(&path) {
-                    return Err(OpsError::invalid_argument(format!(
-                        "properties apply to markdown notes only, and '{path}' is not a .md file; put the data in body instead"
-                    )));
-                }
-                if frontmatter::split(&request.body).yaml.is_some() {
-                    return Err(OpsError::invalid_argument(
-                        "body already starts with a '---' properties block and properties were given too; pass the properties in one place only",
-                    ));
-                }
-                format!(
-                    "{}{}",
-                    frontmatter::render_properties(properties),
-                    request.body
-                )
-            }
-            _ => request.body,
-        };
+        let content = written_content(&path, request.properties.as_ref(), request.body)?;
         let _lock = self.walls.vault(&writable).lock(&path);
         let resolved = self
             .walls
@@ -282,16 +264,27 @@ impl Ops {
                 });
             };
             before = Some(expected.to_string());
-            self.walls
-                .vault(&writable)
-                .write(
-                    &resolved,
-                    content.as_bytes(),
-                    WriteMode::Replace {
-                        expected: &expected,
-                    },
-                )
-                .map_err(|e| OpsError::from_vault(e, Some(&expected)))?
+            let staged = self.stage_change(
+                ctx,
+                &writable,
+                Kind::Write,
+                &[Draft {
+                    path: path.as_str(),
+                    previous_path: None,
+                    kind: Kind::Write,
+                    before: Some(&current.bytes),
+                    after: Some(content.as_bytes()),
+                }],
+            )?;
+            let result = self.walls.vault(&writable).write(
+                &resolved,
+                content.as_bytes(),
+                WriteMode::Replace {
+                    expected: &expected,
+                },
+            );
+            let _change = self.settle_change(staged, result.is_ok());
+            result.map_err(|e| OpsError::from_vault(e, Some(&expected)))?
         } else {
             if let Some(expected) = expected {
                 return Err(OpsError::NotFound {
@@ -301,10 +294,25 @@ impl Ops {
                     hint: "Call vault_list_notes to find it, or omit expected_revision to create a new note.",
                 });
             }
-            self.walls
-                .vault(&writable)
-                .write(&resolved, content.as_bytes(), WriteMode::CreateNew)
-                .map_err(|e| OpsError::from_vault(e, None))?
+            let staged = self.stage_change(
+                ctx,
+                &writable,
+                Kind::Create,
+                &[Draft {
+                    path: path.as_str(),
+                    previous_path: None,
+                    kind: Kind::Create,
+                    before: None,
+                    after: Some(content.as_bytes()),
+                }],
+            )?;
+            let result = self.walls.vault(&writable).write(
+                &resolved,
+                content.as_bytes(),
+                WriteMode::CreateNew,
+            );
+            let _change = self.settle_change(staged, result.is_ok());
+            result.map_err(|e| OpsError::from_vault(e, None))?
         };
         self.reindex(&writable, &path);
         let after = outcome.revision.to_string();
@@ -557,6 +565,34 @@ pub(super) fn summary(row: NoteRow) -> NoteSummary {
         title: row.name,
         bytes: row.size,
         tags: row.tags,
+    }
+}
+
+/// What `vault_write_note` writes: `body`, after a properties block when `properties` are given
+/// (to a markdown note whose body has none of its own).
+fn written_content(
+    path: &VaultPath,
+    properties: Option<&Map<String, Value>>,
+    body: String,
+) -> Result<String, OpsError> {
+    match properties {
+        Some(properties) if !properties.is_empty() => {
+            if !is_note(path) {
+                return Err(OpsError::invalid_argument(format!(
+                    "properties apply to markdown notes only, and '{path}' is not a .md file; put the data in body instead"
+                )));
+            }
+            if frontmatter::split(&body).yaml.is_some() {
+                return Err(OpsError::invalid_argument(
+                    "body already starts with a '---' properties block and properties were given too; pass the properties in one place only",
+                ));
+            }
+            Ok(format!(
+                "{}{body}",
+                frontmatter::render_properties(properties)
+            ))
+        }
+        _ => Ok(body),
     }
 }
 

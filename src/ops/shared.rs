@@ -12,6 +12,7 @@ use super::access;
 use super::audit::{self, AuditLog};
 use super::{clock, move_journal, search, turns};
 use crate::acl::{Policy, Principal};
+use crate::history::History;
 use crate::index::Index;
 use crate::vault::{Vault, VaultPath};
 
@@ -58,6 +59,8 @@ pub struct Ops {
     pub(super) move_journal: move_journal::MoveJournal,
     /// Whole-vault scans (greps) take turns, twice as many at once as there are cores.
     pub(super) scans: turns::Turns,
+    /// Every version the vault's notes had, when history is on (`[history]`).
+    pub(super) history: Option<History>,
 }
 
 /// Limits on reading the vault's files that are not notes (`[files]`).
@@ -102,6 +105,7 @@ impl Ops {
             protected_folders: None,
             move_journal: move_journal::MoveJournal::default(),
             scans: turns::Turns::two_per_core(),
+            history: None,
         }
     }
 
@@ -129,6 +133,12 @@ impl Ops {
     /// Reads files other than notes within `settings`.
     pub fn with_file_settings(mut self, settings: FileSettings) -> Ops {
         self.files = settings;
+        self
+    }
+
+    /// Stages every change in `history` before its files are written, so it can be undone.
+    pub fn with_history(mut self, history: History) -> Ops {
+        self.history = Some(history);
         self
     }
 

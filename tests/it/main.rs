@@ -10,6 +10,7 @@ mod files_image;
 mod files_pdf;
 mod files_text;
 mod fuzz_replay;
+mod history;
 mod http;
 mod index_consistency;
 mod link_oracle;

@@ -155,6 +155,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "acl",
             "embed",
             "files",
+            "history",
             "index",
             "markdown",
             "rank_fusion",
@@ -164,14 +165,23 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("mcp", &["acl", "index", "ops", "tool_groups"]),
     (
         "config",
-        &["acl", "embed", "files", "ops", "tool_groups", "vault"],
+        &[
+            "acl",
+            "embed",
+            "files",
+            "history",
+            "ops",
+            "tool_groups",
+            "vault",
+        ],
     ),
     ("http", &["acl", "config", "mcp", "sync_status"]),
     ("systemd", &["health"]),
     (
         "app",
         &[
-            "config", "embed", "files", "health", "http", "index", "mcp", "ops", "systemd", "vault",
+            "config", "embed", "files", "health", "history", "http", "index", "mcp", "ops",
+            "systemd", "vault",
         ],
     ),
     (

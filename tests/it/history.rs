@@ -1,0 +1,88 @@
+//! Every write through `ops` is staged in the history before the file changes (issue 49): the
+//! versions read back from the state directory's `history.db`, a refused write leaves none, and
+//! `[history] enabled = false` records nothing.
+
+use quire::history::{History, Kind, Retention};
+use quire::ops::{self, Context};
+
+use super::support::TestVault;
+
+fn write(vault: &TestVault, body: &str, expected: Option<String>) -> Result<String, String> {
+    vault
+        .ops
+        .write_note(
+            &Context::owner(),
+            ops::WriteNote {
+                path: "Plans.md".into(),
+                body: body.into(),
+                properties: None,
+                overwrite: expected.is_some(),
+                expected_revision: expected,
+            },
+        )
+        .map(|written| written.revision)
+        .map_err(|error| error.code().to_string())
+}
+
+fn history_of(vault: &TestVault) -> History {
+    History::open(
+        &vault.config.state_dir.join("history.db"),
+        Retention::default(),
+    )
+    .expect("the history opens")
+}
+
+#[test]
+fn each_write_and_edit_is_a_version_and_a_refused_write_is_none() {
+    let vault = TestVault::with_notes(&[("Other.md", "x\n")]);
+    let first = write(&vault, "first draft\n", None).expect("created");
+    let edited = vault
+        .ops
+        .replace_in_note(
+            &Context::owner(),
+            ops::ReplaceInNote {
+                path: "Plans.md".into(),
+                old_text: "first".into(),
+                new_text: "second".into(),
+                replace_all_occurrences: false,
+                expected_revision: Some(first.clone()),
+            },
+        )
+        .expect("edited");
+    assert_eq!(
+        write(&vault, "stale\n", Some(first.clone())),
+        Err("conflict".to_string())
+    );
+    write(&vault, "third draft\n", Some(edited.revision.clone())).expect("overwritten");
+
+    let history = history_of(&vault);
+    let versions = history.versions("Plans.md", None, 10).expect("versions");
+    let kinds: Vec<Kind> = versions.iter().map(|version| version.kind).collect();
+    assert_eq!(kinds, vec![Kind::Write, Kind::Write, Kind::Create]);
+    let text = |revision: &Option<String>| {
+        let revision = revision.as_deref().expect("a revision");
+        String::from_utf8(history.content(revision).expect("read").expect("kept")).expect("text")
+    };
+    assert_eq!(text(&versions[0].revision_after), "third draft\n");
+    assert_eq!(text(&versions[0].revision_before), "second draft\n");
+    assert_eq!(text(&versions[1].revision_after), "second draft\n");
+    assert_eq!(text(&versions[2].revision_after), "first draft\n");
+    assert_eq!(versions[2].revision_before, None);
+    assert_eq!(versions[0].change.identity, "owner");
+    assert!(
+        history
+            .content(&quire::vault::Revision::of(b"stale\n").to_string())
+            .expect("read")
+            .is_none(),
+        "the refused write left its content behind"
+    );
+}
+
+#[test]
+fn with_history_off_nothing_is_recorded() {
+    let vault = TestVault::builder()
+        .config("[history]\nenabled = false\n")
+        .open();
+    write(&vault, "a note\n", None).expect("created");
+    assert!(!vault.config.state_dir.join("history.db").exists());
+}
