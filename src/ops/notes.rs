@@ -382,11 +382,22 @@ impl Ops {
             .read_resolved(&resolved)
             .map_err(|e| OpsError::from_vault(e, expected.as_ref()))?;
         let expected = expected.unwrap_or_else(|| current.revision.clone());
-        let trashed_to = self
-            .walls
-            .vault(&writable)
-            .trash(&resolved, &expected)
-            .map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
+        // What is kept is what is deleted: a note changed since `expected` is not deleted.
+        let staged = self.stage_change(
+            ctx,
+            &writable,
+            Kind::Delete,
+            &[Draft {
+                path: path.as_str(),
+                previous_path: None,
+                kind: Kind::Delete,
+                before: Some(&current.bytes),
+                after: None,
+            }],
+        )?;
+        let result = self.walls.vault(&writable).trash(&resolved, &expected);
+        let _change = self.settle_change(staged, result.is_ok());
+        let trashed_to = result.map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
             // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.
             let visibility = self.visibility(ctx);

@@ -79,6 +79,32 @@ fn each_write_and_edit_is_a_version_and_a_refused_write_is_none() {
 }
 
 #[test]
+fn a_deleted_note_keeps_what_it_held() {
+    let vault = TestVault::with_notes(&[("Plans.md", "keep me\n")]);
+    vault
+        .ops
+        .delete_note(
+            &Context::owner(),
+            ops::DeleteNote {
+                path: "Plans.md".into(),
+                expected_revision: None,
+                prune_empty_folders: false,
+            },
+        )
+        .expect("deleted");
+    let history = history_of(&vault);
+    let versions = history.versions("Plans.md", None, 10).expect("versions");
+    assert_eq!(versions.len(), 1);
+    assert_eq!(versions[0].kind, Kind::Delete);
+    assert_eq!(versions[0].revision_after, None);
+    let before = versions[0].revision_before.as_deref().expect("a revision");
+    assert_eq!(
+        history.content(before).expect("read"),
+        Some(b"keep me\n".to_vec())
+    );
+}
+
+#[test]
 fn with_history_off_nothing_is_recorded() {
     let vault = TestVault::builder()
         .config("[history]\nenabled = false\n")
