@@ -12,6 +12,7 @@ mod schema;
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -131,7 +132,13 @@ pub enum HistoryError {
 pub struct History {
     connection: Mutex<Connection>,
     retention: Retention,
+    /// Changes finished since this history opened: every `PRUNE_EVERY`th prunes.
+    finished: AtomicUsize,
 }
+
+/// How many finished changes pass between two prunes (and one at open), so the bounds hold
+/// without a timer and a prune's cost is spread thin.
+const PRUNE_EVERY: usize = 100;
 
 /// zstd's default level: about a third of a note's size at a few hundred MB/s.
 const LEVEL: i32 = 3;
@@ -148,10 +155,13 @@ impl History {
             });
         }
         schema::prepare(&connection)?;
-        Ok(History {
+        let history = History {
             connection: Mutex::new(connection),
             retention,
-        })
+            finished: AtomicUsize::new(0),
+        };
+        history.prune()?;
+        Ok(history)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -212,6 +222,12 @@ impl History {
             .execute("UPDATE changes SET state = 'done' WHERE id = ?1", [change])?;
         if updated == 0 {
             return Err(HistoryError::UnknownChange(change.to_owned()));
+        }
+        if (self.finished.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY) {
+            // The change is kept either way; a prune that fails is tried again later.
+            if let Err(error) = self.prune() {
+                tracing::warn!(%error, "the history could not be pruned; it is tried again later");
+            }
         }
         Ok(())
     }

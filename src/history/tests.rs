@@ -189,3 +189,39 @@ fn a_history_from_a_newer_quire_is_refused_not_rewritten() {
         Err(HistoryError::Newer { found: 99, .. })
     ));
 }
+
+#[test]
+fn the_bounds_hold_without_anyone_asking_to_prune() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = History::open(
+        &dir.path().join("history.db"),
+        Retention {
+            max_bytes: 20_000,
+            max_age: Duration::from_secs(3600),
+        },
+    )
+    .expect("history opens");
+    for at in 0..2 * PRUNE_EVERY {
+        let blob: Vec<u8> = (0..1_000).map(|_| rand::random::<u8>()).collect();
+        record(&history, &[write(&format!("n{at}.md"), None, &blob)]);
+    }
+    // Pruned at every hundredth change: at most a hundred changes (100 KB) past the bound.
+    let stored = history.stored_bytes().expect("size");
+    assert!(
+        stored <= 20_000 + 1_100 * PRUNE_EVERY as u64,
+        "{stored} bytes kept"
+    );
+    assert!(
+        history
+            .versions("n0.md", None, 1)
+            .expect("versions")
+            .is_empty()
+    );
+    assert_eq!(
+        history
+            .versions(&format!("n{}.md", 2 * PRUNE_EVERY - 1), None, 1)
+            .expect("versions")
+            .len(),
+        1
+    );
+}
