@@ -20,10 +20,12 @@ pub enum ToolGroup {
     Files,
     /// The memory layer: dated facts about the user (left out when `[memory] enabled = false`).
     Memory,
+    /// Versions, changes, restore and undo (left out when `[history] enabled = false`).
+    History,
 }
 
 impl ToolGroup {
-    pub const ALL: [ToolGroup; 7] = [
+    pub const ALL: [ToolGroup; 8] = [
         ToolGroup::Notes,
         ToolGroup::Search,
         ToolGroup::Links,
@@ -31,6 +33,7 @@ impl ToolGroup {
         ToolGroup::Daily,
         ToolGroup::Files,
         ToolGroup::Memory,
+        ToolGroup::History,
     ];
 
     /// The name a configuration uses.
@@ -43,6 +46,7 @@ impl ToolGroup {
             ToolGroup::Daily => "daily",
             ToolGroup::Files => "files",
             ToolGroup::Memory => "memory",
+            ToolGroup::History => "history",
         }
     }
 

@@ -163,6 +163,21 @@ impl Policy {
         }
     }
 
+    /// Whether the principal may read the whole vault: the owner, or an identity whose read rules
+    /// cover the root with nothing denied. Anyone else is restricted, and learns no other
+    /// identity's name (the history shows them as `another identity`).
+    pub fn reads_everything(&self, principal: &Principal) -> bool {
+        match principal {
+            Principal::Owner => true,
+            Principal::Identity { name, .. } => {
+                self.always_deny.is_empty()
+                    && self.identities.get(name).is_some_and(|rules| {
+                        rules.deny.is_empty() && self.allows(principal, Action::Read, "any-note.md")
+                    })
+            }
+        }
+    }
+
     /// Whether the principal has any write rule at all: without one, write tools are not offered.
     pub fn may_write_somewhere(&self, principal: &Principal) -> bool {
         match principal {

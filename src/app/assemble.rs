@@ -41,7 +41,7 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
         .with_context(|| format!("cannot open the audit log {}", audit_path.display()))?;
     let ops = Ops::new(Arc::clone(&vault), index);
     let ops = match config.history {
-        Some(retention) => ops.with_history(open_history(config, &vault, retention)?),
+        Some(retention) => ops.with_history(open_history(config, retention)?),
         None => ops,
     };
     Ok(ops
@@ -53,31 +53,15 @@ pub fn build_ops(config: &Config, index_options: IndexOptions) -> anyhow::Result
         .with_move_journal(config.state_dir.join("moves")))
 }
 
-/// Opens the vault's history in the state directory and settles what a killed process left
-/// pending: a change is kept if its files hold what it wrote, else dropped.
+/// Opens the vault's history in the state directory (what a killed process left pending is
+/// settled later, once cut moves are finished: `Ops::settle_history`).
 fn open_history(
     config: &Config,
-    vault: &Vault,
     retention: crate::history::Retention,
 ) -> anyhow::Result<crate::history::History> {
     let path = config.state_dir.join("history.db");
-    let history = crate::history::History::open(&path, retention)
-        .with_context(|| format!("cannot open the history {}", path.display()))?;
-    let current = |raw: &str| {
-        let path = crate::vault::VaultPath::parse(raw).ok()?;
-        vault.read(&path).ok().map(|file| file.revision.to_string())
-    };
-    let (kept, dropped) = history
-        .recover(&current)
-        .context("cannot settle the changes a stopped Quire left in its history")?;
-    if kept + dropped > 0 {
-        tracing::info!(
-            kept,
-            dropped,
-            "changes cut short by a stop settled in the history"
-        );
-    }
-    Ok(history)
+    crate::history::History::open(&path, retention)
+        .with_context(|| format!("cannot open the history {}", path.display()))
 }
 
 /// How often the background embedder looks for chunks without a vector.

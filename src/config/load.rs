@@ -43,6 +43,10 @@ impl Config {
             // The layer is off: its tools go with it, whatever `[tools] groups` says.
             tool_groups.retain(|group| *group != ToolGroup::Memory);
         }
+        if history.is_none() {
+            // No history: nothing to list, restore or undo.
+            tool_groups.retain(|group| *group != ToolGroup::History);
+        }
         let protected_folders = protected_folders(raw.vault.protected_folders.as_deref())?;
         Ok(Config {
             audit,

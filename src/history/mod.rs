@@ -8,7 +8,10 @@
 //! files: a version whose file holds its new content happened. So no acknowledged write is
 //! missing from history. Access control is the caller's (`ops`): this module answers for paths.
 
+mod read;
 mod schema;
+
+pub use read::{ChangeQuery, ChangeSummary};
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -73,6 +76,16 @@ pub struct Draft<'a> {
     pub after: Option<&'a [u8]>,
 }
 
+/// Who makes a change, with which tool, of what kind, as the writer stages it.
+#[derive(Debug, Clone, Copy)]
+pub struct Meta<'a> {
+    pub identity: &'a str,
+    pub tool: &'a str,
+    pub kind: Kind,
+    /// The change an undo takes back.
+    pub undoes: Option<&'a str>,
+}
+
 /// A change as listed: who made it with which tool, and when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -81,6 +94,8 @@ pub struct Change {
     pub identity: String,
     pub tool: String,
     pub kind: Kind,
+    /// The change this one undid, for an undo.
+    pub undoes: Option<String>,
 }
 
 /// One version of a file, newest first in listings.
@@ -171,20 +186,14 @@ impl History {
 
     /// Records a change's versions before its files are written; durable when this returns.
     /// Returns the change id that the caller, the audit log and the answer share.
-    pub fn stage(
-        &self,
-        identity: &str,
-        tool: &str,
-        kind: Kind,
-        drafts: &[Draft<'_>],
-    ) -> Result<String, HistoryError> {
+    pub fn stage(&self, meta: &Meta<'_>, drafts: &[Draft<'_>]) -> Result<String, HistoryError> {
         let time_ms = now_ms();
         let id = new_change_id(time_ms);
         let mut connection = self.lock();
         let transaction = connection.transaction()?;
         transaction.execute(
-            "INSERT INTO changes(id, time_ms, identity, tool, kind, state) VALUES(?1, ?2, ?3, ?4, ?5, 'pending')",
-            params![id, time_ms, identity, tool, kind.as_str()],
+            "INSERT INTO changes(id, time_ms, identity, tool, kind, undoes, state) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+            params![id, time_ms, meta.identity, meta.tool, meta.kind.as_str(), meta.undoes],
         )?;
         let seq = transaction.last_insert_rowid();
         for draft in drafts {
@@ -251,9 +260,10 @@ impl History {
         Ok(())
     }
 
-    /// Settles the changes a killed process left pending: one whose every file now holds its new
-    /// content (or is gone where it went away) happened and is kept; any other is dropped.
-    /// `current` answers each file's revision now (`None`: missing). Returns (kept, dropped).
+    /// Settles the changes a killed process left pending, file by file: a version whose file now
+    /// holds its new content (or is gone where it went away) happened and is kept, any other is
+    /// dropped, and a change none of whose versions happened goes. `current` answers each file's
+    /// revision now (`None`: missing). Returns (changes kept, changes dropped).
     pub fn recover(
         &self,
         current: &dyn Fn(&str) -> Option<String>,
@@ -268,102 +278,41 @@ impl History {
         };
         let (mut kept, mut dropped) = (0, 0);
         for (seq, id) in pending {
-            let versions: Vec<(String, Option<String>)> = {
+            let versions: Vec<(i64, String, Option<String>)> = {
                 let connection = self.lock();
-                let mut statement = connection
-                    .prepare("SELECT path, revision_after FROM versions WHERE change_seq = ?1")?;
+                let mut statement = connection.prepare(
+                    "SELECT id, path, revision_after FROM versions WHERE change_seq = ?1",
+                )?;
                 statement
-                    .query_map([seq], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .query_map([seq], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
                     .collect::<Result<_, _>>()?
             };
-            if versions.iter().all(|(path, after)| current(path) == *after) {
-                self.finish(&id)?;
-                kept += 1;
-            } else {
+            let missed: Vec<i64> = versions
+                .iter()
+                .filter(|(_, path, after)| current(path) != *after)
+                .map(|(version, _, _)| *version)
+                .collect();
+            if missed.len() == versions.len() {
                 self.abandon(&id)?;
                 dropped += 1;
+                continue;
             }
-        }
-        Ok((kept, dropped))
-    }
-
-    /// The versions of `path`, newest first, following it back across moves: a moved file's
-    /// history includes its versions under the old path. `before` pages (a version id).
-    pub fn versions(
-        &self,
-        path: &str,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<Version>, HistoryError> {
-        let connection = self.lock();
-        // (path, the versions of that path that count are older than this id)
-        let mut trail: Vec<(String, i64)> = vec![(path.to_owned(), i64::MAX)];
-        let mut at = 0;
-        while let Some((name, until)) = trail.get(at).cloned() {
-            at += 1;
-            let mut statement = connection.prepare_cached(
-                "SELECT previous_path, id FROM versions
-                 WHERE path = ?1 AND id < ?2 AND kind = 'move' AND previous_path IS NOT NULL",
-            )?;
-            let moves: Vec<(String, i64)> = statement
-                .query_map(params![name, until], |row| Ok((row.get(0)?, row.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            for (previous, id) in moves {
-                if !trail.iter().any(|(seen, _)| *seen == previous) && trail.len() < MAX_TRAIL {
-                    trail.push((previous, id));
+            if !missed.is_empty() {
+                let connection = self.lock();
+                for version in &missed {
+                    connection.execute("DELETE FROM versions WHERE id = ?1", [version])?;
                 }
             }
+            self.finish(&id)?;
+            kept += 1;
         }
-        let mut found = Vec::new();
-        for (name, until) in &trail {
-            let until = before.map_or(*until, |before| before.min(*until));
-            let mut statement = connection.prepare_cached(&format!(
-                "{VERSION_COLUMNS} WHERE v.path = ?1 AND v.id < ?2 ORDER BY v.id DESC LIMIT ?3"
-            ))?;
-            let rows = statement.query_map(params![name, until, limit as i64], version_row)?;
-            for row in rows {
-                found.push(row?);
-            }
+        if dropped > 0 || kept > 0 {
+            let mut connection = self.lock();
+            let transaction = connection.transaction()?;
+            drop_unused_contents(&transaction)?;
+            transaction.commit()?;
         }
-        found.sort_by_key(|version: &Version| std::cmp::Reverse(version.version_id));
-        found.truncate(limit);
-        Ok(found)
-    }
-
-    /// One version by its id (`None` when pruned or never recorded).
-    pub fn version(&self, version_id: i64) -> Result<Option<Version>, HistoryError> {
-        let connection = self.lock();
-        let mut statement =
-            connection.prepare_cached(&format!("{VERSION_COLUMNS} WHERE v.id = ?1"))?;
-        Ok(statement.query_row([version_id], version_row).optional()?)
-    }
-
-    /// The content stored for `revision` (`None` when no version keeps it any more).
-    pub fn content(&self, revision: &str) -> Result<Option<Vec<u8>>, HistoryError> {
-        let data: Option<Vec<u8>> = self
-            .lock()
-            .query_row(
-                "SELECT data FROM contents WHERE revision = ?1",
-                [revision],
-                |row| row.get(0),
-            )
-            .optional()?;
-        data.map(|data| zstd::decode_all(&data[..]).map_err(HistoryError::Content))
-            .transpose()
-    }
-
-    /// Every version of one change, in the order they were staged.
-    pub fn change(&self, change: &str) -> Result<Vec<Version>, HistoryError> {
-        let connection = self.lock();
-        let mut statement = connection
-            .prepare_cached(&format!("{VERSION_COLUMNS} WHERE c.id = ?1 ORDER BY v.id"))?;
-        let versions: Vec<Version> = statement
-            .query_map([change], version_row)?
-            .collect::<Result<_, _>>()?;
-        if versions.is_empty() {
-            return Err(HistoryError::UnknownChange(change.to_owned()));
-        }
-        Ok(versions)
+        Ok((kept, dropped))
     }
 
     /// Drops the oldest changes past the retention bounds, then contents no version keeps.
@@ -406,48 +355,6 @@ impl History {
                 })?;
         Ok(u64::try_from(stored).unwrap_or(0))
     }
-}
-
-/// How many earlier paths a history follows back across moves.
-const MAX_TRAIL: usize = 64;
-
-const VERSION_COLUMNS: &str = "SELECT v.id, c.id, c.time_ms, c.identity, c.tool, c.kind, v.path,
-    v.previous_path, v.kind, v.revision_before, v.revision_after, v.bytes_before, v.bytes_after
-    FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
-
-fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
-    let kind = |at: usize| -> rusqlite::Result<Kind> {
-        let text: String = row.get(at)?;
-        Kind::parse(&text).ok_or_else(|| {
-            rusqlite::Error::FromSqlConversionFailure(
-                at,
-                rusqlite::types::Type::Text,
-                format!("unknown kind {text:?}").into(),
-            )
-        })
-    };
-    let size = |at: usize| -> rusqlite::Result<Option<u64>> {
-        Ok(row
-            .get::<_, Option<i64>>(at)?
-            .map(|bytes| u64::try_from(bytes).unwrap_or(0)))
-    };
-    Ok(Version {
-        version_id: row.get(0)?,
-        change: Change {
-            id: row.get(1)?,
-            time_ms: row.get(2)?,
-            identity: row.get(3)?,
-            tool: row.get(4)?,
-            kind: kind(5)?,
-        },
-        path: row.get(6)?,
-        previous_path: row.get(7)?,
-        kind: kind(8)?,
-        revision_before: row.get(9)?,
-        revision_after: row.get(10)?,
-        bytes_before: size(11)?,
-        bytes_after: size(12)?,
-    })
 }
 
 /// Stores `bytes` once under their revision; returns the revision and the size.

@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bumped with every change to the tables below; a newer file than this build knows is refused.
-pub(super) const VERSION: i64 = 1;
+pub(super) const VERSION: i64 = 2;
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS contents(
@@ -20,6 +20,7 @@ CREATE TABLE IF NOT EXISTS changes(
     identity TEXT NOT NULL,
     tool TEXT NOT NULL,
     kind TEXT NOT NULL,
+    undoes TEXT,
     state TEXT NOT NULL CHECK (state IN ('pending', 'done'))
 );
 CREATE TABLE IF NOT EXISTS versions(
@@ -45,7 +46,13 @@ pub(super) fn prepare(connection: &Connection) -> Result<(), rusqlite::Error> {
     connection.execute_batch(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
     )?;
+    let found = found_version(connection)?;
     connection.execute_batch(TABLES)?;
+    if found == 1 {
+        // Version 2 records which change an undo took back.
+        connection.execute_batch("ALTER TABLE changes ADD COLUMN undoes TEXT")?;
+    }
+    connection.execute_batch("CREATE INDEX IF NOT EXISTS changes_undoes ON changes(undoes)")?;
     connection.pragma_update(None, "user_version", VERSION)?;
     Ok(())
 }

@@ -21,9 +21,18 @@ fn write<'a>(path: &'a str, before: Option<&'a [u8]>, after: &'a [u8]) -> Draft<
     }
 }
 
+fn meta(kind: Kind) -> Meta<'static> {
+    Meta {
+        identity: "owner",
+        tool: "vault_write_note",
+        kind,
+        undoes: None,
+    }
+}
+
 fn record(history: &History, drafts: &[Draft<'_>]) -> String {
     let change = history
-        .stage("owner", "vault_write_note", drafts[0].kind, drafts)
+        .stage(&meta(drafts[0].kind), drafts)
         .expect("staged");
     history.finish(&change).expect("finished");
     change
@@ -72,9 +81,12 @@ fn a_moved_note_keeps_its_history_from_before_the_move() {
     record(&history, &[write("Other.md", None, b"unrelated\n")]);
     let moved = history
         .stage(
-            "owner",
-            "vault_move_note",
-            Kind::Move,
+            &Meta {
+                identity: "owner",
+                tool: "vault_move_note",
+                kind: Kind::Move,
+                undoes: None,
+            },
             &[Draft {
                 path: "New.md",
                 previous_path: Some("Old.md"),
@@ -110,17 +122,23 @@ fn a_change_cut_short_is_kept_only_if_its_files_hold_what_it_wrote() {
     let history = open(&dir);
     let written = history
         .stage(
-            "agent",
-            "vault_patch_note",
-            Kind::Write,
+            &Meta {
+                identity: "agent",
+                tool: "vault_patch_note",
+                kind: Kind::Write,
+                undoes: None,
+            },
             &[write("a.md", Some(b"x\n"), b"y\n")],
         )
         .expect("staged");
     let never = history
         .stage(
-            "agent",
-            "vault_patch_note",
-            Kind::Write,
+            &Meta {
+                identity: "agent",
+                tool: "vault_patch_note",
+                kind: Kind::Write,
+                undoes: None,
+            },
             &[write("b.md", Some(b"x\n"), b"z\n")],
         )
         .expect("staged");
@@ -224,4 +242,112 @@ fn the_bounds_hold_without_anyone_asking_to_prune() {
             .len(),
         1
     );
+}
+
+#[test]
+fn a_change_cut_short_keeps_the_files_it_reached() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    // A move cut short: the destination and one linking file were written, the other was not.
+    let change = history
+        .stage(
+            &meta(Kind::Move),
+            &[
+                write("a.md", Some(b"x\n"), b"y\n"),
+                write("b.md", Some(b"x\n"), b"y\n"),
+            ],
+        )
+        .expect("staged");
+    let y = Revision::of(b"y\n").to_string();
+    let x = Revision::of(b"x\n").to_string();
+    let now = |path: &str| Some(if path == "a.md" { y.clone() } else { x.clone() });
+    assert_eq!(history.recover(&now).expect("recover"), (1, 0));
+    let kept = history.change(&change).expect("kept");
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].path, "a.md");
+}
+
+#[test]
+fn changes_list_newest_first_with_only_the_paths_the_reader_may_see() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let first = record(&history, &[write("open/a.md", None, b"a\n")]);
+    record(&history, &[write("secret/b.md", None, b"b\n")]);
+    let third = record(
+        &history,
+        &[
+            write("open/c.md", None, b"c\n"),
+            write("secret/d.md", None, b"d\n"),
+        ],
+    );
+    let visible = |path: &str| path.starts_with("open/");
+    let query = ChangeQuery {
+        limit: 1,
+        ..ChangeQuery::default()
+    };
+    let (page, next) = history.changes(&query, &visible).expect("changes");
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].change.id, third);
+    assert_eq!(page[0].paths, vec!["open/c.md".to_owned()]);
+    let rest = ChangeQuery {
+        before_seq: next,
+        limit: 10,
+        ..ChangeQuery::default()
+    };
+    let (page, next) = history.changes(&rest, &visible).expect("changes");
+    // The change to a hidden note alone is not listed at all.
+    assert_eq!(
+        page.iter().map(|c| c.change.id.clone()).collect::<Vec<_>>(),
+        vec![first]
+    );
+    assert_eq!(next, None);
+}
+
+#[test]
+fn an_undo_names_the_change_it_took_back() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let change = record(&history, &[write("a.md", None, b"a\n")]);
+    assert_eq!(history.undone_by(&change).expect("query"), None);
+    let undo = history
+        .stage(
+            &Meta {
+                undoes: Some(&change),
+                ..meta(Kind::Undo)
+            },
+            &[Draft {
+                path: "a.md",
+                previous_path: None,
+                kind: Kind::Delete,
+                before: Some(b"a\n"),
+                after: None,
+            }],
+        )
+        .expect("staged");
+    history.finish(&undo).expect("finished");
+    assert_eq!(
+        history.undone_by(&change).expect("query"),
+        Some(undo.clone())
+    );
+    let versions = history.change(&undo).expect("the undo");
+    assert_eq!(versions[0].change.undoes.as_deref(), Some(change.as_str()));
+}
+
+#[test]
+fn a_first_version_history_is_carried_forward() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let connection = Connection::open(&path).expect("open");
+    connection
+        .execute_batch(
+            "CREATE TABLE changes(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+                 time_ms INTEGER NOT NULL, identity TEXT NOT NULL, tool TEXT NOT NULL,
+                 kind TEXT NOT NULL, state TEXT NOT NULL);
+             INSERT INTO changes VALUES(1, 'ch_old', 0, 'owner', 'vault_write_note', 'write', 'done');
+             PRAGMA user_version = 1;",
+        )
+        .expect("a version 1 file");
+    drop(connection);
+    let history = History::open(&path, Retention::default()).expect("migrated");
+    assert_eq!(history.undone_by("ch_old").expect("query"), None);
 }

@@ -2,12 +2,12 @@
 //! offered to them, the tool's route, the one `ops` call a tool makes (`run`), and the outcome
 //! that comes back with the result and is logged (paths and codes only).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Json;
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
@@ -22,11 +22,13 @@ use crate::ops::{Context, Ops, OpsError};
 pub(super) struct Caller {
     principal: Principal,
     tool: Arc<str>,
+    /// Where the call's `ops` context records the change it made, for the answer.
+    change: Arc<OnceLock<String>>,
 }
 
 impl Caller {
     fn context(&self) -> Context {
-        Context::new(self.principal.clone(), self.tool.as_ref())
+        Context::new(self.principal.clone(), self.tool.as_ref()).sharing_change(self.change.clone())
     }
 }
 
@@ -88,13 +90,18 @@ impl QuireServer {
             ));
             return Ok(error.client_result().into());
         }
+        let change: Arc<OnceLock<String>> = Arc::default();
         context.extensions.insert(Caller {
             principal,
             tool: tool.as_str().into(),
+            change: change.clone(),
         });
         let peer = context.peer.clone();
         let tool_context = ToolCallContext::new(self, request, context);
-        let (response, failure) = self.call_route(&tool, tool_context).await?;
+        let (mut response, failure) = self.call_route(&tool, tool_context).await?;
+        if let (Some(change), CallToolResponse::Complete(result)) = (change.get(), &mut response) {
+            with_change_id(result, change);
+        }
         let outcome = match (&response, failure.as_deref()) {
             (_, Some(code)) => code,
             // A failure rmcp reported in its own words (none is known today).
@@ -166,4 +173,15 @@ impl QuireServer {
             }
         }
     }
+}
+
+/// Adds `change_id` to a call's answer (every tool that writes answers an object), in its
+/// structured content and in the text that mirrors it.
+fn with_change_id(result: &mut CallToolResult, change: &str) {
+    let Some(serde_json::Value::Object(fields)) = &mut result.structured_content else {
+        return;
+    };
+    fields.insert("change_id".into(), change.into());
+    let text = serde_json::Value::Object(fields.clone()).to_string();
+    result.content = vec![ContentBlock::text(text)];
 }

@@ -116,6 +116,13 @@ impl Granted for Visibility {}
 impl Granted for SearchVisibility {}
 impl Granted for Maintenance {}
 
+/// The access values that stand for a checked write: a note's `Writable`, or the `Visibility` a
+/// call touching several notes checks each of them against (a move, an undo), or `Maintenance`.
+pub(super) trait WriteChecked: Granted {}
+impl WriteChecked for Writable {}
+impl WriteChecked for Visibility {}
+impl WriteChecked for Maintenance {}
+
 /// A snapshot of the policy for one caller, used to filter many rows cheaply.
 pub(crate) struct Visibility {
     policy: Arc<Policy>,
@@ -136,6 +143,11 @@ impl Visibility {
     /// listing of what a vault walk found (never a hidden path) needs no check per row.
     pub(crate) fn unrestricted(&self) -> bool {
         !self.policy.has_rules_for(&self.principal)
+    }
+
+    /// Whether the caller may read the whole vault (see `Policy::reads_everything`).
+    pub(crate) fn reads_everything(&self) -> bool {
+        self.policy.reads_everything(&self.principal)
     }
 
     /// Whether the caller may change what `path` names and where it really leads.

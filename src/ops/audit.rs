@@ -2,7 +2,7 @@
 //! every change to the vault and every attempt the ACL refused.
 //!
 //! Each line holds the time, the identity, the OAuth client id, the tool, the path (and the
-//! destination of a delete or move), the revisions before and after, and the outcome. Lines are
+//! destination of a delete or move), the revisions before and after, the change id and the outcome. Lines are
 //! written with one `write` on a file opened for appending, so concurrent writers never
 //! interleave within a line. Note bodies and tokens never appear. A failure to write is logged and
 //! never fails the operation that was audited: the change has already happened.
@@ -35,6 +35,9 @@ pub struct AuditEntry<'a> {
     pub destination: Option<&'a str>,
     pub revision_before: Option<&'a str>,
     pub revision_after: Option<&'a str>,
+    /// The change this line belongs to (issue 49): one id for every file one call changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_id: Option<&'a str>,
     /// `ok` for a change, `denied` for a refused attempt.
     pub outcome: &'a str,
 }
@@ -108,6 +111,7 @@ impl AuditLog {
             destination: event.destination,
             revision_before: event.before,
             revision_after: event.after,
+            change_id: ctx.change_id(),
             outcome: event.outcome,
         };
         let mut line = match serde_json::to_string(&entry) {

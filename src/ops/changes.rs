@@ -3,10 +3,10 @@
 //! answers `history_unavailable` and the vault is untouched. Once the files are written the
 //! change is settled: finished, or dropped when the write was refused (a conflict).
 
-use super::access::Writable;
+use super::access::{Maintenance, WriteChecked};
 use super::error::OpsError;
 use super::shared::{Context, Ops};
-use crate::history::{Draft, Kind};
+use crate::history::{Draft, Kind, Meta};
 
 /// A change staged for this call, until it is settled.
 #[must_use = "a staged change must be settled once its files are written or refused"]
@@ -15,29 +15,49 @@ pub(super) struct Staged {
 }
 
 impl Ops {
-    /// Stages what the caller is about to write (`None` inside when history is off). The
-    /// `Writable` is the proof the caller may write, checked before anything is recorded.
+    /// Stages what the caller is about to write (`None` inside when history is off). The access
+    /// value is the proof the caller may write, checked before anything is recorded.
     pub(super) fn stage_change(
         &self,
         ctx: &Context,
-        _written: &Writable,
+        checked: &impl WriteChecked,
         kind: Kind,
+        drafts: &[Draft<'_>],
+    ) -> Result<Staged, OpsError> {
+        self.stage_undo(ctx, checked, kind, None, drafts)
+    }
+
+    /// `stage_change` for a change that takes back `undoes` (an undo).
+    pub(super) fn stage_undo(
+        &self,
+        ctx: &Context,
+        _checked: &impl WriteChecked,
+        kind: Kind,
+        undoes: Option<&str>,
         drafts: &[Draft<'_>],
     ) -> Result<Staged, OpsError> {
         let Some(history) = &self.history else {
             return Ok(Staged { id: None });
         };
         let id = history
-            .stage(ctx.principal.name(), &ctx.tool, kind, drafts)
+            .stage(
+                &Meta {
+                    identity: ctx.principal.name(),
+                    tool: &ctx.tool,
+                    kind,
+                    undoes,
+                },
+                drafts,
+            )
             .map_err(OpsError::HistoryUnavailable)?;
         Ok(Staged { id: Some(id) })
     }
 
     /// Settles a staged change: kept when its files were written, dropped when not. A failure
     /// here leaves the change pending, which the next start settles by looking at the files.
-    pub(super) fn settle_change(&self, staged: Staged, written: bool) -> Option<String> {
+    pub(super) fn settle_change(&self, ctx: &Context, staged: Staged, written: bool) {
         let (Some(history), Some(id)) = (&self.history, staged.id) else {
-            return None;
+            return;
         };
         let settled = if written {
             history.finish(&id)
@@ -47,6 +67,36 @@ impl Ops {
         if let Err(error) = settled {
             tracing::error!(%error, change = %id, "a change could not be settled in the history; the next start settles it");
         }
-        written.then_some(id)
+        if written {
+            ctx.made_change(id);
+        }
+    }
+}
+
+impl Ops {
+    /// Settles the changes a killed process left pending in the history: a change is kept for
+    /// the files that hold what it wrote, and dropped where none does. Runs at start, after cut
+    /// moves are finished.
+    pub fn settle_history(&self) -> Result<(), OpsError> {
+        let Some(history) = &self.history else {
+            return Ok(());
+        };
+        let upkeep = Maintenance::new();
+        let current = |raw: &str| {
+            let path = crate::vault::VaultPath::parse(raw).ok()?;
+            let file = self.walls.vault(&upkeep).read(&path).ok()?;
+            Some(file.revision.to_string())
+        };
+        let (kept, dropped) = history
+            .recover(&current)
+            .map_err(OpsError::HistoryUnavailable)?;
+        if kept + dropped > 0 {
+            tracing::info!(
+                kept,
+                dropped,
+                "changes cut short by a stop settled in the history"
+            );
+        }
+        Ok(())
     }
 }

@@ -355,7 +355,7 @@ impl Ops {
             outcome.text.as_bytes(),
             WriteMode::CreateNew,
         );
-        let _change = self.settle_change(staged, result.is_ok());
+        self.settle_change(ctx, staged, result.is_ok());
         let written = match result {
             Ok(written) => written,
             // Someone else created it after the lookup: their note stays, ours is refused.
@@ -469,7 +469,7 @@ impl Ops {
                 expected: &current.revision,
             },
         );
-        let _change = self.settle_change(staged, result.is_ok());
+        self.settle_change(ctx, staged, result.is_ok());
         let written = result.map_err(|e| OpsError::from_vault(e, Some(&current.revision)))?;
         // Read your writes: searches and task lists see the edit as soon as the call returns.
         self.reindex(writable, path);

@@ -109,6 +109,18 @@ pub enum OpsError {
     )]
     HistoryUnavailable(#[source] crate::history::HistoryError),
     #[error(
+        "this server keeps no history ([history] enabled = false), so there are no versions or changes to list, restore or undo. Ask the vault's owner to turn it on."
+    )]
+    HistoryDisabled,
+    #[error(
+        "change {change} was already undone by change {by}. To put it back, undo {by}; to change a note further, edit it or restore one of its versions."
+    )]
+    AlreadyUndone { change: String, by: String },
+    #[error(
+        "change {change} cannot be undone: notes changed after it, and an undo never overwrites a later change. Changed: {notes}. Undo the later changes first (vault_list_changes), or restore single versions with vault_restore_version."
+    )]
+    UndoConflict { change: String, notes: String },
+    #[error(
         "Quire hit an internal error; the server log has the details. Retry, and report it if it persists."
     )]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -137,6 +149,9 @@ impl OpsError {
             OpsError::Busy { .. } => "busy",
             OpsError::IndexUnavailable(_) => "index_unavailable",
             OpsError::HistoryUnavailable(_) => "history_unavailable",
+            OpsError::HistoryDisabled => "history_disabled",
+            OpsError::AlreadyUndone { .. } => "already_undone",
+            OpsError::UndoConflict { .. } => "conflict",
             OpsError::Internal(_) => "internal",
         }
     }

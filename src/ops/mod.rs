@@ -15,6 +15,7 @@ mod daily;
 mod edit;
 mod error;
 mod files;
+mod history;
 mod inputs;
 mod links;
 mod memory;
@@ -42,6 +43,10 @@ pub use edit::{EditSpan, EditedNote, InsertAtAnchor, PatchNote, ReplaceInNote, U
 pub use error::OpsError;
 pub use files::{
     FileEntry, FileList, FilePart, FileRead, ListFiles, PathKind, PathStat, ReadFile, StatPath,
+};
+pub use history::{
+    ChangeList, ChangeListed, HistoryVersion, ListChanges, NoteHistory, NoteVersions, ReadVersion,
+    RestoreVersion, UndoChange, UndoStep, Undone, VersionRead,
 };
 pub use links::{
     Backlink, Backlinks, BrokenLink, BrokenLinks, FindBrokenLinks, FindOrphans, GetLinks,

@@ -283,7 +283,7 @@ impl Ops {
                     expected: &expected,
                 },
             );
-            let _change = self.settle_change(staged, result.is_ok());
+            self.settle_change(ctx, staged, result.is_ok());
             result.map_err(|e| OpsError::from_vault(e, Some(&expected)))?
         } else {
             if let Some(expected) = expected {
@@ -311,7 +311,7 @@ impl Ops {
                 content.as_bytes(),
                 WriteMode::CreateNew,
             );
-            let _change = self.settle_change(staged, result.is_ok());
+            self.settle_change(ctx, staged, result.is_ok());
             result.map_err(|e| OpsError::from_vault(e, None))?
         };
         self.reindex(&writable, &path);
@@ -396,7 +396,7 @@ impl Ops {
             }],
         )?;
         let result = self.walls.vault(&writable).trash(&resolved, &expected);
-        let _change = self.settle_change(staged, result.is_ok());
+        self.settle_change(ctx, staged, result.is_ok());
         let trashed_to = result.map_err(|e| OpsError::from_vault(e, Some(&expected)))?;
         let pruned_folders = if request.prune_empty_folders {
             // Only folders the caller may change: a rule for `Inbox/Sub/` never removes `Inbox`.

@@ -2,7 +2,7 @@
 //! state (the walls around the vault and index, the policy, the audit log, settings), the
 //! builders that set it up, and the time format answers use.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use time::OffsetDateTime;
@@ -22,20 +22,40 @@ pub struct Context {
     pub principal: Principal,
     /// The tool or request being served, for the audit log.
     pub tool: String,
+    /// The id of the change this call made, once it made one: shared with whoever answers the
+    /// call, so every answer and audit line of a call carries the same id.
+    change: Arc<OnceLock<String>>,
 }
 
 impl Context {
     pub fn owner() -> Context {
-        Context {
-            principal: Principal::Owner,
-            tool: "owner".into(),
-        }
+        Context::new(Principal::Owner, "owner")
     }
 
     pub fn new(principal: Principal, tool: impl Into<String>) -> Context {
         Context {
             principal,
             tool: tool.into(),
+            change: Arc::default(),
+        }
+    }
+
+    /// This context, recording its change id where `slot` can read it too.
+    pub fn sharing_change(mut self, slot: Arc<OnceLock<String>>) -> Context {
+        self.change = slot;
+        self
+    }
+
+    /// The change this call made, if it made one.
+    pub fn change_id(&self) -> Option<&str> {
+        self.change.get().map(String::as_str)
+    }
+
+    /// Records the call's change; a call makes one change, so a second id is ignored (and
+    /// logged, as a bug).
+    pub(super) fn made_change(&self, id: String) {
+        if let Err(second) = self.change.set(id) {
+            tracing::error!(change = %second, first = ?self.change.get(), "one call made two changes");
         }
     }
 }
@@ -188,6 +208,11 @@ pub fn rfc3339(time: SystemTime) -> String {
     OffsetDateTime::from(time)
         .format(&Rfc3339)
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
+/// `rfc3339` of a time in ms since the epoch (the history's clock).
+pub(crate) fn rfc3339_millis(millis: i64) -> String {
+    rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(millis.max(0) as u64))
 }
 
 pub(crate) fn rfc3339_nanos(nanos: i64) -> String {

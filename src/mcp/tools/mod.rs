@@ -1,5 +1,6 @@
 //! The tool surface: the groups a deployment may serve, each an area with its own router and wire
-//! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`, `memory`), and what the areas share:
+//! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`, `memory`,
+//! `history`), and what the areas share:
 //! the paging parameters, the note listing result, and the rule that a tool list never mentions a tool it
 //! leaves out.
 //!
@@ -9,6 +10,7 @@
 
 mod daily;
 mod files;
+mod history;
 mod links;
 mod memory;
 mod notes;
@@ -44,6 +46,7 @@ impl GroupTools for ToolGroup {
             ToolGroup::Daily => QuireServer::daily_tools(),
             ToolGroup::Files => QuireServer::files_tools(),
             ToolGroup::Memory => QuireServer::memory_tools(),
+            ToolGroup::History => QuireServer::history_tools(),
         }
     }
 }
@@ -61,6 +64,7 @@ pub fn router(groups: &[ToolGroup]) -> ToolRouter<QuireServer> {
         .map(ToolGroup::tools)
         .fold(ToolRouter::new(), |sum, group| sum + group);
     schema::leave_out_null(&mut router);
+    schema::declare_change_id(&mut router);
     router
 }
 

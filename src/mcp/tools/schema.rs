@@ -28,6 +28,31 @@ pub(super) fn leave_out_null(router: &mut ToolRouter<QuireServer>) {
     }
 }
 
+/// Declares `change_id` in the answer of every tool that may write: the call layer adds it to
+/// the answer of a call that changed the vault (see `call::with_change_id`).
+pub(super) fn declare_change_id(router: &mut ToolRouter<QuireServer>) {
+    for route in router.map.values_mut() {
+        let tool = &mut route.attr;
+        if !super::writes(tool) {
+            continue;
+        }
+        let Some(output) = &tool.output_schema else {
+            continue;
+        };
+        let mut output = output.as_ref().clone();
+        if let Some(Value::Object(properties)) = output.get_mut("properties") {
+            properties.insert(
+                "change_id".into(),
+                serde_json::json!({
+                    "type": "string",
+                    "description": "The change this call made, when it changed the vault: one id for every note it touched (see the history tools)."
+                }),
+            );
+            tool.output_schema = Some(Arc::new(output));
+        }
+    }
+}
+
 fn without_null(schema: &Arc<JsonObject>) -> Arc<JsonObject> {
     let mut schema = Schema::from(schema.as_ref().clone());
     NoNull.transform(&mut schema);

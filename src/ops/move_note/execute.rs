@@ -3,6 +3,7 @@
 
 use super::check::{MovePlan, MovedNote, PlannedFile, RewrittenFile, Written, on_threads, report};
 
+use crate::history::{Draft, Kind};
 use crate::ops::access::{Granted, Visibility};
 use crate::ops::audit::Event;
 use crate::ops::error::OpsError;
@@ -25,9 +26,9 @@ impl Ops {
             old,
             new,
             resolved_old,
-            resolved_new,
             moved,
             planned,
+            ..
         } = plan;
         // Durable before the first write; removed when this function returns, done or undone.
         let _journal = self.move_journal.begin(&journal_entry(
@@ -37,31 +38,12 @@ impl Ops {
             moved,
             planned,
         )?);
-        let created = self.create_destination(visibility, resolved_old, resolved_new, moved)?;
-        #[cfg(feature = "test-faults")]
-        abort_if_asked("destination");
-        let mut rewritten: Vec<RewrittenFile> = Vec::new();
-        if !moved.changes.is_empty() {
-            rewritten.push(report(moved, &created));
-        }
-        let (done, failure) = self.write_planned(visibility, planned);
-        tracing::debug!(
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "move: linking files written"
-        );
-        if let Some(error) = failure {
-            self.undo(visibility, &done, new, &created);
-            return Err(error);
-        }
-        for (file, (_, revision, _)) in planned.iter().zip(&done) {
-            rewritten.push(report(file, revision));
-        }
-        #[cfg(feature = "test-faults")]
-        abort_if_asked("links");
-        if let Err(error) = self.remove_source(visibility, resolved_old, moved) {
-            self.undo(visibility, &done, new, &created);
-            return Err(error);
-        }
+        // History before the first write, as for every change: settled once the files are.
+        let staged =
+            self.stage_change(ctx, visibility, Kind::Move, &drafts(old, moved, planned))?;
+        let written = self.write_move(visibility, plan, started);
+        self.settle_change(ctx, staged, written.is_ok());
+        let (created, rewritten) = written?;
         let pruned_folders = if prune_empty_folders {
             // Only folders the caller may change, as vault_delete_note does.
             self.walls
@@ -88,6 +70,50 @@ impl Ops {
             dry_run: false,
             pruned_folders,
         })
+    }
+
+    /// The writes of a move: the destination, the linking files, the source last; a failure
+    /// puts back what was written. Returns the destination's revision and the rewritten files.
+    fn write_move(
+        &self,
+        visibility: &Visibility,
+        plan: &MovePlan,
+        started: std::time::Instant,
+    ) -> Result<(Revision, Vec<RewrittenFile>), OpsError> {
+        let MovePlan {
+            new,
+            resolved_old,
+            resolved_new,
+            moved,
+            planned,
+            ..
+        } = plan;
+        let created = self.create_destination(visibility, resolved_old, resolved_new, moved)?;
+        #[cfg(feature = "test-faults")]
+        abort_if_asked("destination");
+        let mut rewritten: Vec<RewrittenFile> = Vec::new();
+        if !moved.changes.is_empty() {
+            rewritten.push(report(moved, &created));
+        }
+        let (done, failure) = self.write_planned(visibility, planned);
+        tracing::debug!(
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "move: linking files written"
+        );
+        if let Some(error) = failure {
+            self.put_back_move(visibility, &done, new, &created);
+            return Err(error);
+        }
+        for (file, (_, revision, _)) in planned.iter().zip(&done) {
+            rewritten.push(report(file, revision));
+        }
+        #[cfg(feature = "test-faults")]
+        abort_if_asked("links");
+        if let Err(error) = self.remove_source(visibility, resolved_old, moved) {
+            self.put_back_move(visibility, &done, new, &created);
+            return Err(error);
+        }
+        Ok((created, rewritten))
     }
 
     /// Creates the moved file at its new path, exclusively, with the source's permissions (a
@@ -219,7 +245,7 @@ impl Ops {
     /// Puts back what a failed move wrote, where the files still hold exactly that: the old bytes
     /// of each rewritten file, and removes the created destination. Best effort: whatever cannot
     /// be undone keeps a working link (to the destination, which then stays).
-    pub(super) fn undo(
+    pub(super) fn put_back_move(
         &self,
         granted: &impl Granted,
         done: &[(VaultPath, Revision, Vec<u8>)],
@@ -266,6 +292,30 @@ pub(super) fn abort_if_asked(step: &str) {
         tracing::warn!(step, "test fault: aborting in the middle of a move");
         std::process::abort();
     }
+}
+
+/// What the history keeps of a move: the moved file (under its new path, with its old one) and
+/// every linking file it rewrote, each with its content before and after.
+fn drafts<'a>(
+    old: &'a VaultPath,
+    moved: &'a PlannedFile,
+    planned: &'a [PlannedFile],
+) -> Vec<Draft<'a>> {
+    let mut drafts = vec![Draft {
+        path: moved.path.as_str(),
+        previous_path: Some(old.as_str()),
+        kind: Kind::Move,
+        before: Some(&moved.old_bytes),
+        after: Some(&moved.new_bytes),
+    }];
+    drafts.extend(planned.iter().map(|file| Draft {
+        path: file.path.as_str(),
+        previous_path: None,
+        kind: Kind::Write,
+        before: Some(&file.old_bytes),
+        after: Some(&file.new_bytes),
+    }));
+    drafts
 }
 
 /// What the journal keeps of a plan: enough to finish it forward from any point.
