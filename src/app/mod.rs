@@ -55,8 +55,11 @@ pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow
     wait_for_first_sync(&config, &notifier).await;
     let ops = open_vault(&config, notifier, &health)?;
     let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+    // Subscribed before the watcher starts, so no outside edit is missed.
+    let outside_edits = changes.subscribe();
     let replaced = watch_vault(&ops, &changes, confined, &health)?;
     let (shared, tokens) = share(&config, ops, changes, reload);
+    record_outside_edits(Arc::clone(&shared.ops), outside_edits)?;
     match transport(&config, inherited.as_ref())? {
         Some(http) => {
             let stop = over_http::Stop {
@@ -126,6 +129,35 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
         Err(error) => tracing::warn!(%error, "cannot create the memory layer's starter files"),
     }
     Ok(ops)
+}
+
+/// Keeps the versions other programs make in the history, on a thread of its own, batching
+/// bursts into one change. A listener that fell behind misses those versions only (the next
+/// write of each file still records what it replaced).
+fn record_outside_edits(
+    ops: Arc<Ops>,
+    mut changes: broadcast::Receiver<VaultChange>,
+) -> anyhow::Result<()> {
+    std::thread::Builder::new()
+        .name("quire-history-outside".into())
+        .spawn(move || {
+            loop {
+                let mut paths = Vec::new();
+                match changes.blocking_recv() {
+                    Ok(change) => paths.push(change.path),
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "outside edits came faster than the history could keep them; some versions were not recorded");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+                while let Ok(change) = changes.try_recv() {
+                    paths.push(change.path);
+                }
+                ops.record_outside_edits(&paths);
+            }
+        })
+        .context("cannot start recording outside edits")?;
+    Ok(())
 }
 
 /// Sends the vault's changes to the index and, through `changes`, to the sessions. Returns the

@@ -97,6 +97,21 @@ impl History {
         Ok((found, next))
     }
 
+    /// What the history last knew `path` to hold, pending changes included: `None` when it never
+    /// saw the path, `Some(None)` when its last version left no file there (a delete, or a move
+    /// away), else the revision.
+    pub fn latest(&self, path: &str) -> Result<Option<Option<String>>, HistoryError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT id, revision_after FROM versions WHERE path = ?1
+             UNION ALL SELECT id, NULL FROM versions WHERE previous_path = ?1 AND path != ?1
+             ORDER BY id DESC LIMIT 1",
+        )?;
+        Ok(statement
+            .query_row([path], |row| row.get::<_, Option<String>>(1))
+            .optional()?)
+    }
+
     /// The latest finished undo of `change`, if any.
     pub fn undone_by(&self, change: &str) -> Result<Option<String>, HistoryError> {
         Ok(self

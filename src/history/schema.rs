@@ -52,7 +52,10 @@ pub(super) fn prepare(connection: &Connection) -> Result<(), rusqlite::Error> {
         // Version 2 records which change an undo took back.
         connection.execute_batch("ALTER TABLE changes ADD COLUMN undoes TEXT")?;
     }
-    connection.execute_batch("CREATE INDEX IF NOT EXISTS changes_undoes ON changes(undoes)")?;
+    connection.execute_batch(
+        "CREATE INDEX IF NOT EXISTS changes_undoes ON changes(undoes);
+         CREATE INDEX IF NOT EXISTS versions_previous ON versions(previous_path, id);",
+    )?;
     connection.pragma_update(None, "user_version", VERSION)?;
     Ok(())
 }

@@ -609,6 +609,8 @@ fn no_unwrap_in_production_code() {
 const MAINTENANCE: &[(&str, usize)] = &[
     // Settling, at start, the changes a kill left pending in the history.
     ("src/ops/changes.rs", 1),
+    // Recording the versions other programs made, as the watcher reports them.
+    ("src/ops/history/outside.rs", 1),
     // The embedding pass and the vector counts of `quire doctor`.
     ("src/ops/search/semantic.rs", 5),
     // The Tasks plugin's settings file.

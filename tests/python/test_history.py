@@ -132,6 +132,32 @@ async def test_a_deleted_note_and_a_created_note_come_and_go_back(session, vault
     assert (vault / ".trash/Fresh.md").read_text() == "new\n", "an undone creation goes to the trash"
 
 
+async def test_an_outside_edit_is_a_version_an_agent_overwrite_can_go_back_to(session, vault):
+    import anyio
+
+    await ok(session, "vault_write_note", {"path": "Shared.md", "body": "agent draft\n"})
+    (vault / "Shared.md").write_text("the user's edit in Obsidian\n")
+    history = {}
+    for _ in range(100):
+        history = await ok(session, "vault_note_history", {"path": "Shared.md"})
+        if history["versions"][0]["kind"] == "external":
+            break
+        await anyio.sleep(0.1)
+    newest = history["versions"][0]
+    assert newest["kind"] == "external" and newest["identity"] == "outside Quire", history
+    assert newest["revision"] == sha256_hex(b"the user's edit in Obsidian\n")
+    # Quire's own writes are not taken for outside edits.
+    assert [v["kind"] for v in history["versions"]] == ["external", "create"], history
+    overwrite = await ok(session, "vault_write_note", {
+        "path": "Shared.md", "body": "agent overwrite\n", "overwrite": True,
+        "expected_revision": newest["revision"],
+    })
+    await ok(session, "vault_undo", {"change_id": overwrite["change_id"]})
+    assert (vault / "Shared.md").read_text() == "the user's edit in Obsidian\n"
+    is_error, _, text = await call(session, "vault_undo", {"change_id": newest["change_id"]})
+    assert is_error and error_code(text) == "invalid_argument" and "vault_restore_version" in text, text
+
+
 # --- Two identities, both revisions: undo everything ------------------------------------------
 
 ALICE = "alice-token-0123456789abcdefghijklmnopqrstuvwxyz"

@@ -3,6 +3,7 @@
 //! shows a caller is what the caller may read; what restore and undo write, the caller may write.
 
 mod apply;
+mod outside;
 mod reading;
 mod types;
 mod undo;

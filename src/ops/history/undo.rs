@@ -40,6 +40,11 @@ impl Ops {
         })?;
         let visibility = self.visibility(ctx);
         let reversals = reversals(&versions)?;
+        if versions.iter().any(|v| v.change.kind == Kind::External) {
+            return Err(OpsError::invalid_argument(format!(
+                "change {change} is an edit made outside Quire (Obsidian, a sync client); Quire does not undo those. Restore the version you want with vault_restore_version."
+            )));
+        }
         if !reversals
             .iter()
             .any(|r| visibility.shows(r.now.as_str()) || visibility.shows(r.back.as_str()))
