@@ -68,6 +68,33 @@ enum Command {
         #[arg(long, default_value = "keyword", value_parser = ["auto", "keyword", "semantic", "hybrid"])]
         mode: String,
     },
+    /// A note's versions, newest first (across its moves).
+    History {
+        /// Vault-relative path of the note.
+        path: String,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
+    /// The changes made to the vault, newest first: one per tool call that wrote.
+    Changes {
+        /// Only changes by this identity ("owner" for stdio and the console).
+        #[arg(long)]
+        identity: Option<String>,
+        /// Only changes at or after this time: RFC 3339, or YYYY-MM-DD (UTC).
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+    },
+    /// Write a version of a note back (a new change; see `quire history`).
+    Restore { path: String, version: i64 },
+    /// Put every note of a change back as it was before it.
+    Undo {
+        change_id: String,
+        /// Only print what would be done.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Create identity tokens.
     Token {
         #[command(subcommand)]
@@ -237,6 +264,22 @@ fn main() -> ExitCode {
                 _ => quire::ops::SearchMode::Keyword,
             };
             quire::cli::search::run(config, &query, json, limit, mode)
+        }),
+        Command::History { path, limit } => with_config(&overrides, |config| {
+            quire::cli::history::history(config, &path, limit)
+        }),
+        Command::Changes {
+            identity,
+            since,
+            limit,
+        } => with_config(&overrides, |config| {
+            quire::cli::history::changes(config, identity, since, limit)
+        }),
+        Command::Restore { path, version } => with_config(&overrides, |config| {
+            quire::cli::history::restore(config, &path, version)
+        }),
+        Command::Undo { change_id, dry_run } => with_config(&overrides, |config| {
+            quire::cli::history::undo(config, &change_id, dry_run)
         }),
         Command::Acl {
             command: AclCommand::Explain { identity, path },

@@ -41,6 +41,7 @@ pub fn report(config: &Config) -> String {
         )
     ));
     lines.push(format!("state directory: {}", config.state_dir.display()));
+    lines.push(doctor_history(config));
     lines.extend(doctor_sync(config));
     lines.push(format!(
         "transport:       {}",
@@ -231,4 +232,29 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
         Err(_) => "semantic search: off (search.embeddings = false); search is keyword-only".into(),
     });
     lines
+}
+
+/// The history's size against its bound, read from `history.db` without changing it.
+fn doctor_history(config: &Config) -> String {
+    let Some(retention) = config.history else {
+        return "history:         off ([history] enabled = false): changes cannot be listed or undone".into();
+    };
+    let path = config.state_dir.join("history.db");
+    let on_disk = std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
+    let kept = if path.exists() {
+        crate::history::History::stored_bytes_at(&path)
+    } else {
+        Ok(0)
+    };
+    match kept {
+        Ok(kept) => format!(
+            "history:         {} KiB of versions kept (bound {} MiB, {} days); {} KiB on disk in {}",
+            kept / 1024,
+            retention.max_bytes / (1024 * 1024),
+            retention.max_age.as_secs() / 86_400,
+            on_disk / 1024,
+            path.display()
+        ),
+        Err(error) => format!("history:         cannot be read: {error}"),
+    }
 }

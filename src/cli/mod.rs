@@ -8,6 +8,7 @@
 pub mod acl;
 pub mod check_config;
 pub mod doctor;
+pub mod history;
 pub mod index;
 pub mod model;
 pub mod oauth;

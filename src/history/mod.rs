@@ -346,6 +346,17 @@ impl History {
         Ok(pruned)
     }
 
+    /// `stored_bytes` of the history at `path`, opened read-only: neither pruned nor migrated.
+    pub fn stored_bytes_at(path: &Path) -> Result<u64, HistoryError> {
+        let connection =
+            Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let stored: i64 =
+            connection.query_row("SELECT COALESCE(SUM(stored), 0) FROM contents", [], |row| {
+                row.get(0)
+            })?;
+        Ok(u64::try_from(stored).unwrap_or(0))
+    }
+
     /// The compressed bytes of every kept content, for `quire doctor`.
     pub fn stored_bytes(&self) -> Result<u64, HistoryError> {
         let stored: i64 =

@@ -158,6 +158,36 @@ async def test_an_outside_edit_is_a_version_an_agent_overwrite_can_go_back_to(se
     assert is_error and error_code(text) == "invalid_argument" and "vault_restore_version" in text, text
 
 
+async def test_the_console_lists_restores_and_undoes(open_session, vault, quire_bin, xdg_home):
+    import subprocess
+
+    async with open_session(vault) as session:
+        first = await ok(session, "vault_write_note", {"path": "Console.md", "body": "one\n"})
+        second = await ok(session, "vault_patch_note", {"path": "Console.md", "operation": "append", "content": "two"})
+
+    def quire(*args: str) -> str:
+        done = subprocess.run(
+            [str(quire_bin), *args, "--vault", str(vault)], env=server_env(xdg_home),
+            capture_output=True, text=True, timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = quire("changes", "--limit", "5")
+    assert listed.index(second["change_id"]) < listed.index(first["change_id"]), listed
+    history = quire("history", "Console.md").splitlines()
+    assert len(history) == 2 and first["change_id"] in history[1], history
+    plan = quire("undo", second["change_id"], "--dry-run")
+    assert "would undo" in plan and "restore  Console.md" in plan, plan
+    assert "two" in (vault / "Console.md").read_text(), "a dry run changes nothing"
+    undone = quire("undo", second["change_id"])
+    assert (vault / "Console.md").read_text() == "one\n", undone
+    version = history[1].split()[0]
+    quire("restore", "Console.md", version)
+    assert (vault / "Console.md").read_text() == "one\n"
+    assert "undone by" in quire("changes", "--limit", "5")
+
+
 # --- Two identities, both revisions: undo everything ------------------------------------------
 
 ALICE = "alice-token-0123456789abcdefghijklmnopqrstuvwxyz"
