@@ -300,7 +300,9 @@ async def test_undoing_every_change_newest_first_restores_the_vault(identities, 
         assert snapshot(root) != start
         listed = (await ok(alice, "vault_list_changes", {"limit": 100}))["changes"]
         # Newest first; older ones are the memory layer's starter files.
-        assert [c["change_id"] for c in listed][: len(made)] == made[::-1]
+        assert [c["change_id"] for c in listed][: len(made)] == made[::-1], [
+            c for c in listed if c["change_id"] not in made
+        ][:3]
         assert {c["identity"] for c in listed[: len(made)]} == {"alice", "bob"}
         for change in reversed(made):
             who = bob if rng.random() < 0.5 else alice

@@ -38,6 +38,9 @@ impl Ops {
             if seen.iter().any(|s| s.path == path.as_str()) {
                 continue;
             }
+            // Under the note's lock, which every Quire write holds from staging its change to
+            // settling it: the file and the history then agree on what Quire wrote.
+            let _lock = self.walls.vault(&upkeep).lock(&path);
             let known = match history.latest(path.as_str()) {
                 Ok(known) => known,
                 Err(error) => {
