@@ -265,22 +265,10 @@ fn main() -> ExitCode {
             };
             quire::cli::search::run(config, &query, json, limit, mode)
         }),
-        Command::History { path, limit } => with_config(&overrides, |config| {
-            quire::cli::history::history(config, &path, limit)
-        }),
-        Command::Changes {
-            identity,
-            since,
-            limit,
-        } => with_config(&overrides, |config| {
-            quire::cli::history::changes(config, identity, since, limit)
-        }),
-        Command::Restore { path, version } => with_config(&overrides, |config| {
-            quire::cli::history::restore(config, &path, version)
-        }),
-        Command::Undo { change_id, dry_run } => with_config(&overrides, |config| {
-            quire::cli::history::undo(config, &change_id, dry_run)
-        }),
+        command @ (Command::History { .. }
+        | Command::Changes { .. }
+        | Command::Restore { .. }
+        | Command::Undo { .. }) => history_command(&overrides, command),
         Command::Acl {
             command: AclCommand::Explain { identity, path },
         } => with_config(&overrides, |config| {
@@ -299,6 +287,24 @@ fn main() -> ExitCode {
             quire::cli::oauth::revoke(config, identity.as_deref(), client_id.as_deref())
         }),
     }
+}
+
+/// `quire history`, `changes`, `restore` and `undo`.
+fn history_command(overrides: &Overrides, command: Command) -> ExitCode {
+    with_config(overrides, |config| match command {
+        Command::History { path, limit } => quire::cli::history::history(config, &path, limit),
+        Command::Changes {
+            identity,
+            since,
+            limit,
+        } => quire::cli::history::changes(config, identity, since, limit),
+        Command::Restore { path, version } => quire::cli::history::restore(config, &path, version),
+        Command::Undo { change_id, dry_run } => {
+            quire::cli::history::undo(config, &change_id, dry_run)
+        }
+        // `main` passes only the four above.
+        _ => Ok(String::new()),
+    })
 }
 
 /// A loaded configuration, with what loading it again on a reload needs.

@@ -22,10 +22,12 @@ pub enum ToolGroup {
     Memory,
     /// Versions, changes, restore and undo (left out when `[history] enabled = false`).
     History,
+    /// Edits of many notes as one change: properties, tags, text across notes.
+    Batch,
 }
 
 impl ToolGroup {
-    pub const ALL: [ToolGroup; 8] = [
+    pub const ALL: [ToolGroup; 9] = [
         ToolGroup::Notes,
         ToolGroup::Search,
         ToolGroup::Links,
@@ -34,6 +36,7 @@ impl ToolGroup {
         ToolGroup::Files,
         ToolGroup::Memory,
         ToolGroup::History,
+        ToolGroup::Batch,
     ];
 
     /// The name a configuration uses.
@@ -47,6 +50,7 @@ impl ToolGroup {
             ToolGroup::Files => "files",
             ToolGroup::Memory => "memory",
             ToolGroup::History => "history",
+            ToolGroup::Batch => "batch",
         }
     }
 

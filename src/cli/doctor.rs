@@ -40,8 +40,7 @@ pub fn report(config: &Config) -> String {
             |meta| format!("{} KiB", meta.len() / 1024)
         )
     ));
-    lines.push(format!("state directory: {}", config.state_dir.display()));
-    lines.push(doctor_history(config));
+    lines.extend(doctor_state(config));
     lines.extend(doctor_sync(config));
     lines.push(format!(
         "transport:       {}",
@@ -232,6 +231,12 @@ fn doctor_semantic(config: &Config) -> Vec<String> {
         Err(_) => "semantic search: off (search.embeddings = false); search is keyword-only".into(),
     });
     lines
+}
+
+/// The state directory, and the history kept in it.
+fn doctor_state(config: &Config) -> [String; 2] {
+    let state = format!("state directory: {}", config.state_dir.display());
+    [state, doctor_history(config)]
 }
 
 /// The history's size against its bound, read from `history.db` without changing it.

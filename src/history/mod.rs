@@ -31,6 +31,8 @@ pub enum Kind {
     Delete,
     Restore,
     Undo,
+    /// One call's edit of many notes, all or nothing (the batch tools).
+    Batch,
     /// Another program (Obsidian, a sync client) changed the file; the watcher saw it.
     External,
 }
@@ -44,6 +46,7 @@ impl Kind {
             Kind::Delete => "delete",
             Kind::Restore => "restore",
             Kind::Undo => "undo",
+            Kind::Batch => "batch",
             Kind::External => "external",
         }
     }
@@ -56,6 +59,7 @@ impl Kind {
             Kind::Delete,
             Kind::Restore,
             Kind::Undo,
+            Kind::Batch,
             Kind::External,
         ]
         .into_iter()

@@ -112,6 +112,24 @@ impl History {
             .optional()?)
     }
 
+    /// The changes a killed process left pending, oldest first, each with its versions.
+    pub fn pending(&self) -> Result<Vec<Vec<Version>>, HistoryError> {
+        let connection = self.lock();
+        let columns = VERSION_COLUMNS.replace("c.state = 'done'", "c.state = 'pending'");
+        let mut statement = connection.prepare(&format!("{columns} ORDER BY c.seq, v.id"))?;
+        let versions: Vec<Version> = statement
+            .query_map([], version_row)?
+            .collect::<Result<_, _>>()?;
+        let mut changes: Vec<Vec<Version>> = Vec::new();
+        for version in versions {
+            match changes.last_mut() {
+                Some(last) if last[0].change.id == version.change.id => last.push(version),
+                _ => changes.push(vec![version]),
+            }
+        }
+        Ok(changes)
+    }
+
     /// The latest finished undo of `change`, if any.
     pub fn undone_by(&self, change: &str) -> Result<Option<String>, HistoryError> {
         Ok(self

@@ -82,6 +82,7 @@ impl Ops {
             return Ok(());
         };
         let upkeep = Maintenance::new();
+        self.complete_cut_changes(history, &upkeep);
         let current = |raw: &str| {
             let path = crate::vault::VaultPath::parse(raw).ok()?;
             let file = self.walls.vault(&upkeep).read(&path).ok()?;

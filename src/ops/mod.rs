@@ -8,6 +8,7 @@
 
 pub(crate) mod access;
 mod audit;
+mod batch;
 mod changes;
 mod clock;
 mod complete;
@@ -35,6 +36,9 @@ pub use crate::markdown::sections::PatchOperation;
 pub use crate::markdown::tasks::edit::LanePosition as TaskPosition;
 pub use crate::vault::Period;
 pub use audit::{AuditLog, AuditRotation};
+pub use batch::{
+    BatchNote, BatchResult, RenameProperty, RenameTag, ReplaceAcross, SetProperty, Target,
+};
 pub use complete::{Completions, MAX_COMPLETIONS};
 pub use daily::{
     AppendDailyNote, AppendedDailyNote, DailyNote, GetDailyNote, PeriodicSettingsUsed,

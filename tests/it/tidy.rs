@@ -192,6 +192,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config",
             "embed",
             "files",
+            "history",
             "http",
             "index",
             "ops",

@@ -2,7 +2,8 @@
 //! checked against the revision the file must have, under locks the caller holds. A failure puts
 //! back the steps already taken, so an undo is all or nothing as far as the files allow.
 
-use crate::ops::access::{Granted, WriteChecked};
+use crate::history::{History, Kind, Version};
+use crate::ops::access::{Granted, Maintenance, WriteChecked};
 use crate::ops::error::OpsError;
 use crate::ops::shared::Ops;
 use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
@@ -11,11 +12,11 @@ use crate::vault::{Revision, VaultError, VaultPath, WriteMode};
 /// or, without `bytes`, gone (to `.trash/` when `trash`, else removed: a move back keeps the
 /// content at the other path).
 #[derive(Debug, Clone)]
-pub(super) struct Step {
-    pub(super) path: VaultPath,
-    pub(super) expected: Option<Revision>,
-    pub(super) bytes: Option<Vec<u8>>,
-    pub(super) trash: bool,
+pub(in crate::ops) struct Step {
+    pub(in crate::ops) path: VaultPath,
+    pub(in crate::ops) expected: Option<Revision>,
+    pub(in crate::ops) bytes: Option<Vec<u8>>,
+    pub(in crate::ops) trash: bool,
 }
 
 /// What a taken step left, to put it back.
@@ -29,13 +30,15 @@ struct Taken {
 
 impl Ops {
     /// Takes every step in order; on a failure puts back those taken and answers the failure.
-    pub(super) fn apply_steps(
+    pub(in crate::ops) fn apply_steps(
         &self,
         checked: &impl WriteChecked,
         steps: &[Step],
     ) -> Result<(), OpsError> {
         let mut taken: Vec<Taken> = Vec::new();
         for step in steps {
+            #[cfg(feature = "test-faults")]
+            abort_if_asked(taken.len());
             match self.take(checked, step) {
                 Ok(done) => taken.push(done),
                 Err(error) => {
@@ -119,5 +122,119 @@ impl Ops {
                 tracing::warn!(%error, path = %done.path, "a failed undo could not put a file back");
             }
         }
+    }
+}
+
+impl Ops {
+    /// Carries forward the all-or-nothing changes (batches, undos) a kill cut short, before the
+    /// history settles them: each file still holding its content from before the change gets
+    /// its content after, so the change is whole; a file someone changed since is left alone.
+    pub(in crate::ops) fn complete_cut_changes(&self, history: &History, upkeep: &Maintenance) {
+        let pending = match history.pending() {
+            Ok(pending) => pending,
+            Err(error) => {
+                tracing::error!(%error, "the history's pending changes cannot be read");
+                return;
+            }
+        };
+        for versions in pending {
+            if !matches!(versions[0].change.kind, Kind::Batch | Kind::Undo) {
+                continue;
+            }
+            let mut completed = 0;
+            for version in &versions {
+                for step in self.cut_steps(history, upkeep, version) {
+                    match self.take(upkeep, &step) {
+                        Ok(_) => completed += 1,
+                        Err(error) => {
+                            tracing::warn!(%error, path = %step.path, "a cut change could not be completed for this file");
+                        }
+                    }
+                }
+            }
+            tracing::info!(change = %versions[0].change.id, completed, "completed a change a stop cut short");
+        }
+    }
+
+    /// What is left to do for one version of a cut change: nothing when its file holds what the
+    /// change wrote or something else entirely; else the steps that finish it.
+    fn cut_steps(&self, history: &History, upkeep: &Maintenance, version: &Version) -> Vec<Step> {
+        let now = |raw: &str| -> Option<Option<Revision>> {
+            let path = VaultPath::parse(raw).ok()?;
+            Some(
+                self.walls
+                    .vault(upkeep)
+                    .read(&path)
+                    .ok()
+                    .map(|file| file.revision),
+            )
+        };
+        let stored = |revision: &Option<String>| -> Option<Option<Vec<u8>>> {
+            match revision {
+                None => Some(None),
+                Some(revision) => history.content(revision).ok().flatten().map(Some),
+            }
+        };
+        let before = version.revision_before.as_deref().and_then(Revision::parse);
+        let (Some(path), Some(after)) = (
+            VaultPath::parse(&version.path).ok(),
+            stored(&version.revision_after),
+        ) else {
+            return Vec::new();
+        };
+        match &version.previous_path {
+            // A move: the content still at the old path goes to the new one.
+            Some(previous) if previous != &version.path => {
+                let (Some(Some(at_old)), Some(None)) = (now(previous), now(&version.path)) else {
+                    return Vec::new();
+                };
+                let Ok(old) = VaultPath::parse(previous) else {
+                    return Vec::new();
+                };
+                if Some(&at_old) != before.as_ref() {
+                    return Vec::new();
+                }
+                vec![
+                    Step {
+                        path,
+                        expected: None,
+                        bytes: after,
+                        trash: false,
+                    },
+                    Step {
+                        path: old,
+                        expected: Some(at_old),
+                        bytes: None,
+                        trash: false,
+                    },
+                ]
+            }
+            _ => {
+                let Some(current) = now(&version.path) else {
+                    return Vec::new();
+                };
+                if current != before {
+                    return Vec::new();
+                }
+                let trash = after.is_none();
+                vec![Step {
+                    path,
+                    expected: current,
+                    bytes: after,
+                    trash,
+                }]
+            }
+        }
+    }
+}
+
+/// With the `test-faults` feature, `QUIRE_TEST_FAULT=abort-mid-change` kills the process after
+/// the first file of a multi-file change (a batch, an undo) is written, as a power cut would, so
+/// a test can check the next start completes the change.
+#[cfg(feature = "test-faults")]
+fn abort_if_asked(taken: usize) {
+    if taken == 1 && std::env::var("QUIRE_TEST_FAULT").ok().as_deref() == Some("abort-mid-change") {
+        tracing::warn!("test fault: aborting in the middle of a change");
+        std::process::abort();
     }
 }

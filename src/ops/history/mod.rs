@@ -8,6 +8,7 @@ mod reading;
 mod types;
 mod undo;
 
+pub(in crate::ops) use apply::Step;
 pub use types::{
     ChangeList, ChangeListed, HistoryVersion, ListChanges, NoteHistory, NoteVersions, ReadVersion,
     RestoreVersion, UndoChange, UndoStep, Undone, VersionRead,

@@ -28,6 +28,25 @@ pub struct SearchFilters {
 }
 
 impl Ops {
+    /// The notes matching `filters` that the caller may read, in path order, at most `limit`
+    /// (one more tells the caller there were more): the candidates of a batch edit.
+    pub(crate) fn notes_matching(
+        &self,
+        ctx: &Context,
+        filters: &SearchFilters,
+        limit: usize,
+    ) -> Result<Vec<String>, OpsError> {
+        let filter = self.search_filter(ctx, filters)?;
+        let visibility = self.visibility(ctx);
+        let page = self.walls.index(&visibility).list_by_path(
+            &filter,
+            None,
+            limit + 1,
+            &|row: &index::NoteRow| visibility.shows(&row.path),
+        )?;
+        Ok(page.rows.into_iter().map(|row| row.path).collect())
+    }
+
     pub(super) fn search_filter(
         &self,
         ctx: &Context,

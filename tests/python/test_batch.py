@@ -1,0 +1,130 @@
+"""The batch tools (issue 49) through the official SDK: one call edits many notes as one change,
+all or nothing; `dry_run` changes nothing; a note the edit cannot apply to refuses the whole
+batch; the batch undoes as one change; a kill in the middle of a batch is completed at the next
+start from the history, and its undo then restores every note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from conftest import REQUEST_TIMEOUT_S, server_env
+from vaultlib import error_code, write_files
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "Books/a.md": "---\nstatus: reading # keep this comment\nrating: 4\n---\n# A\n",
+    "Books/b.md": "---\nrating: 5\n---\n# B\n",
+    "Books/c.md": "# C without properties\n",
+    "Other/d.md": "---\nstatus: done\n---\n# D\n",
+}
+
+
+async def call(session, tool: str, args: dict):
+    res = await session.call_tool(tool, args)
+    text = res.content[0].text if res.content else ""
+    return bool(res.is_error), res.structured_content, text
+
+
+async def ok(session, tool: str, args: dict) -> dict:
+    is_error, sc, text = await call(session, tool, args)
+    assert not is_error, f"{tool} {args}: {text}"
+    return sc
+
+
+def files(root: Path) -> dict[str, str]:
+    return {name: (root / name).read_text() for name in FILES}
+
+
+@pytest.fixture
+def books(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    write_files(root, FILES)
+    return root
+
+
+async def test_set_property_on_a_folder_is_one_change_that_undoes_whole(open_session, books):
+    async with open_session(books) as session:
+        start = files(books)
+        args = {"name": "shelf", "value": "fiction", "filter": {"folder": "Books"}}
+        plan = await ok(session, "vault_set_property", {**args, "dry_run": True})
+        assert plan["dry_run"] and plan["total_notes"] == 3 and files(books) == start
+        assert [n["path"] for n in plan["notes"]] == ["Books/a.md", "Books/b.md", "Books/c.md"]
+        done = await ok(session, "vault_set_property", args)
+        assert done["total_notes"] == 3 and done["change_id"].startswith("ch_")
+        assert (books / "Books/a.md").read_text() == (
+            "---\nstatus: reading # keep this comment\nrating: 4\nshelf: fiction\n---\n# A\n"
+        )
+        assert (books / "Books/c.md").read_text().startswith("---\nshelf: fiction\n---\n")
+        assert (books / "Other/d.md").read_text() == start["Other/d.md"]
+        changes = (await ok(session, "vault_list_changes", {"limit": 1}))["changes"]
+        assert changes[0]["kind"] == "batch" and len(changes[0]["paths"]) == 3
+        await ok(session, "vault_undo", {"change_id": done["change_id"]})
+        assert files(books) == start
+        # Removing by null, on a list of paths.
+        removed = await ok(session, "vault_set_property", {
+            "name": "rating", "value": None, "paths": ["Books/a.md", "Books/b.md", "Books/c.md"],
+        })
+        assert removed["total_notes"] == 2
+        assert "rating" not in (books / "Books/b.md").read_text()
+
+
+async def test_a_note_the_edit_cannot_apply_to_refuses_the_whole_batch(open_session, books):
+    (books / "Books/broken.md").write_text("---\nstatus: [unclosed\n---\n# Broken\n")
+    async with open_session(books) as session:
+        start = files(books)
+        plan = await ok(session, "vault_set_property", {
+            "name": "shelf", "value": 1, "filter": {"folder": "Books"}, "dry_run": True,
+        })
+        assert [r["path"] for r in plan["refused"]] == ["Books/broken.md"], plan
+        is_error, _, text = await call(session, "vault_set_property", {
+            "name": "shelf", "value": 1, "filter": {"folder": "Books"},
+        })
+        assert is_error and error_code(text) == "invalid_argument" and "Books/broken.md" in text, text
+        assert "nothing was changed" in text and files(books) == start
+        is_error, _, text = await call(session, "vault_set_property", {"name": "shelf", "value": 1})
+        assert is_error and error_code(text) == "invalid_argument" and "paths" in text, text
+
+
+async def run_session(binary: Path, vault: Path, env: dict, log: Path, calls):
+    params = StdioServerParameters(command=str(binary), args=["serve", "--vault", str(vault)], env=env)
+    with open(log, "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT_S) as session:
+                await session.initialize()
+                return await calls(session)
+
+
+async def test_a_batch_killed_midway_is_completed_at_the_next_start(faults_bin, quire_bin, books, tmp_path, xdg_home):
+    log = tmp_path / "quire-stderr.log"
+    start = files(books)
+    env = {**server_env(xdg_home), "QUIRE_TEST_FAULT": "abort-mid-change"}
+
+    async def batch(session):
+        try:
+            await session.call_tool("vault_set_property", {"name": "shelf", "value": "x", "filter": {"folder": "Books"}})
+        except Exception as error:  # the server died mid-call
+            return error
+        return None
+
+    await run_session(faults_bin, books, env, log, batch)
+    if "test fault: aborting in the middle of a change" not in log.read_text(errors="replace"):
+        pytest.skip(f"{faults_bin} predates the abort-mid-change fault; rebuild it with --features test-faults")
+    written = [name for name in ("Books/a.md", "Books/b.md", "Books/c.md") if "shelf: x" in (books / name).read_text()]
+    assert written == ["Books/a.md"], "killed after the first note"
+
+    async def after_restart(session):
+        changes = (await ok(session, "vault_list_changes", {"limit": 5}))["changes"]
+        [batch_change] = [c for c in changes if c["kind"] == "batch"]
+        for name in ("Books/a.md", "Books/b.md", "Books/c.md"):
+            assert "shelf: x" in (books / name).read_text(), f"{name} completed at start"
+        await ok(session, "vault_undo", {"change_id": batch_change["change_id"]})
+
+    await run_session(quire_bin, books, server_env(xdg_home), log, after_restart)
+    assert files(books) == start
+    assert "completed a change a stop cut short" in log.read_text(errors="replace")
