@@ -212,6 +212,7 @@ fn share(
             read_only: config.read_only,
             disabled_tools: config.disabled_tools.clone(),
             groups: config.tool_groups.clone(),
+            safety: config.safety,
         },
         policy_changes,
     ));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::access::access;
 use super::lower::{
     audit_rotation, check_disabled_tools, daily_notes, files_config, history, http_config,
-    http_limits, max_note_bytes, memory_folder, oauth_config, protected_folders, sandbox,
+    http_limits, max_note_bytes, memory_folder, oauth_config, protected_folders, safety, sandbox,
     search_config, sync_config, time_zone, tool_groups,
 };
 use super::raw::RawConfig;
@@ -27,6 +27,7 @@ impl Config {
         let max_note_bytes = max_note_bytes(&raw.limits)?;
         let audit = audit_rotation(&raw.audit)?;
         let history = history(&raw.history)?;
+        let safety = safety(&raw.safety)?;
         let http = http_config(&raw.http, overrides)?;
         let http_limits = http_limits(&raw.http)?;
         let sandbox = sandbox(raw.sandbox.as_deref())?;
@@ -51,6 +52,7 @@ impl Config {
         Ok(Config {
             audit,
             history,
+            safety,
             files,
             memory_folder,
             protected_folders,

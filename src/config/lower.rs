@@ -8,11 +8,11 @@ use jiff::tz::TimeZone;
 use url::Url;
 
 use super::load::{absolute, refuse_inside_vault};
-use super::raw::RawHistory;
 use super::raw::{
     RawAudit, RawDailyNotes, RawFeatures, RawFiles, RawHttp, RawLimits, RawMemory, RawOAuth,
     RawSearch, RawSync, RawTime, RawTools,
 };
+use super::raw::{RawHistory, RawSafety};
 use super::{
     CIMD_TEST_PORT_VARIABLE, ConfigError, DEFAULT_MAX_NOTE_BYTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_IDENTITY, Environment, HttpConfig, HttpLimits, MAX_NOTE_BYTES_CEILING,
@@ -319,6 +319,40 @@ pub(super) fn search_config(
             ),
         },
         rerank,
+    })
+}
+
+/// `[safety]`: `confirm` is auto (ask when the client can), required or off; `confirm_over` a
+/// number of notes (0 asks for any batch, undo or move).
+pub(super) fn safety(raw: &RawSafety) -> Result<crate::ops::Safety, ConfigError> {
+    use crate::ops::{ConfirmMode, Safety};
+    let default = Safety::default();
+    let confirm = match raw.confirm.as_deref() {
+        None | Some("auto") => ConfirmMode::Auto,
+        Some("required") => ConfirmMode::Required,
+        Some("off") => ConfirmMode::Off,
+        Some(other) => {
+            return Err(ConfigError::Safety {
+                key: "confirm",
+                value: format!("{other:?}"),
+                expected: "\"auto\" (ask when the client can show a question), \"required\" or \"off\"",
+            });
+        }
+    };
+    let confirm_over = match raw.confirm_over {
+        None => default.confirm_over,
+        Some(n) if n <= 100_000 => n as usize,
+        Some(n) => {
+            return Err(ConfigError::Safety {
+                key: "confirm_over",
+                value: n.to_string(),
+                expected: "a number of notes from 0 to 100000",
+            });
+        }
+    };
+    Ok(Safety {
+        confirm,
+        confirm_over,
     })
 }
 

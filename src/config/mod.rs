@@ -140,6 +140,8 @@ pub struct Config {
     pub audit: AuditRotation,
     /// `[history]`: how much of every note's history is kept, or `None` when it is off.
     pub history: Option<crate::history::Retention>,
+    /// `[safety]`: when destructive calls ask the user first.
+    pub safety: crate::ops::Safety,
 }
 
 /// `[sync]`: how Quire cooperates with the vault's sync service (docs/SYNC.md). Each path is
@@ -256,6 +258,12 @@ pub enum ConfigError {
         key: &'static str,
         value: u64,
         range: &'static str,
+    },
+    #[error("safety.{key}: {value} is not valid; use {expected}")]
+    Safety {
+        key: &'static str,
+        value: String,
+        expected: &'static str,
     },
     #[error("audit.{key}: {value} is out of range; use {range}")]
     Audit {

@@ -42,6 +42,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) history: RawHistory,
     #[serde(default)]
+    pub(super) safety: RawSafety,
+    #[serde(default)]
     pub(super) files: RawFiles,
     #[serde(default)]
     pub(super) audit: RawAudit,
@@ -179,6 +181,14 @@ pub(super) struct RawHistory {
     pub(super) enabled: Option<bool>,
     pub(super) max_bytes: Option<u64>,
     pub(super) max_age_days: Option<u64>,
+}
+
+/// `[safety]`: when destructive calls ask the user first.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSafety {
+    pub(super) confirm: Option<String>,
+    pub(super) confirm_over: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

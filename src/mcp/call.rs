@@ -90,6 +90,12 @@ impl QuireServer {
             ));
             return Ok(error.client_result().into());
         }
+        if let super::confirm::Gate::Stop(answer) =
+            self.gate(&request, &context, &principal).await?
+        {
+            tracing::info!(tool = %tool, identity = %identity, path = %logged_path, "tool call stopped for confirmation");
+            return Ok(answer);
+        }
         let change: Arc<OnceLock<String>> = Arc::default();
         context.extensions.insert(Caller {
             principal,

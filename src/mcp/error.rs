@@ -51,6 +51,14 @@ impl ToolError {
     }
 
     /// A call this server cannot serve as asked (an unknown tool, arguments off the schema).
+    /// An error of the adapter's own (confirmation), with its stable code.
+    pub fn new(code: &'static str, message: impl Into<String>) -> ToolError {
+        ToolError {
+            code,
+            message: message.into(),
+        }
+    }
+
     pub fn invalid_argument(message: impl Into<String>) -> ToolError {
         ToolError {
             code: OpsError::invalid_argument("").code(),

@@ -10,6 +10,7 @@
 
 mod call;
 mod completions;
+mod confirm;
 mod error;
 mod instructions;
 mod logging;

@@ -21,6 +21,8 @@ pub struct Features {
     pub disabled_tools: Vec<String>,
     /// The tool groups served (`[tools] groups`).
     pub groups: Vec<ToolGroup>,
+    /// When destructive calls ask the user first (`[safety]`).
+    pub safety: crate::ops::Safety,
 }
 
 impl Default for Features {
@@ -29,6 +31,7 @@ impl Default for Features {
             read_only: false,
             disabled_tools: Vec::new(),
             groups: ToolGroup::ALL.to_vec(),
+            safety: crate::ops::Safety::default(),
         }
     }
 }
@@ -38,6 +41,8 @@ impl Default for Features {
 /// session of its own).
 pub struct Shared {
     pub ops: Arc<Ops>,
+    /// Seals the questions of destructive calls under 2026-07-28 (`confirm`).
+    pub confirmations: super::confirm::Confirmations,
     pub changes: broadcast::Sender<VaultChange>,
     pub features: Features,
     /// Ticks whenever the access policy is replaced, so sessions whose tool set changed can say so.
@@ -71,6 +76,7 @@ impl Shared {
             policy_changes,
             instructions,
             closing: CancellationToken::new(),
+            confirmations: super::confirm::Confirmations::default(),
             tools,
             listed,
         }

@@ -26,6 +26,7 @@ mod notes;
 mod orientation;
 mod paging;
 mod review;
+mod safety;
 mod search;
 mod shared;
 mod tasks;
@@ -69,6 +70,7 @@ pub use review::{
     Assembled, DEFAULT_MAX_CHARS as DEFAULT_REVIEW_CHARS, DailyReview, Material, MemoryReview,
     envelope, escape_content,
 };
+pub use safety::{ConfirmMode, Safety};
 pub use search::{
     CountList, Counted, CountedList, DEFAULT_GREP_BUDGET, DateFilter, Grep, GrepHit, GrepResult,
     ListPropertyValues, RebuiltIndex, RecentNotes, RecentSort, SearchByFolder, SearchByProperty,

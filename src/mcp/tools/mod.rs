@@ -9,6 +9,7 @@
 //! both to `QuireServer::run`.
 
 mod batch;
+pub(super) mod confirm;
 mod daily;
 mod files;
 mod history;

@@ -1,0 +1,135 @@
+"""Confirmation of destructive calls (issue 49, `[safety]`) through the official SDK: a client
+with an elicitation callback is asked before a delete, a whole overwrite or a batch over
+`confirm_over` notes, under 2025-11-25 (elicitation/create mid-call) and 2026-07-28 (the
+input-required result the SDK's Client answers and retries); a declined question changes
+nothing and says so; a client without elicitation gets the call done, unless
+`confirm = "required"`, which refuses it."""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import REQUEST_TIMEOUT_S, server_env
+from vaultlib import error_code, write_files
+
+pytestmark = pytest.mark.anyio
+
+FILES = {f"Books/b{n}.md": f"# Book {n}\n" for n in range(12)} | {"Keep.md": "# Keep\n"}
+
+
+class Asker:
+    """An elicitation callback that answers as told and remembers what it was asked."""
+
+    def __init__(self, answer: str = "accept", confirm: bool = True):
+        self.answer, self.confirm, self.asked = answer, confirm, []
+
+    async def __call__(self, context, params):
+        self.asked.append(params.message)
+        if self.answer == "accept":
+            return types.ElicitResult(action="accept", content={"confirm": self.confirm})
+        return types.ElicitResult(action=self.answer)
+
+
+@pytest.fixture
+def books(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    write_files(root, FILES)
+    return root
+
+
+@pytest.fixture(params=["2025-11-25", "2026-07-28"])
+def revision(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def connect(quire_bin, xdg_home, tmp_path, revision, open_session):
+    """`async with connect(vault, asker)` over stdio in the revision under test."""
+
+    @asynccontextmanager
+    async def open_(vault: Path, asker=None, extra_args=()):
+        if revision == "2025-11-25":
+            kwargs = {"elicitation_callback": asker} if asker else {}
+            async with open_session(vault, extra_args, **kwargs) as session:
+                yield session
+            return
+        params = StdioServerParameters(
+            command=str(quire_bin), args=["serve", "--vault", str(vault), *extra_args],
+            env=server_env(xdg_home), cwd=str(tmp_path),
+        )
+        kwargs = {"elicitation_callback": asker} if asker else {}
+        async with Client(params, read_timeout_seconds=REQUEST_TIMEOUT_S, **kwargs) as client:
+            assert client.session.protocol_version == "2026-07-28"
+            yield client
+
+    return open_
+
+
+@pytest.fixture
+def transport() -> str:
+    # These tests pick the revision themselves, over stdio.
+    return "stdio"
+
+
+async def call(session, tool: str, args: dict):
+    res = await session.call_tool(tool, args)
+    text = res.content[0].text if res.content else ""
+    return bool(res.is_error), res.structured_content, text
+
+
+async def test_a_delete_asks_and_a_yes_goes_ahead(connect, books):
+    asker = Asker()
+    async with connect(books, asker) as session:
+        is_error, sc, text = await call(session, "vault_delete_note", {"path": "Keep.md"})
+        assert not is_error, text
+    assert asker.asked and "Keep.md" in asker.asked[0]
+    assert not (books / "Keep.md").exists()
+
+
+@pytest.mark.parametrize("answer,confirm", [("decline", False), ("cancel", False), ("accept", False)])
+async def test_a_declined_question_changes_nothing_and_says_so(connect, books, answer, confirm):
+    asker = Asker(answer, confirm)
+    async with connect(books, asker) as session:
+        is_error, _, text = await call(session, "vault_delete_note", {"path": "Keep.md"})
+        assert is_error and error_code(text) == "declined" and "nothing was changed" in text, text
+        is_error, _, text = await call(session, "vault_write_note", {
+            "path": "Keep.md", "body": "gone\n", "overwrite": True,
+            "expected_revision": __import__("hashlib").sha256(b"# Keep\n").hexdigest(),
+        })
+        assert is_error and error_code(text) == "declined", text
+    assert (books / "Keep.md").read_text() == "# Keep\n"
+
+
+async def test_a_batch_asks_only_over_confirm_over_notes(connect, books):
+    asker = Asker()
+    async with connect(books, asker) as session:
+        few = ["Books/b0.md", "Books/b1.md"]
+        is_error, sc, text = await call(session, "vault_set_property", {"name": "a", "value": 1, "paths": few})
+        assert not is_error and sc["total_notes"] == 2, text
+        assert asker.asked == [], "two notes are under the default confirm_over of 10"
+        is_error, sc, text = await call(session, "vault_set_property", {
+            "name": "b", "value": 1, "filter": {"folder": "Books"},
+        })
+        assert not is_error and sc["total_notes"] == 12, text
+        assert len(asker.asked) == 1 and "12 notes" in asker.asked[0], asker.asked
+        # A dry run never asks.
+        await call(session, "vault_set_property", {"name": "c", "value": 1, "filter": {"folder": "Books"}, "dry_run": True})
+        assert len(asker.asked) == 1
+
+
+async def test_a_client_that_cannot_ask_is_refused_only_when_required(connect, books, tmp_path):
+    async with connect(books) as session:
+        is_error, _, text = await call(session, "vault_delete_note", {"path": "Books/b0.md"})
+        assert not is_error, text
+    config = tmp_path / "quire.toml"
+    config.write_text('[safety]\nconfirm = "required"\n')
+    async with connect(books, None, ("--config", str(config))) as session:
+        is_error, _, text = await call(session, "vault_delete_note", {"path": "Books/b1.md"})
+        assert is_error and error_code(text) == "confirmation_required" and "dry_run" in text, text
+    assert (books / "Books/b1.md").exists()
