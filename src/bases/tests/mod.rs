@@ -1,0 +1,1 @@
+//! Tests of the Bases language and views over an in-memory vault.
