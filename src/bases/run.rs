@@ -177,6 +177,10 @@ fn property_expr(property: &PropertyId) -> Option<Expr> {
 }
 
 fn property_value(property: &PropertyId, kept: &Kept<'_>, env: &dyn Environment) -> Cell {
+    // A formula's own column shows its own error, not the wrapped one `formula.x` would give.
+    if let PropertyId::Formula(name) = property {
+        return kept.formulas.get(name).cloned().unwrap_or(Ok(Value::Null));
+    }
     match property_expr(property) {
         Some(expr) => evaluate(&expr, &context(env, kept)),
         None => Ok(Value::Null),
