@@ -145,7 +145,7 @@ fn literals_of_each_data_type() {
     assert_eq!(eval(r#""hello""#), text("hello"));
     assert_eq!(eval("'world'"), text("world"));
     assert_eq!(eval("42"), num(42.0));
-    assert_eq!(eval("3.14"), num(3.14));
+    assert_eq!(eval("3.14"), num("3.14".parse().expect("a number")));
     assert_eq!(eval("(2 + 2)"), num(4.0));
     assert_eq!(eval("(2.5)"), num(2.5));
     assert_eq!(eval("true"), Value::Bool(true));
