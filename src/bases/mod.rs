@@ -19,7 +19,7 @@
 //! - Null in arithmetic gives null, and null joins text as "", so a missing property empties a cell
 //!   instead of failing it. A method called on null gives null (`isEmpty()` true, `isTruthy()`
 //!   false, `toString()` "").
-//! - Text that reads as a number compares and computes (`-`, `*`, `/`, `%`) as that number; `+`
+//! - Text that reads as a number equals, compares and computes (`-`, `*`, `/`, `%`) as that number; `+`
 //!   with text always joins text. A date compares with text that reads as a date.
 //! - Links are equal when they resolve to the same file, else when their targets are the same text;
 //!   a link equals the file it resolves to; a file equals its path.

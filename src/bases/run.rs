@@ -4,6 +4,7 @@
 //! its cell and the rest stands.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
 use super::env::{Environment, Row};
 use super::eval::{Context, EvalError, FormulaCells, equals, evaluate, sort_order, unique_values};
@@ -69,11 +70,18 @@ struct Kept<'a> {
 
 /// Evaluates `view` of `base` over `rows`.
 pub fn run_view(base: &Base, view: &View, rows: &[&dyn Row], env: &dyn Environment) -> ViewResult {
+    // Only the formulas the filters read are computed before filtering; the rest only for the
+    // rows that pass, since most of a vault usually does not.
+    let for_filters = base.formulas_for_filters(view);
     let mut kept: Vec<Kept<'_>> = rows
         .iter()
-        .map(|row| Kept {
-            row: *row,
-            formulas: formulas_for(base, *row, env),
+        .map(|row| {
+            let mut formulas = FormulaCells::new();
+            compute_formulas(base, *row, env, &mut formulas, Some(&for_filters));
+            Kept {
+                row: *row,
+                formulas,
+            }
         })
         .filter(|kept| {
             let context = context(env, kept);
@@ -83,6 +91,9 @@ pub fn run_view(base: &Base, view: &View, rows: &[&dyn Row], env: &dyn Environme
                 .all(|filter| passes(filter, &context))
         })
         .collect();
+    for row in &mut kept {
+        compute_formulas(base, row.row, env, &mut row.formulas, None);
+    }
     let matched = kept.len();
     sort_rows(&mut kept, view, env);
     if let Some(limit) = view.limit {
@@ -139,17 +150,33 @@ fn context<'a>(env: &'a dyn Environment, kept: &'a Kept<'a>) -> Context<'a> {
 /// Every formula of the base for `row`, each after the ones it uses.
 pub fn formulas_for(base: &Base, row: &dyn Row, env: &dyn Environment) -> FormulaCells {
     let mut cells = FormulaCells::new();
+    compute_formulas(base, row, env, &mut cells, None);
+    cells
+}
+
+/// Adds to `cells` the formulas not yet in it (only those in `only`, when given), in dependency
+/// order; `only` must hold the formulas its members use.
+fn compute_formulas(
+    base: &Base,
+    row: &dyn Row,
+    env: &dyn Environment,
+    cells: &mut FormulaCells,
+    only: Option<&BTreeSet<String>>,
+) {
     for formula in &base.formulas {
+        let skipped = only.is_some_and(|only| !only.contains(&formula.name));
+        if skipped || cells.contains_key(&formula.name) {
+            continue;
+        }
         let context = Context {
             env,
             row: Some(row),
-            formulas: Some(&cells),
+            formulas: Some(cells),
             values: None,
         };
         let value = evaluate(&formula.expression.expr, &context);
         cells.insert(formula.name.clone(), value);
     }
-    cells
 }
 
 /// Whether `filter` holds; a statement that fails to evaluate does not hold. Iterative over the

@@ -54,6 +54,10 @@ fn equals_at(env: &dyn Environment, left: &Value, right: &Value, depth: usize) -
         }
         (Value::Date(a), Value::Date(b)) => a.at == b.at,
         (Value::Number(a), Value::Number(b)) => a == b,
+        // Text holding a number equals that number, as it compares with it.
+        (Value::Number(n), Value::String(text)) | (Value::String(text), Value::Number(n)) => {
+            text.trim().parse::<f64>().is_ok_and(|parsed| parsed == *n)
+        }
         (Value::List(a), Value::List(b)) => {
             a.len() == b.len()
                 && a.iter()

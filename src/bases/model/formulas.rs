@@ -67,12 +67,9 @@ pub(super) fn in_dependency_order(formulas: Vec<Formula>) -> Result<Vec<Formula>
     // Repeatedly take the first formula whose uses are all done: quadratic, but bases hold tens.
     while order.len() < formulas.len() {
         let Some(next) = (0..formulas.len()).find(|&at| !done[at] && waiting[at] == 0) else {
-            let mut names: Vec<String> = (0..formulas.len())
-                .filter(|&at| !done[at])
-                .map(|at| formulas[at].name.clone())
-                .collect();
-            names.sort();
-            return Err(BaseError::FormulaCycle { names });
+            return Err(BaseError::FormulaCycle {
+                names: in_circles(&formulas, &done),
+            });
         };
         done[next] = true;
         order.push(next);
@@ -92,4 +89,27 @@ pub(super) fn in_dependency_order(formulas: Vec<Formula>) -> Result<Vec<Formula>
         .into_iter()
         .filter_map(|at| slots[at].take())
         .collect())
+}
+
+/// The undone formulas that lie on a circle: what is left after repeatedly dropping those no
+/// other undone formula uses (a formula that merely uses a circle is dropped that way).
+fn in_circles(formulas: &[Formula], done: &[bool]) -> Vec<String> {
+    let mut left: BTreeSet<&str> = formulas
+        .iter()
+        .zip(done)
+        .filter(|(_, done)| !**done)
+        .map(|(formula, _)| formula.name.as_str())
+        .collect();
+    loop {
+        let used: BTreeSet<&str> = formulas
+            .iter()
+            .filter(|formula| left.contains(formula.name.as_str()))
+            .flat_map(|formula| formula.uses.iter().map(String::as_str))
+            .collect();
+        let before = left.len();
+        left.retain(|name| used.contains(name));
+        if left.len() == before {
+            return left.into_iter().map(str::to_owned).collect();
+        }
+    }
 }

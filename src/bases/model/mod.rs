@@ -159,3 +159,25 @@ impl Base {
         self.formulas.iter().find(|formula| formula.name == name)
     }
 }
+
+impl Base {
+    /// The formulas the filters of `view` (its own and the base's) need, with the formulas those
+    /// use in turn: what must be computed for a row before it can be filtered.
+    pub fn formulas_for_filters(&self, view: &View) -> std::collections::BTreeSet<String> {
+        let mut needed = std::collections::BTreeSet::new();
+        let mut pending: Vec<String> = [&self.filters, &view.filters]
+            .into_iter()
+            .flatten()
+            .flat_map(filters::statements)
+            .flat_map(|statement| formulas::formulas_used(&statement.expr))
+            .collect();
+        while let Some(name) = pending.pop() {
+            if needed.insert(name.clone())
+                && let Some(formula) = self.formula(&name)
+            {
+                pending.extend(formula.uses.iter().cloned());
+            }
+        }
+        needed
+    }
+}

@@ -158,6 +158,15 @@ fn a_circle_of_formulas_is_named() {
         }
     );
     assert!(error.to_string().contains("a, b"));
+    let downstream =
+        Base::parse("formulas:\n  a: 'formula.b'\n  b: 'formula.a'\n  user: 'formula.a + 1'\n")
+            .expect_err("a circle with a user");
+    assert_eq!(
+        downstream,
+        BaseError::FormulaCycle {
+            names: vec!["a".into(), "b".into()]
+        }
+    );
     let itself = Base::parse("formulas:\n  me: 'formula.me'\n").expect_err("self");
     assert_eq!(
         itself,

@@ -101,6 +101,9 @@ fn comparison_and_boolean_operators() {
     assert_eq!(eval(r#"missing || "fallback""#), text("fallback"));
     no("missing > 3");
     yes(r#""b" > "a""#);
+    yes(r#"rating == "4""#);
+    yes(r#"rating >= "4""#);
+    no(r#"rating == "four""#);
 }
 
 #[test]
