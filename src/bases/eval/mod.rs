@@ -171,6 +171,16 @@ impl Evaluator<'_> {
                     .filter_map(|(name, cell)| Some((name.clone(), cell.clone().ok()?)))
                     .collect(),
             ),
+            // The syntax page writes `now.time()`: a bare `now` or `today` that is no property of
+            // the note reads as the function.
+            "now" | "today" if self.note_property(name) == Value::Null => {
+                let today = self.env().now();
+                if name == "now" {
+                    Value::Date(super::value::DateValue::timed(today))
+                } else {
+                    Value::Date(super::value::DateValue::day(today.date()))
+                }
+            }
             _ => self.note_property(name),
         }
     }

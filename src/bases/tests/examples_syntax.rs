@@ -201,3 +201,31 @@ fn links_compare_by_the_file_they_resolve_to() {
     yes(r#"[link("Textbook"), author].unique().length == 2"#);
     yes(r#"[link("Textbook"), link("Textbook.md")].unique().length == 1"#);
 }
+
+#[test]
+fn formulas_read_other_formulas() {
+    use super::super::env::Row;
+    use super::super::eval::{Context, FormulaCells, evaluate};
+    use super::super::syntax::parse;
+    let vault = vault();
+    let row = vault.files[0].clone();
+    let mut formulas = FormulaCells::new();
+    formulas.insert("price_per_unit".into(), Ok(num(6.25)));
+    formulas.insert("Owned".into(), Ok(num(2.6)));
+    let context = Context {
+        env: &vault,
+        row: Some(row.as_ref() as &dyn Row),
+        formulas: Some(&formulas),
+        values: None,
+    };
+    let run = |source: &str| evaluate(&parse(source).expect("parses"), &context);
+    assert_eq!(run("formula.price_per_unit * 1.1"), Ok(num(6.25 * 1.1)));
+    assert_eq!(run("monthlyUses * formula.Owned.round()"), Ok(num(30.0)));
+    assert_eq!(run("formula.undefined"), Ok(Value::Null));
+}
+
+#[test]
+fn bare_now_reads_as_the_function() {
+    assert_eq!(eval("now.time()"), text("12:00:00"));
+    assert_eq!(eval("today.format(\"YYYY-MM-DD\")"), text("2025-06-01"));
+}

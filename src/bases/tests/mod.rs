@@ -8,6 +8,8 @@ mod examples_functions;
 mod examples_syntax;
 mod filters_equivalence;
 mod limits;
+mod properties;
+mod token_soup;
 mod views;
 
 use std::sync::Arc;
