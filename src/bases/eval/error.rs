@@ -26,6 +26,12 @@ pub enum EvalError {
         left: &'static str,
         right: &'static str,
     },
+    #[error("at byte {at}: cannot apply `{op}` to a {operand}")]
+    Operand {
+        at: usize,
+        op: &'static str,
+        operand: &'static str,
+    },
     #[error("at byte {at}: {text:?} is not a date; write YYYY-MM-DD or YYYY-MM-DD HH:mm:ss")]
     BadDate { at: usize, text: String },
     #[error(

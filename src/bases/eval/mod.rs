@@ -19,7 +19,7 @@ pub use error::EvalError;
 
 use super::env::{Environment, Row};
 use super::syntax::{BinaryOp, Expr, ExprKind};
-use super::value::Value;
+use super::value::{MAX_VALUE_DEPTH, Value};
 
 /// The most nodes one evaluation may visit.
 pub const MAX_STEPS: u64 = 5_000_000;
@@ -73,11 +73,59 @@ impl Evaluator<'_> {
         self.context.row.map_or("", |row| row.facts().path.as_str())
     }
 
-    fn eval(&mut self, expr: &Expr) -> Result<Value, EvalError> {
-        self.steps += 1;
+    /// Counts `units` of work against `MAX_STEPS`.
+    fn charge(&mut self, units: u64) -> Result<(), EvalError> {
+        self.steps = self.steps.saturating_add(units);
         if self.steps > MAX_STEPS {
             return Err(EvalError::TooManySteps);
         }
+        Ok(())
+    }
+
+    /// Evaluates one node. Besides the node itself, the size of what it yields is charged (each
+    /// list element, object entry, and 64 bytes of text), since making it cost a copy; so a
+    /// `reduce` that grows its accumulator pays for every copy.
+    fn eval(&mut self, expr: &Expr) -> Result<Value, EvalError> {
+        self.charge(1)?;
+        let value = self.eval_node(expr)?;
+        let size = match &value {
+            Value::List(items) => items.len(),
+            Value::Object(entries) => entries.len(),
+            Value::String(text) => text.len() / 64,
+            _ => 0,
+        };
+        self.charge(size as u64)?;
+        if matches!(expr.kind, ExprKind::List(_) | ExprKind::Object(_)) {
+            self.check_nesting(&value, expr.at)?;
+        }
+        Ok(value)
+    }
+
+    /// Refuses a list or object nested deeper than `MAX_VALUE_DEPTH`: only literals nest values
+    /// (`reduce([acc], null)` would nest as deep as a list is long), and cloning or dropping a
+    /// value recurses through its depth. The walk is charged too.
+    fn check_nesting(&mut self, value: &Value, at: usize) -> Result<(), EvalError> {
+        let mut pending = vec![(value, 1usize)];
+        let mut visited = 0u64;
+        while let Some((next, depth)) = pending.pop() {
+            visited += 1;
+            let children: Vec<&Value> = match next {
+                Value::List(items) => items.iter().collect(),
+                Value::Object(entries) => entries.iter().map(|(_, v)| v).collect(),
+                _ => continue,
+            };
+            if depth >= MAX_VALUE_DEPTH {
+                return Err(EvalError::TooLarge {
+                    at,
+                    what: "nesting of lists and objects",
+                });
+            }
+            pending.extend(children.into_iter().map(|child| (child, depth + 1)));
+        }
+        self.charge(visited)
+    }
+
+    fn eval_node(&mut self, expr: &Expr) -> Result<Value, EvalError> {
         match &expr.kind {
             ExprKind::Null => Ok(Value::Null),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),

@@ -22,11 +22,10 @@ pub(super) fn unary(op: UnaryOp, value: Value, at: usize) -> Result<Value, EvalE
         (op, value) => match numeric(&value) {
             Some(n) if op == UnaryOp::Negate => Ok(Value::Number(-n)),
             Some(n) => Ok(Value::Number(n)),
-            None => Err(EvalError::Operands {
+            None => Err(EvalError::Operand {
                 at,
                 op: if op == UnaryOp::Negate { "-" } else { "+" },
-                left: "nothing",
-                right: value.type_name(),
+                operand: value.type_name(),
             }),
         },
     }
@@ -60,7 +59,7 @@ pub(super) fn binary(
         BinaryOp::Less => ordered(Ordering::is_lt),
         BinaryOp::GreaterOrEqual => ordered(Ordering::is_ge),
         BinaryOp::LessOrEqual => ordered(Ordering::is_le),
-        BinaryOp::Add => plus(evaluator, left, right, at),
+        BinaryOp::Add => plus(left, right, at),
         BinaryOp::Subtract => minus(evaluator, left, right, at),
         BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Remainder => scale(op, left, right, at),
         // Short-circuited by the evaluator; kept total for safety.
@@ -98,12 +97,7 @@ fn moved(
         .ok_or(EvalError::TooLarge { at, what: "date" })
 }
 
-fn plus(
-    evaluator: &Evaluator<'_>,
-    left: Value,
-    right: Value,
-    at: usize,
-) -> Result<Value, EvalError> {
+fn plus(left: Value, right: Value, at: usize) -> Result<Value, EvalError> {
     match (&left, &right) {
         (Value::Number(a), Value::Number(b)) => Ok(Value::Number(a + b)),
         (Value::Date(date), other) | (other, Value::Date(date)) if as_duration(other).is_some() => {
@@ -137,10 +131,7 @@ fn plus(
         (Value::Null, _) | (_, Value::Null) => Ok(Value::Null),
         _ => match (numeric(&left), numeric(&right)) {
             (Some(a), Some(b)) => Ok(Value::Number(a + b)),
-            _ => {
-                let _ = evaluator;
-                Err(mismatch(BinaryOp::Add, &left, &right, at))
-            }
+            _ => Err(mismatch(BinaryOp::Add, &left, &right, at)),
         },
     }
 }

@@ -86,8 +86,14 @@ fn evaluation_stays_bounded() {
     assert!(run(doubling).is_err());
     let steps = r#""x".repeat(1000000).split("").map(value + value + value).length"#;
     assert!(run(steps).is_err());
-    let nested = r#""x".repeat(500).split("").reduce([acc], null).toString().length > 0"#;
+    let nested = r#""x".repeat(50).split("").reduce([acc], null).toString().length > 0"#;
     assert!(run(nested).is_ok());
+    let too_deep = r#""x".repeat(1000000).split("").reduce([acc], null)"#;
+    assert!(run(too_deep).is_err());
+    let too_deep_object = r#""x".repeat(100).split("").reduce({"a": acc}, null)"#;
+    assert!(run(too_deep_object).is_err());
+    let quadratic = r#""x".repeat(1000000).split("").reduce(acc + [value], [])"#;
+    assert!(run(quadratic).is_err());
     assert!(run("1 / 0").is_ok());
     assert!(run(r#"date("9999-12-31") + "1000y""#).is_err());
 }
