@@ -155,6 +155,14 @@ impl Base {
             .and_then(|(_, config)| config.display_name.as_deref())
     }
 
+    /// The view an embed names (`![[File.base#View]]`), or the first view when none is named.
+    pub fn view(&self, name: Option<&str>) -> Option<&View> {
+        match name {
+            Some(name) => self.views.iter().find(|view| view.name == name),
+            None => self.views.first(),
+        }
+    }
+
     pub fn formula(&self, name: &str) -> Option<&Formula> {
         self.formulas.iter().find(|formula| formula.name == name)
     }

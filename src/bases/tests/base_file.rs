@@ -84,6 +84,9 @@ fn the_syntax_page_example_reads_whole() {
         view.summaries,
         vec![("formula.ppu".to_owned(), "Average".to_owned())]
     );
+    assert_eq!(base.view(None).map(|v| v.name.as_str()), Some("My table"));
+    assert_eq!(base.view(Some("My table")).map(|v| v.limit), Some(Some(10)));
+    assert!(base.view(Some("Other")).is_none());
 }
 
 #[test]

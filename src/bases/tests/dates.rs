@@ -91,3 +91,31 @@ fn text_of_values() {
     };
     assert_eq!(Value::Duration(duration).to_text(), "1 month 2 days 1 hour");
 }
+
+#[test]
+fn the_time_zone_places_dates_on_the_epoch() {
+    let mut paris = super::vault();
+    paris.zone = TimeZone::get("Europe/Paris").expect("bundled tz");
+    let run = |source: &str| super::eval_in(&paris, "Books/Dune.md", source);
+    assert_eq!(
+        run(r#"number(date("1970-01-01T01:00:00"))"#),
+        Ok(Value::Number(0.0))
+    );
+    assert_eq!(
+        run(r#"date(0)"#),
+        Ok(Value::Date(DateValue::timed(
+            date(1970, 1, 1).at(1, 0, 0, 0)
+        )))
+    );
+    assert_eq!(
+        run(r#"date("2025-01-01T12:00:00Z").hour"#),
+        Ok(Value::Number(13.0))
+    );
+    // Wall-clock arithmetic: a day is a calendar day even across the change to summer time.
+    assert_eq!(
+        run(r#"date("2025-03-29 12:00") + "1d""#),
+        Ok(Value::Date(DateValue::timed(
+            date(2025, 3, 30).at(12, 0, 0, 0)
+        )))
+    );
+}

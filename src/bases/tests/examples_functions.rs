@@ -293,3 +293,24 @@ fn object_and_regex_functions() {
     no(r#"/^abc$/.matches("abcde")"#);
     yes(r#"/ABC/i.matches("abcde")"#);
 }
+
+#[test]
+fn regex_flags_and_embeds() {
+    yes(r#"/^b$/m.matches("a\nb")"#);
+    no(r#"/^b$/.matches("a\nb")"#);
+    yes(r#"/a.b/s.matches("a\nb")"#);
+    assert_eq!(
+        eval(r#""a1b22c".split(/\d+/)"#),
+        list(vec![text("a"), text("b"), text("c")])
+    );
+    assert_eq!(
+        eval(r#""price: $5".replace(/\$(\d)/, "$$$1!")"#),
+        text("price: $5!")
+    );
+    let cover = super::eval_in(
+        &super::vault(),
+        "attachments/cover.png",
+        "file.embeds[0].asFile()",
+    );
+    assert_eq!(cover, Ok(Value::File("Textbook.md".into())));
+}

@@ -28,11 +28,16 @@ pub(super) struct Vault {
     pub files: Vec<Arc<FileFacts>>,
     pub now: DateTime,
     pub this: Option<String>,
+    pub zone: jiff::tz::TimeZone,
 }
 
 impl Environment for Vault {
     fn now(&self) -> DateTime {
         self.now
+    }
+
+    fn time_zone(&self) -> jiff::tz::TimeZone {
+        self.zone.clone()
     }
 
     fn this_path(&self) -> Option<&str> {
@@ -118,6 +123,7 @@ pub(super) fn vault() -> Vault {
         }),
     );
     let mut cover = note("attachments/cover.png", &[], &[], json!({}));
+    cover.embeds = vec!["Textbook".to_owned()];
     cover.size = 2048;
     Vault {
         files: vec![
@@ -156,6 +162,7 @@ pub(super) fn vault() -> Vault {
         ],
         now: date(2025, 6, 1).at(12, 0, 0, 0),
         this: Some("Authors/Frank Herbert.md".to_owned()),
+        zone: jiff::tz::TimeZone::UTC,
     }
 }
 
