@@ -37,6 +37,7 @@
 //! - A formula that fails for a row gives that cell an error, and formulas that use it fail too;
 //!   a filter that fails for a row excludes the row. A reference to an undefined formula is an error
 //!   when the base is read, as is a cycle, which names its formulas.
+//! - `list(null)` is the empty list, so `list(tags).length` is 0 for a note without tags.
 //! - A bare `now` or `today` that is no property of the note reads as the function (the syntax
 //!   page writes `now.time()`).
 //! - `random()` asks the environment, whose default is a fixed 0.5 so results are repeatable.

@@ -70,12 +70,10 @@ pub(super) fn call(
             }
         }
         "number" => to_number(&first, &zone, at),
+        // A missing property is no element: `list(tags).length` is 0 for a note without tags.
         "list" => Ok(match first {
             Value::List(items) => Value::List(items),
-            other if values.is_empty() => {
-                let _ = other;
-                Value::List(Vec::new())
-            }
+            Value::Null => Value::List(Vec::new()),
             other => Value::List(vec![other]),
         }),
         "link" => link(evaluator, &values)

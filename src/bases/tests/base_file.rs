@@ -210,3 +210,16 @@ fn errors_name_their_place() {
     let group = Base::parse("filters:\n  xor:\n    - 'a'\n").expect_err("unknown group");
     assert!(group.to_string().contains("xor"));
 }
+
+#[test]
+fn deeply_nested_filter_groups_are_refused() {
+    let nested = |depth: usize| {
+        format!(
+            "filters: {}'true'{}\n",
+            "{and: [".repeat(depth),
+            "]}".repeat(depth)
+        )
+    };
+    assert!(Base::parse(&nested(20)).is_ok());
+    assert!(Base::parse(&nested(200)).is_err());
+}

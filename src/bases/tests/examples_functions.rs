@@ -51,6 +51,7 @@ fn global_functions() {
     );
     assert_eq!(eval(r#"list("value")"#), list(vec![text("value")]));
     assert_eq!(eval("list(tasks)").to_text(), "a, b, c");
+    assert_eq!(eval("list(missing).length"), num(0.0));
     assert_eq!(eval("max(3, 9, 4)"), num(9.0));
     assert_eq!(eval("min(3, 9, 4)"), num(3.0));
     assert_eq!(
