@@ -70,30 +70,7 @@ struct Kept<'a> {
 
 /// Evaluates `view` of `base` over `rows`.
 pub fn run_view(base: &Base, view: &View, rows: &[&dyn Row], env: &dyn Environment) -> ViewResult {
-    // Only the formulas the filters read are computed before filtering; the rest only for the
-    // rows that pass, since most of a vault usually does not.
-    let for_filters = base.formulas_for_filters(view);
-    let mut kept: Vec<Kept<'_>> = rows
-        .iter()
-        .map(|row| {
-            let mut formulas = FormulaCells::new();
-            compute_formulas(base, *row, env, &mut formulas, Some(&for_filters));
-            Kept {
-                row: *row,
-                formulas,
-            }
-        })
-        .filter(|kept| {
-            let context = context(env, kept);
-            [&base.filters, &view.filters]
-                .into_iter()
-                .flatten()
-                .all(|filter| passes(filter, &context))
-        })
-        .collect();
-    for row in &mut kept {
-        compute_formulas(base, row.row, env, &mut row.formulas, None);
-    }
+    let mut kept = matching_rows(base, view, rows, env);
     let matched = kept.len();
     sort_rows(&mut kept, view, env);
     if let Some(limit) = view.limit {
@@ -136,6 +113,40 @@ pub fn run_view(base: &Base, view: &View, rows: &[&dyn Row], env: &dyn Environme
         groups,
         matched,
     }
+}
+
+/// The rows both the base's and the view's filters keep, with all their formulas. Only the
+/// formulas the filters read are computed before filtering; the rest only for the rows kept,
+/// since a base's filters usually drop most of a vault.
+fn matching_rows<'a>(
+    base: &Base,
+    view: &View,
+    rows: &[&'a dyn Row],
+    env: &dyn Environment,
+) -> Vec<Kept<'a>> {
+    let for_filters = base.formulas_for_filters(view);
+    let mut kept: Vec<Kept<'a>> = rows
+        .iter()
+        .map(|row| {
+            let mut formulas = FormulaCells::new();
+            compute_formulas(base, *row, env, &mut formulas, Some(&for_filters));
+            Kept {
+                row: *row,
+                formulas,
+            }
+        })
+        .filter(|kept| {
+            let context = context(env, kept);
+            [&base.filters, &view.filters]
+                .into_iter()
+                .flatten()
+                .all(|filter| passes(filter, &context))
+        })
+        .collect();
+    for row in &mut kept {
+        compute_formulas(base, row.row, env, &mut row.formulas, None);
+    }
+    kept
 }
 
 fn context<'a>(env: &'a dyn Environment, kept: &'a Kept<'a>) -> Context<'a> {
