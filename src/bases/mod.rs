@@ -32,8 +32,9 @@
 //! - Sorting orders text case-insensitively, puts empty values last in either direction, and keeps
 //!   the input order for ties; a view without `sort` keeps the rows in the order given.
 //! - `limit` keeps the first rows after sorting, then grouping splits what is kept; summaries are
-//!   over the kept rows (per group too). Range over dates is a duration. Unique counts distinct
-//!   filled values.
+//!   over the kept rows (per group too). Numeric summaries read text holding a number (the page
+//!   averages `formula.ppu`, a `toFixed` text). Range over dates is a duration. Unique counts
+//!   distinct filled values.
 //! - A formula that fails for a row gives that cell an error, and formulas that use it fail too;
 //!   a filter that fails for a row excludes the row. A reference to an undefined formula is an error
 //!   when the base is read, as is a cycle, which names its formulas.

@@ -1,7 +1,7 @@
 //! The built-in summaries a view can put under a column (Average, Min, Max, Sum, Range, Median,
 //! Stddev, Earliest, Latest, Checked, Unchecked, Empty, Filled, Unique), over the values of that
-//! column. Numeric summaries read only the numbers, date summaries only the dates; a summary with
-//! nothing to read is null.
+//! column. Numeric summaries read the numbers (and text holding one), date summaries the dates; a
+//! summary with nothing to read is null.
 
 use super::dates::difference_millis;
 use super::value::{DateValue, Duration, Value};
@@ -24,13 +24,17 @@ pub const BUILT_IN: &[&str] = &[
     "Unique",
 ];
 
+/// The numbers among `values`, text that reads as a number included: the syntax page's own
+/// example averages `formula.ppu`, which `toFixed` makes text.
 fn numbers(values: &[Value]) -> Vec<f64> {
     values
         .iter()
         .filter_map(|value| match value {
-            Value::Number(n) if !n.is_nan() => Some(*n),
+            Value::Number(n) => Some(*n),
+            Value::String(text) => text.trim().parse::<f64>().ok(),
             _ => None,
         })
+        .filter(|n| !n.is_nan())
         .collect()
 }
 
