@@ -29,7 +29,7 @@
 //! - `duration * n` and `n * duration` both scale; `duration('1d') / 2` halves.
 //! - Lists have `mean`, `median`, `sum`, `min`, `max` and `stddev`, since the syntax page's own
 //!   summary example calls `values.mean()`. Stddev is the population deviation.
-//! - Sorting orders text case-insensitively, puts empty values last in either direction, and keeps
+//! - Sorting orders text case-insensitively (numbers written as text by value), puts empty values last in either direction, and keeps
 //!   the input order for ties; a view without `sort` keeps the rows in the order given.
 //! - `limit` keeps the first rows after sorting, then grouping splits what is kept; summaries are
 //!   over the kept rows (per group too). Numeric summaries read text holding a number (the page

@@ -99,7 +99,7 @@ pub fn compare(env: &dyn Environment, left: &Value, right: &Value) -> Option<Ord
 }
 
 /// A total order for sorting: values of one kind in their natural order (text case-insensitive
-/// first), kinds in a fixed order, empty values last.
+/// first, numbers written as text by their value), kinds in a fixed order, empty values last.
 pub fn sort_order(env: &dyn Environment, left: &Value, right: &Value) -> Ordering {
     sort_order_at(env, left, right, 0)
 }
@@ -129,6 +129,7 @@ fn sort_order_at(env: &dyn Environment, left: &Value, right: &Value, depth: usiz
     }
     match (left, right) {
         (Value::Number(a), Value::Number(b)) => a.total_cmp(b),
+        (Value::Duration(a), Value::Duration(b)) => a.total_millis().total_cmp(&b.total_millis()),
         (Value::List(a), Value::List(b)) if depth < MAX_VALUE_DEPTH => a
             .iter()
             .zip(b)
@@ -140,9 +141,18 @@ fn sort_order_at(env: &dyn Environment, left: &Value, right: &Value, depth: usiz
         | (Value::Icon(_), _)
         | (Value::Image(_), _) => {
             let (a, b) = (left.to_text(), right.to_text());
-            a.to_lowercase()
-                .cmp(&b.to_lowercase())
-                .then_with(|| a.cmp(&b))
+            // Text that holds a number ("2.50", "10.00", as toFixed writes them) sorts by the number
+            // and before other text, so the order stays total (Rust's sort may panic on one that
+            // is not).
+            match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+                (Ok(x), Ok(y)) => x.total_cmp(&y),
+                (Ok(_), Err(_)) => Ordering::Less,
+                (Err(_), Ok(_)) => Ordering::Greater,
+                (Err(_), Err(_)) => a
+                    .to_lowercase()
+                    .cmp(&b.to_lowercase())
+                    .then_with(|| a.cmp(&b)),
+            }
         }
         _ => compare(env, left, right).unwrap_or(Ordering::Equal),
     }

@@ -201,6 +201,10 @@ fn list_functions() {
         list(vec![text("a"), text("b"), text("c")])
     );
     assert_eq!(eval("[1,2,2,3].unique()"), n(&[1.0, 2.0, 3.0]));
+    assert_eq!(
+        eval(r#"["10.00", "2.50", "b", "A"].sort()"#),
+        list(vec![text("2.50"), text("10.00"), text("A"), text("b")])
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod examples_syntax;
 mod filters_equivalence;
 mod limits;
 mod properties;
+mod sort_order;
 mod token_soup;
 mod views;
 
