@@ -295,10 +295,10 @@ pub fn number_text(n: f64) -> String {
         return "0".to_owned();
     }
     let magnitude = n.abs();
-    if (1e-7..1e21).contains(&magnitude) {
+    if (1e-6..1e21).contains(&magnitude) {
         return format!("{n}");
     }
-    // JavaScript switches to exponent form outside [1e-7, 1e21) and always signs the exponent.
+    // JavaScript switches to exponent form outside [1e-6, 1e21) and always signs the exponent.
     let written = format!("{n:e}");
     match written.split_once('e') {
         Some((mantissa, exponent)) if !exponent.starts_with('-') => {

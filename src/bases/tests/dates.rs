@@ -79,6 +79,8 @@ fn text_of_values() {
     assert_eq!(number_text(3.0), "3");
     assert_eq!(number_text(0.1 + 0.2), "0.30000000000000004");
     assert_eq!(number_text(1e21), "1e+21");
+    assert_eq!(number_text(0.000001), "0.000001");
+    assert_eq!(number_text(0.00000015), "1.5e-7");
     assert_eq!(number_text(-0.0), "0");
     assert_eq!(number_text(f64::NAN), "NaN");
     assert_eq!(
