@@ -40,8 +40,6 @@ pub enum EvalError {
     BadDuration { at: usize, text: String },
     #[error("at byte {at}: {text:?} is not a number")]
     BadNumber { at: usize, text: String },
-    #[error("at byte {at}: invalid regular expression: {message}")]
-    BadRegex { at: usize, message: String },
     #[error("at byte {at}: the {what} would be too large; work on less data")]
     TooLarge { at: usize, what: &'static str },
     #[error("the expression took more than {MAX_STEPS} steps for one row; simplify it")]
@@ -50,4 +48,24 @@ pub enum EvalError {
     UnknownSummary { name: String },
     #[error("formula `{name}` failed for this row: {message}")]
     FormulaFailed { name: String, message: String },
+}
+
+impl EvalError {
+    /// The byte offset into the expression the error points at, when it points at one.
+    pub fn at(&self) -> Option<usize> {
+        match self {
+            EvalError::UnknownFunction { at, .. }
+            | EvalError::UnknownMethod { at, .. }
+            | EvalError::Arguments { at, .. }
+            | EvalError::Operands { at, .. }
+            | EvalError::Operand { at, .. }
+            | EvalError::BadDate { at, .. }
+            | EvalError::BadDuration { at, .. }
+            | EvalError::BadNumber { at, .. }
+            | EvalError::TooLarge { at, .. } => Some(*at),
+            EvalError::TooManySteps
+            | EvalError::UnknownSummary { .. }
+            | EvalError::FormulaFailed { .. } => None,
+        }
+    }
 }

@@ -35,7 +35,7 @@ pub(super) fn call(
             }
             Value::String(s.repeat(count as usize))
         }
-        "replace" => return Some(replace(s, values)),
+        "replace" => return Some(replace(s, values, at)),
         "split" => return Some(split(s, values, at)),
         _ => return None,
     };
@@ -69,7 +69,7 @@ fn title(s: &str) -> String {
     out
 }
 
-fn replace(s: &str, values: &[Value]) -> Result<Value, EvalError> {
+fn replace(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
     let replacement = values.get(1).map(Value::to_text).unwrap_or_default();
     let out = match values.first() {
         Some(Value::Regex(regex)) => {
@@ -91,10 +91,7 @@ fn replace(s: &str, values: &[Value]) -> Result<Value, EvalError> {
         None => s.to_owned(),
     };
     if out.len() > MAX_TEXT_BYTES {
-        return Err(EvalError::TooLarge {
-            at: 0,
-            what: "text",
-        });
+        return Err(EvalError::TooLarge { at, what: "text" });
     }
     Ok(Value::String(out))
 }
