@@ -83,7 +83,7 @@ impl Evaluator<'_> {
     }
 
     /// Evaluates one node. Besides the node itself, the size of what it yields is charged (each
-    /// list element, object entry, and 64 bytes of text), since making it cost a copy; so a
+    /// list element, object entry, and 8 bytes of text), since making it cost a copy; so a
     /// `reduce` that grows its accumulator pays for every copy.
     fn eval(&mut self, expr: &Expr) -> Result<Value, EvalError> {
         self.charge(1)?;
@@ -91,7 +91,7 @@ impl Evaluator<'_> {
         let size = match &value {
             Value::List(items) => items.len(),
             Value::Object(entries) => entries.len(),
-            Value::String(text) => text.len() / 64,
+            Value::String(text) => text.len() / 8,
             _ => 0,
         };
         self.charge(size as u64)?;

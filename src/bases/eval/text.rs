@@ -71,8 +71,26 @@ fn title(s: &str) -> String {
 
 fn replace(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
     let replacement = values.get(1).map(Value::to_text).unwrap_or_default();
+    let too_large = || EvalError::TooLarge { at, what: "text" };
+    // The result's size is bounded before it is built: a million matches of a long replacement
+    // would otherwise allocate terabytes. Each `$` reference adds at most the whole text once,
+    // since matches do not overlap.
+    let fits = |matches: usize, references: usize| {
+        let projected = (s.len() as u128)
+            + (matches as u128) * (replacement.len() as u128)
+            + (references as u128) * (s.len() as u128);
+        projected <= MAX_TEXT_BYTES as u128
+    };
     let out = match values.first() {
         Some(Value::Regex(regex)) => {
+            let matches = if regex.global {
+                regex.regex.find_iter(s).count()
+            } else {
+                1
+            };
+            if !fits(matches, replacement.matches('$').count()) {
+                return Err(too_large());
+            }
             let rust = js_replacement(&replacement);
             if regex.global {
                 regex.regex.replace_all(s, rust.as_str()).into_owned()
@@ -82,6 +100,14 @@ fn replace(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
         }
         Some(pattern) => {
             let pattern = pattern.to_text();
+            let matches = if pattern.is_empty() {
+                1
+            } else {
+                s.matches(pattern.as_str()).count()
+            };
+            if !fits(matches, 0) {
+                return Err(too_large());
+            }
             if pattern.is_empty() {
                 format!("{replacement}{s}")
             } else {
@@ -90,9 +116,6 @@ fn replace(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
         }
         None => s.to_owned(),
     };
-    if out.len() > MAX_TEXT_BYTES {
-        return Err(EvalError::TooLarge { at, what: "text" });
-    }
     Ok(Value::String(out))
 }
 

@@ -84,6 +84,12 @@ fn evaluation_stays_bounded() {
     assert!(run(r#"[1,2,3,4,5,6,7,8,9,10].map([1,2,3,4,5,6,7,8,9,10].map("x".repeat(100000))).flat().join("")"#).is_err());
     let doubling = r#""x".repeat(1000).split("").reduce(acc + acc + "y", "z")"#;
     assert!(run(doubling).is_err());
+    let wide = r#""x".repeat(1000000).replace("x", "y".repeat(1000000))"#;
+    assert!(run(wide).is_err());
+    let wide_regex = r#""x".repeat(1000000).replace(/x/g, "$&$&")"#;
+    assert!(run(wide_regex).is_err());
+    let many_copies = r#""x".repeat(1000000).split("").map("y".repeat(1000000)).length"#;
+    assert!(run(many_copies).is_err());
     let steps = r#""x".repeat(1000000).split("").map(value + value + value).length"#;
     assert!(run(steps).is_err());
     let nested = r#""x".repeat(50).split("").reduce([acc], null).toString().length > 0"#;
