@@ -19,8 +19,8 @@
 //! - Null in arithmetic gives null, and null joins text as "", so a missing property empties a cell
 //!   instead of failing it. A method called on null gives null (`isEmpty()` true, `isTruthy()`
 //!   false, `toString()` "").
-//! - Text that reads as a number equals, compares and computes (`-`, `*`, `/`, `%`) as that number; `+`
-//!   with text always joins text. A date compares with text that reads as a date.
+//! - Text that reads as a number equals, compares and computes (`-`, `*`, `/`, `%`) as that
+//!   number; `+` with text always joins text. A date compares with text that reads as a date.
 //! - Links are equal when they resolve to the same file, else when their targets are the same text;
 //!   a link equals the file it resolves to; a file equals its path.
 //! - `file.tags` lists tags with `#`; `hasTag` ignores `#` and case and matches nested tags.
@@ -29,8 +29,9 @@
 //! - `duration * n` and `n * duration` both scale; `duration('1d') / 2` halves.
 //! - Lists have `mean`, `median`, `sum`, `min`, `max` and `stddev`, since the syntax page's own
 //!   summary example calls `values.mean()`. Stddev is the population deviation.
-//! - Sorting orders text case-insensitively (numbers written as text by value), puts empty values last in either direction, and keeps
-//!   the input order for ties; a view without `sort` keeps the rows in the order given.
+//! - Sorting orders text case-insensitively (numbers written as text by value, first), puts empty
+//!   values last in either direction, and keeps the input order for ties; a view without `sort`
+//!   keeps the rows in the order given.
 //! - `limit` keeps the first rows after sorting, then grouping splits what is kept; summaries are
 //!   over the kept rows (per group too). Numeric summaries read text holding a number (the page
 //!   averages `formula.ppu`, a `toFixed` text). Range over dates is a duration. Unique counts
