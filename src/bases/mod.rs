@@ -14,7 +14,8 @@
 //!   whole days, and gains one when hours, minutes or seconds are added.
 //! - Two dates subtract to milliseconds (a number), as the syntax page says; a duration becomes
 //!   milliseconds with a month counted as 30 days.
-//! - An empty list or object is falsy (JavaScript says truthy): `if(tags, ...)` reads as users mean.
+//! - An empty list or object is falsy (JavaScript says truthy), so `if(tags, ...)` reads as users
+//!   mean it.
 //! - `&&` and `||` return an operand, as in JavaScript; filters use its truthiness.
 //! - Null in arithmetic gives null, and null joins text as "", so a missing property empties a cell
 //!   instead of failing it. A method called on null gives null (`isEmpty()` true, `isTruthy()`
@@ -37,8 +38,8 @@
 //!   averages `formula.ppu`, a `toFixed` text). Range over dates is a duration. Unique counts
 //!   distinct filled values.
 //! - A formula that fails for a row gives that cell an error, and formulas that use it fail too;
-//!   a filter that fails for a row excludes the row. A reference to an undefined formula is an error
-//!   when the base is read, as is a cycle, which names its formulas.
+//!   a filter that fails for a row excludes the row. A reference to an undefined formula is an
+//!   error when the base is read, as is a cycle, which names its formulas.
 //! - `list(null)` is the empty list, so `list(tags).length` is 0 for a note without tags.
 //! - A bare `now` or `today` that is no property of the note reads as the function (the syntax
 //!   page writes `now.time()`).

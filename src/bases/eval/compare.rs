@@ -39,12 +39,11 @@ fn equals_at(env: &dyn Environment, left: &Value, right: &Value, depth: usize) -
         }
         (Value::Link(link), Value::String(text)) | (Value::String(text), Value::Link(link)) => {
             let written = super::super::value::Link::parse(text, &link.from);
+            let resolved = env.resolve(link.file_part(), &link.from);
+            let named = env.resolve(written.file_part(), &link.from);
             link.file_part() == written.file_part()
                 || link.target == *text
-                || matches!(
-                    (env.resolve(link.file_part(), &link.from), env.resolve(written.file_part(), &link.from)),
-                    (Some(x), Some(y)) if x == y
-                )
+                || (resolved.is_some() && resolved == named)
         }
         (Value::File(path), Value::String(text)) | (Value::String(text), Value::File(path)) => {
             path == text || env.resolve(text, "").as_deref() == Some(path.as_str())
@@ -141,9 +140,9 @@ fn sort_order_at(env: &dyn Environment, left: &Value, right: &Value, depth: usiz
         | (Value::Icon(_), _)
         | (Value::Image(_), _) => {
             let (a, b) = (left.to_text(), right.to_text());
-            // Text that holds a number ("2.50", "10.00", as toFixed writes them) sorts by the number
-            // and before other text, so the order stays total (Rust's sort may panic on one that
-            // is not).
+            // Text that holds a number ("2.50", "10.00", as toFixed writes them) sorts by the
+            // number and before other text, so the order stays total (Rust's sort may panic on
+            // one that is not).
             match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
                 (Ok(x), Ok(y)) => x.total_cmp(&y),
                 (Ok(_), Err(_)) => Ordering::Less,
