@@ -24,6 +24,8 @@
 //!   number; `+` with text always joins text. A date compares with text that reads as a date.
 //! - Links are equal when they resolve to the same file, else when their targets are the same text;
 //!   a link equals the file it resolves to; a file equals its path.
+//! - A link keeps the file it is written in and is resolved through the environment when a
+//!   comparison or lookup needs it (no resolved path is cached in the value).
 //! - `file.tags` lists tags with `#`; `hasTag` ignores `#` and case and matches nested tags.
 //!   `file.backlinks` and `file.links` are lists of links. An unknown field of a file reads that
 //!   file's note property, so `this.status` works.
