@@ -5,6 +5,7 @@
 
 pub mod acl;
 pub mod app;
+pub mod bases;
 pub mod cli;
 pub mod config;
 pub mod embed;

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use crate::support::{shared_dir, skip_without_shared};
 
+#[path = "../../fuzz/checks/bases_expr.rs"]
+mod bases_expr;
 #[path = "../../fuzz/checks/canvas.rs"]
 mod canvas;
 #[path = "../../fuzz/checks/http.rs"]
@@ -165,4 +167,9 @@ fn query_check_holds_on_its_inputs() {
 #[test]
 fn http_check_holds_on_its_inputs() {
     replay_committed("http", http::run);
+}
+
+#[test]
+fn bases_expr_check_holds_on_its_inputs() {
+    replay_committed("bases_expr", bases_expr::run);
 }

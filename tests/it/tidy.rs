@@ -111,6 +111,10 @@ fn pure_kernels_do_no_io() {
         ),
         ("src/acl/", &["std::fs", "std::io", "tokio"]),
         (
+            "src/bases/",
+            &["std::fs", "std::io", "std::net", "tokio", "SystemTime"],
+        ),
+        (
             "src/rank_fusion/",
             &["std::fs", "std::io", "tokio", "rusqlite"],
         ),
@@ -137,6 +141,7 @@ fn pure_kernels_do_no_io() {
 /// An edge not listed is a design change: add it here and to the document's table together.
 const LAYERS: &[(&str, &[&str])] = &[
     ("markdown", &[]),
+    ("bases", &["markdown"]),
     ("acl", &[]),
     ("rank_fusion", &[]),
     ("health", &[]),
