@@ -48,20 +48,46 @@ pub fn rename_tag(text: &str, old: &str, new: &str) -> Result<Option<TagRename>,
         new,
     };
     let mut splices = property_splices(text, &matcher)?;
-    let scan = blocks::scan(text);
-    for name in tags::inline_tag_ranges(text, &scan.lines) {
-        if let Some(renamed) = text.get(name.clone()).and_then(|name| matcher.rename(name)) {
-            splices.push((name, renamed));
+    let mut expected_names = Vec::new();
+    let mut body_renamed = false;
+    for name in body_tag_names(text) {
+        match matcher.rename(&name.1) {
+            Some(renamed) => {
+                expected_names.push(renamed.clone());
+                splices.push((name.0, renamed));
+                body_renamed = true;
+            }
+            None => expected_names.push(name.1),
         }
     }
     if splices.is_empty() {
         return Ok(None);
     }
     let count = splices.len();
+    let new_text = apply(text, splices);
+    // A new name can change how the text around it reads (`&#old;` renamed to `&#x26;` becomes a
+    // character reference), so the body must hold exactly the renamed tags, in place.
+    if body_renamed
+        && body_tag_names(&new_text)
+            .map(|(_, name)| name)
+            .ne(expected_names)
+    {
+        return Err(BulkEditError::NotEditable(format!(
+            "renaming to {new:?} would change how other text of the note reads"
+        )));
+    }
     Ok(Some(TagRename {
-        text: apply(text, splices),
+        text: new_text,
         count,
     }))
+}
+
+/// The inline tags of the body, each with the byte range of its name.
+fn body_tag_names(text: &str) -> impl Iterator<Item = (Range<usize>, String)> + '_ {
+    let scan = blocks::scan(text);
+    tags::inline_tag_ranges(text, &scan.lines)
+        .into_iter()
+        .filter_map(move |range| Some((range.clone(), text.get(range)?.to_owned())))
 }
 
 /// What renaming does to one tag name.

@@ -228,6 +228,11 @@ fn tag_rename_refuses_what_it_cannot_rewrite() {
         Err(BulkEditError::NotEditable(_))
     ));
     assert_eq!(rename_tag("#old\n", "not valid", "new"), Ok(None));
+    // `&#x26;` would be a character reference, no longer a tag.
+    assert!(matches!(
+        rename_tag("a &#old; b\n", "old", "x26"),
+        Err(BulkEditError::NotEditable(_))
+    ));
     // An unreadable block is left alone; the body's tags are still Obsidian's tags.
     assert_eq!(
         tag("---\ntags: [old\n---\n#old\n", "old", "new"),
