@@ -68,10 +68,13 @@ pub fn replace_across(
     for region in regions {
         out.push_str(text.get(at..region.start).unwrap_or(""));
         let before = out.len();
+        // An empty match where a region meets excluded text belongs to neither side: `(?m)^`
+        // must not write before a code fence or the closing `---`.
+        let touches_excluded = region.end < text.len();
         count += replace_in(
             text.get(region.clone()).unwrap_or(""),
             pattern,
-            &replacement,
+            (&replacement, touches_excluded),
             &mut out,
         );
         if Some(&region) == yaml_range.as_ref() {
@@ -186,8 +189,14 @@ fn code_spans(content: &str) -> Vec<Range<usize>> {
     found
 }
 
-/// Appends `region` to `out` with every match replaced; returns how many matches there were.
-fn replace_in(region: &str, pattern: &Pattern, replacement: &str, out: &mut String) -> usize {
+/// Appends `region` to `out` with every match replaced, leaving out an empty match at its end when
+/// `skip_empty_at_end`; returns how many matches were replaced.
+fn replace_in(
+    region: &str,
+    pattern: &Pattern,
+    (replacement, skip_empty_at_end): (&str, bool),
+    out: &mut String,
+) -> usize {
     let mut count = 0;
     let mut at = 0;
     match pattern {
@@ -205,6 +214,9 @@ fn replace_in(region: &str, pattern: &Pattern, replacement: &str, out: &mut Stri
                 let Some(whole) = captures.get(0) else {
                     continue;
                 };
+                if skip_empty_at_end && whole.is_empty() && whole.start() == region.len() {
+                    continue;
+                }
                 out.push_str(&region[at..whole.start()]);
                 captures.expand(replacement, out);
                 at = whole.end();

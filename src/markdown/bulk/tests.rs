@@ -426,3 +426,38 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn tag_rename_in_containers_and_unindented_lists() {
+    let text = "---\ntags:\n- old\n- b\nTags: [Old]\n---\n> quote #old\n- [ ] task #old\n";
+    assert_eq!(
+        tag(text, "old", "new"),
+        Some((
+            "---\ntags:\n- new\n- b\nTags: [new]\n---\n> quote #new\n- [ ] task #new\n".to_owned(),
+            4
+        ))
+    );
+}
+
+#[test]
+fn replace_edge_cases() {
+    // A literal's replacement is used as written: no `$` expansion.
+    assert_eq!(
+        literal("a b\n", "b", "$1", BODY),
+        Some(("a $1\n".to_owned(), 1))
+    );
+    // Code inside a block quote stays code.
+    assert_eq!(
+        literal("> cat\n> ```\n> cat\n> ```\n", "cat", "dog", BODY),
+        Some(("> dog\n> ```\n> cat\n> ```\n".to_owned(), 1))
+    );
+    // No empty match next to the fence; the one after the last newline is `replace_all`'s too.
+    let pattern = Pattern::Regex(regex::Regex::new("(?m)^").unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        replace_across("a\n```\nb\n```\nc\n", &pattern, "> ", &BODY),
+        Ok(Some(Replaced {
+            text: "> a\n```\nb\n```\n> c\n> ".to_owned(),
+            count: 3
+        }))
+    );
+}
