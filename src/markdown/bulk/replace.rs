@@ -8,7 +8,7 @@ use std::ops::Range;
 use super::BulkEditError;
 use super::keys::offset_in;
 use crate::markdown::blocks::{self, CodeSpans, LineKind};
-use crate::markdown::{edit, frontmatter};
+use crate::markdown::frontmatter;
 
 /// What to look for.
 #[derive(Debug, Clone)]
@@ -41,7 +41,8 @@ pub struct Replaced {
 ///
 /// Each eligible region is searched on its own, so matches never span a boundary between an eligible
 /// and an excluded region, and `^`, `$` and `\b` see a region's ends as the text's ends.
-/// In a CRLF note a bare `\n` in `replacement` is written `\r\n`, so the note keeps one line ending.
+/// In a note whose every line ends in CRLF, the pattern and the replacement see `\n` line endings
+/// and every line the replacement writes ends in CRLF, so the note keeps one kind of line ending.
 /// `Ok(None)` when nothing matched. `Err(InvalidProperties)` when the replacement would change the
 /// properties block so it no longer reads as a YAML mapping, or would move where it begins or ends.
 pub fn replace_across(
@@ -50,7 +51,43 @@ pub fn replace_across(
     replacement: &str,
     scope: &Scope,
 ) -> Result<Option<Replaced>, BulkEditError> {
-    let replacement = with_note_newlines(text, replacement);
+    if !is_crlf_note(text) {
+        return replace_in_note(text, pattern, replacement, scope);
+    }
+    // Working on the LF view keeps `\n` in a pattern meaning a line break, and a `\n` matched
+    // right after a `\r` from turning into `\r\r\n`; converting back is exact, as every `\n`
+    // of the note followed a `\r`.
+    let replaced = replace_in_note(
+        &text.replace("\r\n", "\n"),
+        pattern,
+        &replacement.replace("\r\n", "\n"),
+        scope,
+    )?;
+    Ok(replaced.map(|replaced| Replaced {
+        text: replaced.text.replace('\n', "\r\n"),
+        count: replaced.count,
+    }))
+}
+
+/// Whether the note has line breaks and every one of them is CRLF.
+fn is_crlf_note(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut breaks = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte == b'\n')
+        .map(|(at, _)| at)
+        .peekable();
+    breaks.peek().is_some() && breaks.all(|at| at > 0 && bytes[at - 1] == b'\r')
+}
+
+/// `replace_across` on a note taken as it is written.
+fn replace_in_note(
+    text: &str,
+    pattern: &Pattern,
+    replacement: &str,
+    scope: &Scope,
+) -> Result<Option<Replaced>, BulkEditError> {
     let split = frontmatter::split(text);
     let yaml_range = split.yaml.map(|yaml| {
         let start = offset_in(text, yaml);
@@ -74,7 +111,7 @@ pub fn replace_across(
         count += replace_in(
             text.get(region.clone()).unwrap_or(""),
             pattern,
-            (&replacement, touches_excluded),
+            (replacement, touches_excluded),
             &mut out,
         );
         if Some(&region) == yaml_range.as_ref() {
@@ -109,14 +146,6 @@ fn check_properties(
             .map(|_| ())
             .map_err(|error| BulkEditError::InvalidProperties(error.to_string())),
         _ => Ok(()),
-    }
-}
-
-fn with_note_newlines(text: &str, replacement: &str) -> String {
-    if edit::newline_of(text) == "\r\n" && replacement.contains('\n') {
-        replacement.replace("\r\n", "\n").replace('\n', "\r\n")
-    } else {
-        replacement.to_owned()
     }
 }
 

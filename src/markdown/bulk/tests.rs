@@ -352,6 +352,16 @@ fn replace_keeps_crlf() {
             1
         ))
     );
+    // A matched line break is the whole CRLF, so doubling it writes no stray `\r`.
+    assert_eq!(
+        literal("one\r\ntwo\r\n", "\n", "\n\n", BODY),
+        Some(("one\r\n\r\ntwo\r\n\r\n".to_owned(), 2))
+    );
+    // A note with bare LF line breaks is taken as written.
+    assert_eq!(
+        literal("a\r\nb\nc", "\n", "|", BODY),
+        Some(("a\r|b|c".to_owned(), 2))
+    );
 }
 
 mod properties {
@@ -405,6 +415,21 @@ mod properties {
                     Ok(Some((text.clone(), there.count)))
                 );
             }
+        }
+
+        #[test]
+        fn replacing_a_literal_with_itself_changes_nothing(
+            text in prop_oneof![any::<String>(), noteish()],
+            word in "[a-z#`/ -]{1,3}",
+            code in any::<bool>(),
+            properties in any::<bool>(),
+        ) {
+            let scope = Scope { code, properties };
+            let replaced = replace_across(&text, &Pattern::Literal(word.clone()), &word, &scope);
+            prop_assert!(
+                matches!(&replaced, Ok(None)) || matches!(&replaced, Ok(Some(same)) if same.text == text),
+                "{:?}", replaced
+            );
         }
 
         #[test]
