@@ -4,6 +4,7 @@
 //! never panic on any input, because every note in a vault is untrusted text.
 
 mod blocks;
+pub mod bulk;
 pub mod canvas;
 pub mod chunks;
 pub mod edit;

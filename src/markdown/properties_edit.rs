@@ -221,14 +221,14 @@ fn keep_trailing_comment(old: &str, rendered: String, key: &str, value: Option<&
 /// One top-level entry of the block: its key (when the entry reads as exactly one key on its own) and
 /// the byte range of its lines, without the blank and comment lines that follow it.
 #[derive(Debug)]
-struct Entry {
-    key: Option<String>,
-    start: usize,
-    end: usize,
+pub(crate) struct Entry {
+    pub(crate) key: Option<String>,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
 }
 
 /// The indentation of the top-level mapping and its entries.
-fn top_level_entries(yaml: &str) -> (usize, Vec<Entry>) {
+pub(crate) fn top_level_entries(yaml: &str) -> (usize, Vec<Entry>) {
     let mut lines = Vec::new();
     let mut at = 0;
     for line in yaml.split_inclusive('\n') {

@@ -3,7 +3,9 @@
 //! It owns the tag grammar (which characters a tag may hold, what may precede it, where tags are not
 //! read); it must never report a tag Obsidian would not, and never panic on any input.
 
-use super::blocks::{self, LineKind};
+use std::ops::Range;
+
+use super::blocks::{self, Line, LineKind};
 use super::note::NoteText;
 use serde_json::Value;
 
@@ -37,17 +39,42 @@ pub fn tags_of(note: &NoteText) -> Vec<String> {
             property_tags(value, &mut found);
         }
     }
+    each_inline_tag(&note.lines, |content, name| {
+        if let Some(name) = content.get(name) {
+            found.push(name.to_owned());
+        }
+    });
+    deduplicate(found)
+}
+
+/// Byte ranges in `text` of the names (without their `#`) of the inline tags of `lines`, which
+/// `blocks::scan` read from `text`; edits that rename tags need where they are, not only what.
+pub(crate) fn inline_tag_ranges(text: &str, lines: &[Line<'_>]) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    each_inline_tag(lines, |content, name| {
+        // Every line's content is a slice of `text`, so its address gives its offset.
+        let base = (content.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+        ranges.push(base + name.start..base + name.end);
+    });
+    ranges
+}
+
+/// Calls `visit` with each line's content and the range in it of each inline tag's name, in order.
+fn each_inline_tag<'a>(lines: &[Line<'a>], mut visit: impl FnMut(&'a str, Range<usize>)) {
     let mut in_html_comment = false;
-    for line in &note.lines {
+    let mut names = Vec::new();
+    for line in lines {
         match line.kind {
             LineKind::Text | LineKind::Heading | LineKind::Comment => {
-                inline_tags(line.content, &mut in_html_comment, &mut found);
+                inline_tags(line.content, &mut in_html_comment, &mut names);
+                for name in names.drain(..) {
+                    visit(line.content, name);
+                }
             }
             // Inline HTML cannot run across a block boundary, so an unclosed `<!--` ends here.
             _ => in_html_comment = false,
         }
     }
-    deduplicate(found)
 }
 
 fn property_tags(value: &Value, found: &mut Vec<String>) {
@@ -89,8 +116,8 @@ fn is_tag_char(character: char) -> bool {
         || "'!\"#$%&()*+,.:;<=>?@^`{|}~[]\\".contains(character))
 }
 
-/// Finds the inline tags of one line of text, skipping the spans where Obsidian reads no tags.
-fn inline_tags(content: &str, in_html_comment: &mut bool, found: &mut Vec<String>) {
+/// Finds the names of the inline tags of one line of text, skipping the spans where Obsidian reads no tags.
+fn inline_tags(content: &str, in_html_comment: &mut bool, found: &mut Vec<Range<usize>>) {
     // Most lines hold no `#` and open no comment: nothing to find, no state to change.
     if !*in_html_comment && !content.contains('#') && !content.contains("<!--") {
         return;
@@ -228,7 +255,7 @@ impl<'a> InlineLine<'a> {
 }
 
 /// Reads a tag at the `#` at `hash`, if it is one, and returns where scanning continues.
-fn take_tag(content: &str, hash: usize, found: &mut Vec<String>) -> usize {
+fn take_tag(content: &str, hash: usize, found: &mut Vec<Range<usize>>) -> usize {
     let before = content
         .get(..hash)
         .and_then(|text| text.chars().next_back());
@@ -248,7 +275,7 @@ fn take_tag(content: &str, hash: usize, found: &mut Vec<String>) -> usize {
         .sum();
     let name = &rest[..name_length];
     if allowed_before && is_valid_tag_name(name) {
-        found.push(name.to_owned());
+        found.push(name_start..name_start + name_length);
     }
     name_start + name_length
 }
