@@ -128,3 +128,72 @@ async def test_a_batch_killed_midway_is_completed_at_the_next_start(faults_bin, 
     await run_session(quire_bin, books, server_env(xdg_home), log, after_restart)
     assert files(books) == start
     assert "completed a change a stop cut short" in log.read_text(errors="replace")
+
+
+TAGGED = {
+    "T/a.md": "---\ntags: [project/alpha, other]\n---\nWork on #project/alpha today. `#project/alpha` in code.\n",
+    "T/b.md": "---\ntags:\n  - '#Project/Alpha/sub'\n---\nSee [[T/a]] #projectx #project\n",
+    "T/c.md": "```\n#project/alpha\n```\nNothing else.\n",
+    "T/d.md": "---\nstatus: active\nowner: ana\n---\nstatus: active in the body, `status: active` in code.\n",
+    "T/e.md": "---\nState: x\nowner: ben\n---\n# E\n",
+}
+
+
+@pytest.fixture
+def tagged(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    root.mkdir()
+    write_files(root, TAGGED)
+    return root
+
+
+async def test_rename_tag_renames_nested_tags_where_obsidian_reads_them(open_session, tagged):
+    async with open_session(tagged) as session:
+        plan = await ok(session, "vault_rename_tag", {"old_tag": "#project/alpha", "new_tag": "work/alpha", "dry_run": True})
+        assert [n["path"] for n in plan["notes"]] == ["T/a.md", "T/b.md"], plan
+        done = await ok(session, "vault_rename_tag", {"old_tag": "project/alpha", "new_tag": "work/alpha"})
+        assert done["total_notes"] == 2
+        assert (tagged / "T/a.md").read_text() == (
+            "---\ntags: [work/alpha, other]\n---\nWork on #work/alpha today. `#project/alpha` in code.\n"
+        )
+        assert (tagged / "T/b.md").read_text().startswith("---\ntags:\n  - '#work/alpha/sub'\n---\n")
+        assert "#projectx #project\n" in (tagged / "T/b.md").read_text()
+        assert (tagged / "T/c.md").read_text() == TAGGED["T/c.md"], "code is not a tag"
+        found = await ok(session, "vault_search_by_tag", {"tag": "work/alpha"})
+        assert {n["path"] for n in found["notes"]} == {"T/a.md", "T/b.md"}, found
+        await ok(session, "vault_undo", {"change_id": done["change_id"]})
+        assert {name: (tagged / name).read_text() for name in TAGGED} == TAGGED
+
+
+async def test_rename_property_keeps_values_and_refuses_a_taken_key(open_session, tagged):
+    async with open_session(tagged) as session:
+        done = await ok(session, "vault_rename_property", {"old_name": "owner", "new_name": "lead"})
+        assert done["total_notes"] == 2
+        assert (tagged / "T/d.md").read_text().startswith("---\nstatus: active\nlead: ana\n---\n")
+        is_error, _, text = await call(session, "vault_rename_property", {"old_name": "status", "new_name": "State", "paths": ["T/d.md", "T/e.md"]})
+        # T/e.md has no `status`, so only T/d.md changes, and nothing is taken there.
+        assert not is_error, text
+        assert (tagged / "T/d.md").read_text().startswith("---\nState: active\nlead: ana\n---\n")
+        # Both notes now have `State`, which Obsidian takes for the same property as `state`.
+        before = {name: (tagged / name).read_text() for name in TAGGED}
+        is_error, _, text = await call(session, "vault_rename_property", {"old_name": "lead", "new_name": "state"})
+        assert is_error and error_code(text) == "invalid_argument", text
+        assert "'T/d.md'" in text and "'T/e.md'" in text and "nothing was changed" in text, text
+        assert {name: (tagged / name).read_text() for name in TAGGED} == before
+
+
+async def test_replace_across_leaves_code_and_properties_unless_asked(open_session, tagged):
+    async with open_session(tagged) as session:
+        done = await ok(session, "vault_replace_across", {"old_text": "status: active", "new_text": "status: paused", "paths": ["T/d.md"]})
+        assert done["total_changes"] == 1
+        assert (tagged / "T/d.md").read_text() == (
+            "---\nstatus: active\nowner: ana\n---\nstatus: paused in the body, `status: active` in code.\n"
+        )
+        done = await ok(session, "vault_replace_across", {
+            "old_text": r"status: (\w+)", "new_text": "status: was-$1", "regex": True,
+            "in_code": True, "in_properties": True, "paths": ["T/d.md"],
+        })
+        assert done["total_changes"] == 3
+        assert "status: was-active\nowner" in (tagged / "T/d.md").read_text()
+        is_error, _, text = await call(session, "vault_replace_across", {"old_text": "(", "new_text": "x", "regex": True})
+        assert is_error and error_code(text) == "invalid_argument" and "regular expression" in text, text

@@ -8,7 +8,7 @@ use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::batch::SetPropertyParams;
+use super::batch::{RenamePropertyParams, RenameTagParams, ReplaceAcrossParams, SetPropertyParams};
 use super::notes::MoveNoteParams;
 use crate::acl::Principal;
 use crate::ops::{self, Context, Ops};
@@ -44,6 +44,21 @@ pub async fn question(
                 )
             })
         }
+        _ => counted_question(ops, principal, tool, args, over).await,
+    }
+}
+
+/// The question of a call touching many notes: asked only over `over` notes, counted by a dry
+/// run of the same call.
+async fn counted_question(
+    ops: &Arc<Ops>,
+    principal: &Principal,
+    tool: &str,
+    args: &JsonObject,
+    over: usize,
+) -> Option<String> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    match tool {
         "vault_set_property" => {
             let mut request: ops::SetProperty = params::<SetPropertyParams>(args)?.into();
             request.dry_run = true;
@@ -54,6 +69,47 @@ pub async fn question(
             .await?;
             (plan.total_notes > over)
                 .then(|| format!("Set the property '{name}' on {} notes?", plan.total_notes))
+        }
+        "vault_rename_property" => {
+            let mut request: ops::RenameProperty = params::<RenamePropertyParams>(args)?.into();
+            request.dry_run = true;
+            let what = format!(
+                "Rename the property '{}' to '{}'",
+                request.old_name, request.new_name
+            );
+            let plan = blocking(ops, principal, tool, move |ops, ctx| {
+                ops.rename_property(ctx, request)
+            })
+            .await?;
+            (plan.total_notes > over).then(|| format!("{what} in {} notes?", plan.total_notes))
+        }
+        "vault_rename_tag" => {
+            let mut request: ops::RenameTag = params::<RenameTagParams>(args)?.into();
+            request.dry_run = true;
+            let what = format!(
+                "Rename the tag '{}' to '{}'",
+                request.old_tag, request.new_tag
+            );
+            let plan = blocking(ops, principal, tool, move |ops, ctx| {
+                ops.rename_tag(ctx, request)
+            })
+            .await?;
+            (plan.total_notes > over).then(|| format!("{what} in {} notes?", plan.total_notes))
+        }
+        "vault_replace_across" => {
+            let mut request: ops::ReplaceAcross = params::<ReplaceAcrossParams>(args)?.into();
+            request.dry_run = true;
+            let what = format!("Replace {:?} with {:?}", request.old_text, request.new_text);
+            let plan = blocking(ops, principal, tool, move |ops, ctx| {
+                ops.replace_across(ctx, request)
+            })
+            .await?;
+            (plan.total_notes > over).then(|| {
+                format!(
+                    "{what} in {} notes ({} places)?",
+                    plan.total_notes, plan.total_changes
+                )
+            })
         }
         "vault_undo" => {
             let change = text("change_id").to_owned();

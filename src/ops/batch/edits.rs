@@ -3,8 +3,10 @@
 
 use serde_json::Map;
 
-use super::types::{BatchResult, SetProperty};
+use super::types::{BatchResult, RenameProperty, RenameTag, ReplaceAcross, SetProperty, Target};
+use crate::markdown::bulk::{Pattern, Scope, rename_property_key, rename_tag, replace_across};
 use crate::markdown::properties_edit::{PropertiesEditError, update_properties};
+use crate::markdown::tags::is_valid_tag_name;
 use crate::ops::error::OpsError;
 use crate::ops::search::SearchFilters;
 use crate::ops::shared::{Context, Ops};
@@ -41,6 +43,106 @@ impl Ops {
             },
         )
     }
+}
+
+impl Ops {
+    /// `vault_rename_property`: a key renamed across notes (by default every note holding it),
+    /// its value's bytes and so its type kept.
+    pub fn rename_property(
+        &self,
+        ctx: &Context,
+        request: RenameProperty,
+    ) -> Result<BatchResult, OpsError> {
+        let old = property_name(&request.old_name, "old_name")?;
+        let new = property_name(&request.new_name, "new_name")?;
+        if old == new {
+            return Err(OpsError::invalid_argument(
+                "old_name and new_name are the same; nothing to rename",
+            ));
+        }
+        let mut holding = SearchFilters::default();
+        holding
+            .properties
+            .insert(old.clone(), serde_json::Value::Null);
+        let candidates = self.batch_candidates(ctx, &request.target, holding)?;
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
+            rename_property_key(text, &old, &new)
+                .map(|renamed| renamed.map(|text| (text, 1)))
+                .map_err(|error| error.to_string())
+        })
+    }
+
+    /// `vault_rename_tag`: a tag renamed where Obsidian reads it (inline and in `tags`), nested
+    /// tags with it, across every note holding it.
+    pub fn rename_tag(&self, ctx: &Context, request: RenameTag) -> Result<BatchResult, OpsError> {
+        let old = tag_name(&request.old_tag, "old_tag")?;
+        let new = tag_name(&request.new_tag, "new_tag")?;
+        if old == new {
+            return Err(OpsError::invalid_argument(
+                "old_tag and new_tag are the same; nothing to rename",
+            ));
+        }
+        let holding = SearchFilters {
+            tags: vec![old.clone()],
+            ..SearchFilters::default()
+        };
+        let candidates = self.batch_candidates(ctx, &Target::default(), holding)?;
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
+            rename_tag(text, &old, &new)
+                .map(|renamed| renamed.map(|renamed| (renamed.text, renamed.count)))
+                .map_err(|error| error.to_string())
+        })
+    }
+
+    /// `vault_replace_across`: text (or a regex) replaced across notes, outside code and the
+    /// properties unless asked.
+    pub fn replace_across(
+        &self,
+        ctx: &Context,
+        request: ReplaceAcross,
+    ) -> Result<BatchResult, OpsError> {
+        if request.old_text.is_empty() {
+            return Err(OpsError::invalid_argument(
+                "old_text is empty; give the text (or, with regex: true, the pattern) to replace",
+            ));
+        }
+        let pattern = if request.regex {
+            let regex = regex::RegexBuilder::new(&request.old_text)
+                .size_limit(1 << 20)
+                .dfa_size_limit(1 << 20)
+                .build()
+                .map_err(|error| {
+                    OpsError::invalid_argument(format!(
+                        "old_text is not a valid regular expression (Rust regex syntax): {error}"
+                    ))
+                })?;
+            Pattern::Regex(regex)
+        } else {
+            Pattern::Literal(request.old_text.clone())
+        };
+        let scope = Scope {
+            code: request.in_code,
+            properties: request.in_properties,
+        };
+        let candidates = self.batch_candidates(ctx, &request.target, SearchFilters::default())?;
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
+            replace_across(text, &pattern, &request.new_text, &scope)
+                .map(|replaced| replaced.map(|replaced| (replaced.text, replaced.count)))
+                .map_err(|error| error.to_string())
+        })
+    }
+}
+
+/// A tag as a batch takes it: one leading `#` dropped, and a name Obsidian reads as a tag.
+fn tag_name(raw: &str, field: &str) -> Result<String, OpsError> {
+    let trimmed = raw.trim();
+    let name = trimmed.strip_prefix('#').unwrap_or(trimmed);
+    if !is_valid_tag_name(name) {
+        return Err(OpsError::invalid_argument(format!(
+            "{field} {raw:?} is not a tag Obsidian reads: letters, digits, _, - and / only, not digits alone, no spaces"
+        )));
+    }
+    Ok(name.to_owned())
 }
 
 /// A property name as a batch takes it: trimmed, not empty, one line.
