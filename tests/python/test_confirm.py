@@ -117,7 +117,7 @@ async def test_a_batch_asks_only_over_confirm_over_notes(connect, books):
             "name": "b", "value": 1, "filter": {"folder": "Books"},
         })
         assert not is_error and sc["total_notes"] == 12, text
-        assert len(asker.asked) == 1 and "12 notes" in asker.asked[0], asker.asked
+        assert len(asker.asked) == 1 and "in 12 notes" in asker.asked[0], asker.asked
         # A dry run never asks.
         await call(session, "vault_set_property", {"name": "c", "value": 1, "filter": {"folder": "Books"}, "dry_run": True})
         assert len(asker.asked) == 1

@@ -62,13 +62,11 @@ async fn counted_question(
         "vault_set_property" => {
             let mut request: ops::SetProperty = params::<SetPropertyParams>(args)?.into();
             request.dry_run = true;
-            let name = request.name.clone();
+            let what = format!("Set the property '{}'", request.name);
             let plan = blocking(ops, principal, tool, move |ops, ctx| {
                 ops.set_property(ctx, request)
-            })
-            .await?;
-            (plan.total_notes > over)
-                .then(|| format!("Set the property '{name}' on {} notes?", plan.total_notes))
+            });
+            batch_question(plan.await?, over, &what)
         }
         "vault_rename_property" => {
             let mut request: ops::RenameProperty = params::<RenamePropertyParams>(args)?.into();
@@ -79,9 +77,8 @@ async fn counted_question(
             );
             let plan = blocking(ops, principal, tool, move |ops, ctx| {
                 ops.rename_property(ctx, request)
-            })
-            .await?;
-            (plan.total_notes > over).then(|| format!("{what} in {} notes?", plan.total_notes))
+            });
+            batch_question(plan.await?, over, &what)
         }
         "vault_rename_tag" => {
             let mut request: ops::RenameTag = params::<RenameTagParams>(args)?.into();
@@ -92,9 +89,8 @@ async fn counted_question(
             );
             let plan = blocking(ops, principal, tool, move |ops, ctx| {
                 ops.rename_tag(ctx, request)
-            })
-            .await?;
-            (plan.total_notes > over).then(|| format!("{what} in {} notes?", plan.total_notes))
+            });
+            batch_question(plan.await?, over, &what)
         }
         "vault_replace_across" => {
             let mut request: ops::ReplaceAcross = params::<ReplaceAcrossParams>(args)?.into();
@@ -102,14 +98,8 @@ async fn counted_question(
             let what = format!("Replace {:?} with {:?}", request.old_text, request.new_text);
             let plan = blocking(ops, principal, tool, move |ops, ctx| {
                 ops.replace_across(ctx, request)
-            })
-            .await?;
-            (plan.total_notes > over).then(|| {
-                format!(
-                    "{what} in {} notes ({} places)?",
-                    plan.total_notes, plan.total_changes
-                )
-            })
+            });
+            batch_question(plan.await?, over, &what)
         }
         "vault_undo" => {
             let change = text("change_id").to_owned();
@@ -143,6 +133,16 @@ async fn counted_question(
         }
         _ => None,
     }
+}
+
+/// A batch's question, from its dry run: asked only over `over` notes.
+fn batch_question(plan: ops::BatchResult, over: usize, what: &str) -> Option<String> {
+    (plan.total_notes > over).then(|| {
+        format!(
+            "{what} in {} notes ({} places)?",
+            plan.total_notes, plan.total_changes
+        )
+    })
 }
 
 /// Arguments the tool itself would refuse give no question: the call then fails as usual.
