@@ -39,7 +39,7 @@ pub use document::{
 pub use graph::{LinkGraph, StoredLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, FileFilter, FileHit, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
+    Count, FileFilter, FileHit, FileRecord, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
     PropertyValue, RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
@@ -621,6 +621,11 @@ impl Index {
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
         self.read(|connection| read::property_value_counts(connection, key, filter, offset, limit))
+    }
+
+    /// Every note and other file with what Bases reads of it, notes first, by path.
+    pub fn file_records(&self) -> Result<Vec<FileRecord>, IndexError> {
+        self.read(read::file_records)
     }
 
     /// How many notes the index holds.
