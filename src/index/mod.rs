@@ -36,7 +36,7 @@ use tokio::sync::broadcast;
 pub use document::{
     CHUNK_WORDS, ParsedNote, note_chunks, number_in, parse as parse_note, parse_date_time,
 };
-pub use graph::{LinkGraph, StoredLink};
+pub use graph::{LinkGraph, StoredLink, WrittenLink};
 pub use query_text::MatchQuery;
 pub use read::{
     Count, FileFilter, FileHit, FileRecord, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
@@ -436,6 +436,11 @@ impl Index {
     /// The links that could resolve to a file with one of these folded names.
     pub fn links_named(&self, names: &[String]) -> Result<Vec<StoredLink>, IndexError> {
         self.read(|connection| graph::links_named(connection, names))
+    }
+
+    /// Every link of the vault as written, without its place.
+    pub fn written_links(&self) -> Result<Vec<WrittenLink>, IndexError> {
+        self.read(graph::written_links)
     }
 
     /// Every link of the vault.

@@ -34,10 +34,18 @@ impl Ops {
             None => located.this,
         };
         let visibility = self.visibility(ctx);
-        let world = self.bases_world(ctx, &visibility, this)?;
+        let world = self.bases_world(&visibility, this, mentions_links(&located.yaml))?;
         let result = run_view(&base, view, &world.rows(), &world);
         Ok(answer(result, view_kind(view), offset, limit, &world))
     }
+}
+
+/// Whether the base may read links: every way to (`file.links`, `file.embeds`,
+/// `file.backlinks`, `hasLink`, `linksTo`, `file["links"]`) names them, so a base whose text says
+/// neither "link" nor "embed" in any case needs none.
+fn mentions_links(yaml: &str) -> bool {
+    let lower = yaml.to_lowercase();
+    lower.contains("link") || lower.contains("embed")
 }
 
 /// The view named, or at the 0-based index written, or the first.

@@ -14,45 +14,56 @@ use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 
 use crate::bases::{Environment, FileFacts, Row, from_property};
-use crate::index::{FileRecord, LinkGraph, StoredLink};
-use crate::markdown::links::{Resolver, link_path};
+use crate::index::{FileRecord, WrittenLink};
+use crate::markdown::links::{Resolver, link_path, lookup_name};
 use crate::ops::access::Visibility;
 use crate::ops::error::OpsError;
-use crate::ops::shared::{Context, Ops};
+use crate::ops::shared::Ops;
 
 /// Every file the caller may read, with what Bases reads of it.
 pub(super) struct World {
     /// In path order: the order of a view's rows when it does not sort.
     rows: Vec<Arc<FileFacts>>,
     by_path: HashMap<String, Arc<FileFacts>>,
-    /// Over the files the caller may read only.
-    resolver: Resolver,
+    /// Over the rows' files only; built the first time a link is resolved.
+    resolver: OnceLock<Resolver>,
     /// Links held by files the caller may read, for backlinks.
-    links: Vec<StoredLink>,
-    /// Resolved the first time a formula reads `file.backlinks`.
-    backlinks: OnceLock<HashMap<String, Vec<String>>>,
+    links: Vec<WrittenLink>,
+    /// Indexes into `links` by the folded name of the file each can resolve to, so backlinks
+    /// resolve only the links that could lead to the file asked about.
+    links_by_name: HashMap<String, Vec<usize>>,
     now: DateTime,
     zone: TimeZone,
     this: Option<String>,
 }
 
 impl Ops {
-    /// The files `visibility` shows, with their links, and the clock, for one query.
+    /// The files `visibility` shows and the clock, for one query; with their links when
+    /// `with_links` (reading every link is most of a large vault's cost, so a base that never
+    /// mentions links or embeds goes without).
     pub(super) fn bases_world(
         &self,
-        ctx: &Context,
         visibility: &Visibility,
         this: Option<String>,
+        with_links: bool,
     ) -> Result<World, OpsError> {
         let index = self.walls.index(visibility);
         let records = index.file_records()?;
-        let LinkGraph { resolver, .. } = self.graph_for(ctx, visibility)?;
-        let links: Vec<StoredLink> = index
-            .all_links()?
-            .into_iter()
-            .filter(|link| visibility.shows(&link.source))
-            .collect();
+        let links = if with_links {
+            visible_links(index.written_links()?, visibility)
+        } else {
+            Vec::new()
+        };
         let zone = self.time_zone().clone();
+        let unrestricted = visibility.unrestricted();
+        let mut links_by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut links = links;
+        for (at, link) in links.iter_mut().enumerate() {
+            links_by_name
+                .entry(std::mem::take(&mut link.target_name))
+                .or_default()
+                .push(at);
+        }
         let mut written: HashMap<&str, (Vec<String>, Vec<String>)> = HashMap::new();
         for link in &links {
             let (plain, embeds) = written.entry(link.source.as_str()).or_default();
@@ -64,7 +75,9 @@ impl Ops {
         }
         let mut rows: Vec<Arc<FileFacts>> = records
             .into_iter()
-            .filter(|record| visibility.shows(&record.path))
+            // The index holds what a vault walk found, which hides nothing from a caller no rule
+            // restricts, so only a restricted caller pays for a check per file.
+            .filter(|record| unrestricted || visibility.shows(&record.path))
             .map(|record| {
                 let (links, embeds) = written.remove(record.path.as_str()).unwrap_or_default();
                 Arc::new(facts(record, links, embeds, &zone))
@@ -78,14 +91,34 @@ impl Ops {
         Ok(World {
             rows,
             by_path,
-            resolver,
+            resolver: OnceLock::new(),
             links,
-            backlinks: OnceLock::new(),
+            links_by_name,
             now: self.now().datetime(),
             zone,
             this,
         })
     }
+}
+
+/// The links whose source the caller may read. Links come grouped by source, so each source is
+/// judged once.
+fn visible_links(links: Vec<WrittenLink>, visibility: &Visibility) -> Vec<WrittenLink> {
+    if visibility.unrestricted() {
+        return links;
+    }
+    let mut judged: Option<(String, bool)> = None;
+    links
+        .into_iter()
+        .filter(|link| match &judged {
+            Some((source, shown)) if *source == link.source => *shown,
+            _ => {
+                let shown = visibility.shows(&link.source);
+                judged = Some((link.source.clone(), shown));
+                shown
+            }
+        })
+        .collect()
 }
 
 impl World {
@@ -97,23 +130,10 @@ impl World {
             .collect()
     }
 
-    /// Sources linking to each file, each source once, in path order.
-    fn backlink_map(&self) -> &HashMap<String, Vec<String>> {
-        self.backlinks.get_or_init(|| {
-            let mut sets: HashMap<String, BTreeSet<String>> = HashMap::new();
-            for link in &self.links {
-                if let Some(target) = self.resolver.resolve(link.path(), &link.source)
-                    && target != link.source
-                {
-                    sets.entry(target.to_owned())
-                        .or_default()
-                        .insert(link.source.clone());
-                }
-            }
-            sets.into_iter()
-                .map(|(target, sources)| (target, sources.into_iter().collect()))
-                .collect()
-        })
+    /// Obsidian's resolver over the files the caller may read, as if no other file existed.
+    fn resolver(&self) -> &Resolver {
+        self.resolver
+            .get_or_init(|| Resolver::new(self.rows.iter().map(|facts| facts.path.clone())))
     }
 }
 
@@ -131,7 +151,7 @@ impl Environment for World {
     }
 
     fn resolve(&self, link: &str, from: &str) -> Option<String> {
-        self.resolver
+        self.resolver()
             .resolve(link_path(link), from)
             .map(str::to_owned)
     }
@@ -140,8 +160,21 @@ impl Environment for World {
         self.by_path.get(path).cloned()
     }
 
+    /// The files the caller may read that link to `path`, each once, in path order.
     fn backlinks(&self, path: &str) -> Vec<String> {
-        self.backlink_map().get(path).cloned().unwrap_or_default()
+        let Some(candidates) = self.links_by_name.get(&lookup_name(path)) else {
+            return Vec::new();
+        };
+        let sources: BTreeSet<&str> = candidates
+            .iter()
+            .filter_map(|at| self.links.get(*at))
+            .filter(|link| link.source != path)
+            .filter(|link| {
+                self.resolver().resolve(link_path(&link.link), &link.source) == Some(path)
+            })
+            .map(|link| link.source.as_str())
+            .collect();
+        sources.into_iter().map(str::to_owned).collect()
     }
 }
 
