@@ -4,8 +4,8 @@
 
 use crate::ops::error::OpsError;
 use crate::ops::inputs::parse_path;
-use crate::ops::shared::{Context, Ops};
 use crate::ops::notes::{WriteNote, WrittenNote};
+use crate::ops::shared::{Context, Ops};
 
 use super::source::parse_base;
 use super::types::WriteBase;
