@@ -6,6 +6,7 @@ answers a clear error and writes nothing."""
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -53,7 +54,7 @@ views:
 """
 
 FILES = {
-    "Books/Dune.md": "---\nauthor: \"[[Frank Herbert]]\"\nrating: 5\nstatus: done\nstarted: 2024-01-10\ntags: [book, scifi]\n---\n# Dune\n",
+    "Books/Dune.md": "---\nauthor: \"[[Frank Herbert]]\"\nrating: 5\nstatus: done\nstarted: 2024-01-10\ntags: [book, scifi]\n---\n# Dune\n\n![[cover.png]]\n",
     "Books/Emma.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 4\nstatus: reading\nstarted: 2024-03-02\ntags: [book]\n---\nSee [[Persuasion]].\n",
     "Books/Persuasion.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 3\nstatus: todo\ntags: [book/classic]\n---\nAfter [[Emma]].\n",
     "Books/Hyperion.md": "---\nauthor: \"[[Dan Simmons]]\"\nrating: 4\nstatus: todo\ntags: [book, scifi]\n---\n# Hyperion\n",
@@ -143,7 +144,7 @@ async def test_a_base_file_answers_rows_groups_and_summaries(open_session, books
         assert answer["total"] == 5 and "next_cursor" not in answer
 
         # The second view by index: its own filter, a sort over two keys, dates as ISO text.
-        cards = await ok(session, "vault_query_base", {"path": "Reading.base", "view": "1"})
+        cards = await ok(session, "vault_query_base", {"path": "Reading.base", "view": 1})
         assert cards["view"] == "To read" and cards["type"] == "cards"
         assert "groups" not in cards and "summaries" not in cards
         assert [(r["path"], r["values"]["started"]) for r in cards["rows"]] == [
@@ -160,6 +161,20 @@ async def test_a_base_file_answers_rows_groups_and_summaries(open_session, books
         })
         assert [r["path"] for r in rest["rows"]] == ["Books/Emma.md", "Books/Persuasion.md"]
         assert rest["total"] == 5 and rest["groups"][0]["summaries"][0]["value"] == pytest.approx(8 / 3)
+
+
+async def test_attachments_are_rows_with_their_file_facts(open_session, books):
+    files = "filters: 'file.inFolder(\"Attachments\") || file.name == \"Dune.md\"'\n" \
+        "views:\n  - type: table\n    order: [file.name, file.ext, file.size, file.embeds, file.mtime]\n"
+    async with open_session(books) as session:
+        answer = await ok(session, "vault_query_base", {"base": files})
+    assert [row["path"] for row in answer["rows"]] == ["Attachments/cover.png", "Books/Dune.md"]
+    cover, dune = (row["values"] for row in answer["rows"])
+    assert (cover["file.ext"], cover["file.size"], cover["file.embeds"]) == ("png", 32, [])
+    assert dune["file.embeds"] == [link("cover.png", "Attachments/cover.png")]
+    assert dune["file.size"] == (books / "Books" / "Dune.md").stat().st_size
+    # Times are the vault's wall clock, as ISO 8601 text without a zone.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", cover["file.mtime"]), cover
 
 
 async def test_a_base_block_stands_this_for_its_note(open_session, books):

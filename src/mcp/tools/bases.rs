@@ -21,7 +21,7 @@ pub struct QueryBaseParams {
     pub path: Option<String>,
     /// View name or 0-based index (default: first).
     #[serde(default)]
-    pub view: Option<String>,
+    pub view: Option<ViewChoice>,
     /// Which ```base block of the note, 0-based (default: first).
     #[serde(default)]
     pub block: Option<usize>,
@@ -33,6 +33,15 @@ pub struct QueryBaseParams {
     pub this: Option<String>,
     #[serde(flatten)]
     pub page: Page,
+}
+
+/// A view's 0-based index, or its name.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[schemars(inline)]
+pub enum ViewChoice {
+    Index(u64),
+    Name(String),
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -122,7 +131,10 @@ impl From<QueryBaseParams> for ops::QueryBase {
     fn from(params: QueryBaseParams) -> Self {
         ops::QueryBase {
             path: params.path,
-            view: params.view,
+            view: params.view.map(|view| match view {
+                ViewChoice::Index(at) => at.to_string(),
+                ViewChoice::Name(name) => name,
+            }),
             block: params.block,
             base: params.base,
             this: params.this,
