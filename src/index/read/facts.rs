@@ -19,7 +19,19 @@ pub struct FileRecord {
     pub note: bool,
     /// Tags without `#`.
     pub tags: Vec<String>,
-    pub properties: Map<String, Value>,
+    /// The properties as the index keeps them, JSON text: parsed only for the files a query
+    /// needs (`properties`), since parsing every note's is most of reading them all.
+    pub properties_json: String,
+}
+
+impl FileRecord {
+    /// The properties; an unreadable text (the index writes only valid JSON) reads as none.
+    pub fn properties(&self) -> Map<String, Value> {
+        if self.properties_json.is_empty() {
+            return Map::new();
+        }
+        serde_json::from_str(&self.properties_json).unwrap_or_default()
+    }
 }
 
 /// Every note and other file, notes first, each group in path order.
@@ -30,7 +42,6 @@ pub fn file_records(connection: &Connection) -> rusqlite::Result<Vec<FileRecord>
     )?;
     let rows = notes.query_map([], |row| {
         let tags: String = row.get(4)?;
-        let properties: String = row.get(5)?;
         Ok(FileRecord {
             path: row.get(0)?,
             size: row.get::<_, i64>(1)?.max(0) as u64,
@@ -39,7 +50,7 @@ pub fn file_records(connection: &Connection) -> rusqlite::Result<Vec<FileRecord>
             note: true,
             // Written by the index itself from valid JSON; a damaged row reads as empty.
             tags: serde_json::from_str(&tags).unwrap_or_default(),
-            properties: serde_json::from_str(&properties).unwrap_or_default(),
+            properties_json: row.get(5)?,
         })
     })?;
     for row in rows {
@@ -55,7 +66,7 @@ pub fn file_records(connection: &Connection) -> rusqlite::Result<Vec<FileRecord>
             created: None,
             note: false,
             tags: Vec::new(),
-            properties: Map::new(),
+            properties_json: String::new(),
         })
     })?;
     for row in rows {

@@ -9,6 +9,7 @@ use crate::ops::paging::{Cursor, check_limit};
 use crate::ops::shared::{Context, Ops};
 
 use super::answer::answer;
+use super::narrow::Narrowing;
 use super::source::parse_base;
 use super::types::{BaseAnswer, QueryBase};
 
@@ -34,7 +35,9 @@ impl Ops {
             None => located.this,
         };
         let visibility = self.visibility(ctx);
-        let world = self.bases_world(&visibility, this, mentions_links(&located.yaml))?;
+        let narrowing = Narrowing::new(&base, view, self.now().datetime());
+        let world =
+            self.bases_world(&visibility, this, mentions_links(&located.yaml), &narrowing)?;
         let result = run_view(&base, view, &world.rows(), &world);
         Ok(answer(result, view_kind(view), offset, limit, &world))
     }

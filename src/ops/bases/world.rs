@@ -2,6 +2,9 @@
 //! read (notes and attachments alike, as Obsidian offers every file), and an `Environment` whose
 //! link resolution, backlinks and file lookups know only those files.
 //!
+//! Only the files whose path and tags can pass the view's filters (`narrow.rs`) become rows up
+//! front; any other file's facts are made when a formula asks for it.
+//!
 //! Hidden files are absent rather than masked, as in `ops::links`: a link to a denied note reads
 //! as a link to nothing, `[[Plans]]` resolves as if a denied `Plans.md` did not exist, and a denied
 //! note's links never count as backlinks, so no answer tells which denied files exist.
@@ -20,12 +23,19 @@ use crate::ops::access::Visibility;
 use crate::ops::error::OpsError;
 use crate::ops::shared::Ops;
 
+use super::narrow::Narrowing;
+
 /// Every file the caller may read, with what Bases reads of it.
 pub(super) struct World {
-    /// In path order: the order of a view's rows when it does not sort.
+    /// The files the narrowing admits, in path order: the order of a view's rows when it does
+    /// not sort.
     rows: Vec<Arc<FileFacts>>,
-    by_path: HashMap<String, Arc<FileFacts>>,
-    /// Over the rows' files only; built the first time a link is resolved.
+    /// Every file the caller may read, for `file()`, `this` and links; the facts of one the
+    /// narrowing left out are made when first asked for.
+    files: HashMap<String, Entry>,
+    /// The paths of `files`, in path order.
+    paths: Vec<String>,
+    /// Over `paths` only; built the first time a link is resolved.
     resolver: OnceLock<Resolver>,
     /// Links held by files the caller may read, for backlinks.
     links: Vec<WrittenLink>,
@@ -37,60 +47,75 @@ pub(super) struct World {
     this: Option<String>,
 }
 
+/// One file as the index holds it, its facts made once.
+struct Entry {
+    record: FileRecord,
+    links: Vec<String>,
+    embeds: Vec<String>,
+    facts: OnceLock<Arc<FileFacts>>,
+}
+
 impl Ops {
-    /// The files `visibility` shows and the clock, for one query; with their links when
-    /// `with_links` (reading every link is most of a large vault's cost, so a base that never
-    /// mentions links or embeds goes without).
+    /// The files `visibility` shows and the clock, for one query, rows made only for the files
+    /// `narrowing` admits; with their links when `with_links` (reading every link is most of a
+    /// large vault's cost, so a base that never mentions links or embeds goes without).
     pub(super) fn bases_world(
         &self,
         visibility: &Visibility,
         this: Option<String>,
         with_links: bool,
+        narrowing: &Narrowing<'_>,
     ) -> Result<World, OpsError> {
         let index = self.walls.index(visibility);
         let records = index.file_records()?;
-        let links = if with_links {
+        let mut links = if with_links {
             visible_links(index.written_links()?, visibility)
         } else {
             Vec::new()
         };
-        let zone = self.time_zone().clone();
-        let unrestricted = visibility.unrestricted();
         let mut links_by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut links = links;
+        let mut written: HashMap<String, (Vec<String>, Vec<String>)> = HashMap::new();
         for (at, link) in links.iter_mut().enumerate() {
             links_by_name
                 .entry(std::mem::take(&mut link.target_name))
                 .or_default()
                 .push(at);
-        }
-        let mut written: HashMap<&str, (Vec<String>, Vec<String>)> = HashMap::new();
-        for link in &links {
-            let (plain, embeds) = written.entry(link.source.as_str()).or_default();
+            let (plain, embeds) = written.entry(link.source.clone()).or_default();
             if link.embed {
                 embeds.push(link.link.clone());
             } else {
                 plain.push(link.link.clone());
             }
         }
-        let mut rows: Vec<Arc<FileFacts>> = records
-            .into_iter()
-            // The index holds what a vault walk found, which hides nothing from a caller no rule
-            // restricts, so only a restricted caller pays for a check per file.
-            .filter(|record| unrestricted || visibility.shows(&record.path))
-            .map(|record| {
-                let (links, embeds) = written.remove(record.path.as_str()).unwrap_or_default();
-                Arc::new(facts(record, links, embeds, &zone))
-            })
-            .collect();
+        let zone = self.time_zone().clone();
+        // The index holds what a vault walk found, which hides nothing from a caller no rule
+        // restricts, so only a restricted caller pays for a check per file.
+        let unrestricted = visibility.unrestricted();
+        let mut files = HashMap::new();
+        let mut rows = Vec::new();
+        for record in records {
+            if !(unrestricted || visibility.shows(&record.path)) {
+                continue;
+            }
+            let (links, embeds) = written.remove(&record.path).unwrap_or_default();
+            let entry = Entry {
+                record,
+                links,
+                embeds,
+                facts: OnceLock::new(),
+            };
+            if narrowing.admits(&entry.record.path, &entry.record.tags) {
+                rows.push(Arc::clone(entry.facts(&zone)));
+            }
+            files.insert(entry.record.path.clone(), entry);
+        }
         rows.sort_by(|a, b| a.path.cmp(&b.path));
-        let by_path = rows
-            .iter()
-            .map(|facts| (facts.path.clone(), Arc::clone(facts)))
-            .collect();
+        let mut paths: Vec<String> = files.keys().cloned().collect();
+        paths.sort();
         Ok(World {
             rows,
-            by_path,
+            files,
+            paths,
             resolver: OnceLock::new(),
             links,
             links_by_name,
@@ -98,6 +123,13 @@ impl Ops {
             zone,
             this,
         })
+    }
+}
+
+impl Entry {
+    fn facts(&self, zone: &TimeZone) -> &Arc<FileFacts> {
+        self.facts
+            .get_or_init(|| Arc::new(facts(&self.record, &self.links, &self.embeds, zone)))
     }
 }
 
@@ -133,7 +165,7 @@ impl World {
     /// Obsidian's resolver over the files the caller may read, as if no other file existed.
     fn resolver(&self) -> &Resolver {
         self.resolver
-            .get_or_init(|| Resolver::new(self.rows.iter().map(|facts| facts.path.clone())))
+            .get_or_init(|| Resolver::new(self.paths.iter().cloned()))
     }
 }
 
@@ -157,7 +189,9 @@ impl Environment for World {
     }
 
     fn file(&self, path: &str) -> Option<Arc<FileFacts>> {
-        self.by_path.get(path).cloned()
+        self.files
+            .get(path)
+            .map(|entry| Arc::clone(entry.facts(&self.zone)))
     }
 
     /// The files the caller may read that link to `path`, each once, in path order.
@@ -179,12 +213,7 @@ impl Environment for World {
 }
 
 /// One file's facts: times in the vault's zone, properties typed as Bases reads them.
-fn facts(
-    record: FileRecord,
-    links: Vec<String>,
-    embeds: Vec<String>,
-    zone: &TimeZone,
-) -> FileFacts {
+fn facts(record: &FileRecord, links: &[String], embeds: &[String], zone: &TimeZone) -> FileFacts {
     let mtime = Timestamp::from_nanosecond(i128::from(record.mtime_ns)).ok();
     // The index keeps no birth time for attachments; their modification time stands in.
     let ctime = match record.created {
@@ -193,7 +222,7 @@ fn facts(
     };
     let civil = |at: Timestamp| at.to_zoned_datetime(zone.clone()).datetime();
     let properties = record
-        .properties
+        .properties()
         .iter()
         .map(|(key, value)| (key.clone(), from_property(value, &record.path, zone)))
         .collect();
@@ -201,10 +230,10 @@ fn facts(
         size: record.size,
         ctime: ctime.map(civil),
         mtime: mtime.map(civil),
-        tags: record.tags,
-        links,
-        embeds,
+        tags: record.tags.clone(),
+        links: links.to_vec(),
+        embeds: embeds.to_vec(),
         properties,
-        path: record.path,
+        path: record.path.clone(),
     }
 }
