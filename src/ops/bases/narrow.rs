@@ -144,8 +144,8 @@ impl Environment for Bare {
 
 #[cfg(test)]
 mod tests {
-    use super::Narrowing;
-    use crate::bases::Base;
+    use super::{Bare, Narrowing};
+    use crate::bases::{Base, FileFacts, Row, Value, run_view};
 
     #[test]
     fn only_statements_of_path_and_tags_narrow() {
@@ -164,5 +164,56 @@ mod tests {
         assert!(!narrowing.admits("Books/Dune.md", &tags(&["bookish"])));
         assert!(!narrowing.admits("Archive/Dune.md", &tags(&["book"])));
         assert!(!narrowing.admits("Books/cover.png", &tags(&["book"])));
+    }
+
+    /// The narrowing never leaves out a file the full run keeps, whatever the filters say.
+    #[test]
+    fn narrowing_keeps_every_row_the_full_run_keeps() {
+        let files: Vec<FileFacts> = [
+            ("Books/Dune.md", vec!["book/scifi"], Some("done")),
+            ("Books/Emma.md", vec!["Book"], None),
+            ("Archive/Old.md", vec!["book", "#old"], Some("todo")),
+            ("cover.png", vec![], None),
+            ("Notes/bookish.md", vec!["bookish"], Some("todo")),
+        ]
+        .into_iter()
+        .map(|(path, tags, status)| FileFacts {
+            path: path.to_owned(),
+            tags: tags.into_iter().map(str::to_owned).collect(),
+            properties: status
+                .map(|s| vec![("status".to_owned(), Value::String(s.to_owned()))])
+                .unwrap_or_default(),
+            ..FileFacts::default()
+        })
+        .collect();
+        let statements = [
+            "file.hasTag(\"book\")",
+            "'file.hasTag(\"BOOK\", \"old\") && status != \"done\"'",
+            "'!file.inFolder(\"Archive\") && file.ext == \"md\"'",
+            "'file.name.startsWith(\"b\") || file.tags.contains(\"#old\")'",
+            "'file.basename.lower().contains(\"o\") && file.folder != \"Books\"'",
+            "'status == \"todo\" && file.inFolder(\"/\")'",
+        ];
+        let now = jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0);
+        for statement in statements {
+            let yaml = format!("filters: {statement}\nviews:\n  - type: table\n");
+            let base = Base::parse(&yaml).unwrap_or_else(|error| panic!("{yaml}: {error}"));
+            let Some(view) = base.views.first() else {
+                panic!("{yaml} has a view");
+            };
+            let rows: Vec<&dyn Row> = files.iter().map(|f| f as &dyn Row).collect();
+            let kept = run_view(&base, view, &rows, &Bare { now });
+            let narrowing = Narrowing::new(&base, view, now);
+            for row in &kept.rows {
+                let Some(file) = files.iter().find(|f| f.path == row.path) else {
+                    panic!("{} is no file", row.path);
+                };
+                assert!(
+                    narrowing.admits(&file.path, &file.tags),
+                    "{statement} left out {}",
+                    file.path
+                );
+            }
+        }
     }
 }
