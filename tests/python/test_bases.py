@@ -204,6 +204,7 @@ async def test_a_base_block_stands_this_for_its_note(open_session, books):
                 {"name": "By author", "type": "table"}, {"name": "To read", "type": "cards"},
             ]},
         ]
+        assert not listed["timed_out"]
         assert [b["path"] for b in (await ok(session, "vault_list_bases", {"folder": "Authors"}))["bases"]] == [
             "Authors/Jane Austen.md"
         ]

@@ -113,6 +113,8 @@ pub struct ListedBaseResult {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListBasesResult {
     pub bases: Vec<ListedBaseResult>,
+    /// Time ran out before every note was read; narrow with folder.
+    pub timed_out: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -223,6 +225,7 @@ impl From<ops::BaseList> for ListBasesResult {
                     error: base.error,
                 })
                 .collect(),
+            timed_out: list.timed_out,
         }
     }
 }

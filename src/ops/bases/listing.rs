@@ -1,10 +1,14 @@
 //! `list_bases`: the `.base` files and the notes holding ```` ```base ```` blocks that the caller
 //! may read, each with its views. Finding blocks reads the notes, so the listing takes a turn
 //! among whole-vault scans as a grep does; a note that cannot be read is skipped, a base that
-//! does not parse is listed with its error so it can be fixed.
+//! does not parse is listed with its error so it can be fixed. Like a grep it stops when its time
+//! budget runs out, answering what it found with `timed_out`.
+
+use std::time::Instant;
 
 use crate::bases::Base;
 use crate::ops::error::OpsError;
+use crate::ops::search::DEFAULT_GREP_BUDGET;
 use crate::ops::shared::{Context, Ops};
 use crate::vault::VaultPath;
 
@@ -36,8 +40,15 @@ impl Ops {
             running: busy.running,
             waiting: busy.waiting,
         })?;
+        // The budget is the listing's own: it starts once its turn comes.
+        let started = Instant::now();
+        let mut timed_out = false;
         let mut bases = Vec::new();
         for (raw, note) in candidates {
+            if started.elapsed() >= DEFAULT_GREP_BUDGET {
+                timed_out = true;
+                break;
+            }
             let Ok(path) = VaultPath::parse(&raw) else {
                 continue;
             };
@@ -55,7 +66,7 @@ impl Ops {
                 bases.push(listed(&raw, None, &text));
             }
         }
-        Ok(BaseList { bases })
+        Ok(BaseList { bases, timed_out })
     }
 }
 

@@ -70,6 +70,8 @@ pub struct ListBases {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BaseList {
     pub bases: Vec<BaseListed>,
+    /// The time budget ran out before every note was read: the bases found so far.
+    pub timed_out: bool,
 }
 
 /// A `.base` file, or one ```` ```base ```` block of a note.
