@@ -63,7 +63,7 @@ mod tests;
 pub use env::{Environment, FileFacts, Row};
 pub use eval::{Context, EvalError, FormulaCells, evaluate};
 pub use model::{Base, BaseError, Filter, Formula, GroupBy, PropertyId, SortKey, View};
-pub use property::{from_property, to_json};
+pub use property::{from_property, from_typed_property, to_json};
 pub use run::{Cell, Column, Group, ResultRow, Summary, ViewResult, run_view};
 pub use syntax::{Expr, SyntaxError, parse};
 pub use value::{DateValue, Duration, Link, Value};

@@ -9,6 +9,40 @@ use serde_json::Value as Json;
 use super::dates::parse_date;
 use super::value::{Link, MAX_VALUE_DEPTH, Value, date_text, duration_text, number_text};
 
+/// `from_property` under the type the vault declares for the key (`.obsidian/types.json`), as
+/// Obsidian coerces: a `text` property stays text even when it reads as a date, a `checkbox`
+/// takes `"true"`/`"false"` text as a boolean, a `number` takes numeric text as a number, and a
+/// list type (`multitext`, `tags`, `aliases`) takes a single value as a one-item list. Any other
+/// or no declared type reads as `from_property` does.
+pub fn from_typed_property(
+    json: &Json,
+    declared: Option<&str>,
+    path: &str,
+    zone: &TimeZone,
+) -> Value {
+    match (declared, json) {
+        (Some("text"), Json::String(text)) if !text.trim().starts_with("[[") => {
+            Value::String(text.clone())
+        }
+        (Some("checkbox"), Json::String(text)) => match text.trim() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => from_property(json, path, zone),
+        },
+        (Some("number"), Json::String(text)) => text
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite())
+            .map_or_else(|| from_property(json, path, zone), Value::Number),
+        (
+            Some("multitext" | "tags" | "aliases"),
+            Json::String(_) | Json::Number(_) | Json::Bool(_),
+        ) => Value::List(vec![from_property(json, path, zone)]),
+        _ => from_property(json, path, zone),
+    }
+}
+
 /// The value of a note property written in the note at `path`.
 pub fn from_property(json: &Json, path: &str, zone: &TimeZone) -> Value {
     convert(json, path, zone, 0)
@@ -84,5 +118,45 @@ fn to_json_at(value: &Value, depth: usize) -> Json {
                 .map(|(key, v)| (key.clone(), to_json_at(v, depth + 1)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod typed_tests {
+    use jiff::tz::TimeZone;
+    use serde_json::json;
+
+    use super::{Value, from_typed_property};
+
+    fn typed(declared: Option<&str>, json: serde_json::Value) -> Value {
+        from_typed_property(&json, declared, "Notes/a.md", &TimeZone::UTC)
+    }
+
+    #[test]
+    fn declared_types_decide_how_a_value_reads() {
+        // A date-looking text stays text when the vault says text, and is a date otherwise.
+        assert_eq!(
+            typed(Some("text"), json!("2026-01-02")),
+            Value::String("2026-01-02".into())
+        );
+        assert!(matches!(typed(None, json!("2026-01-02")), Value::Date(_)));
+        assert!(matches!(
+            typed(Some("date"), json!("2026-01-02")),
+            Value::Date(_)
+        ));
+        assert_eq!(typed(Some("checkbox"), json!("true")), Value::Bool(true));
+        assert_eq!(typed(Some("number"), json!(" 4.5 ")), Value::Number(4.5));
+        assert_eq!(
+            typed(Some("number"), json!("four")),
+            Value::String("four".into())
+        );
+        assert_eq!(
+            typed(Some("multitext"), json!("solo")),
+            Value::List(vec![Value::String("solo".into())])
+        );
+        assert!(matches!(
+            typed(Some("text"), json!("[[Other]]")),
+            Value::Link(_)
+        ));
     }
 }

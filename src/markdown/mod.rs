@@ -15,6 +15,7 @@ pub mod memory;
 pub mod moment;
 pub mod note;
 pub mod properties_edit;
+pub mod property_types;
 pub mod sections;
 pub mod tags;
 pub mod tasks;

@@ -66,6 +66,8 @@ pub struct UpdateProperties {
     pub properties: Map<String, Value>,
     pub replace: bool,
     pub expected_revision: Option<String>,
+    /// Refuse values that do not fit the vault's declared property types (else warn).
+    pub strict: bool,
 }
 
 /// The note after an edit.
@@ -88,6 +90,8 @@ pub struct EditedNote {
     pub properties: Option<Map<String, Value>>,
     /// Where another writer's version that reached the note during the write is kept.
     pub conflict_copy: Option<String>,
+    /// Values written that do not fit the vault's declared property types.
+    pub warnings: Vec<String>,
 }
 
 /// What an edit computed from the current text.
@@ -221,7 +225,14 @@ impl Ops {
         ctx: &Context,
         request: UpdateProperties,
     ) -> Result<EditedNote, OpsError> {
-        self.edit_note(
+        let misfits = self.property_misfits(ctx, &request.properties);
+        if request.strict && !misfits.is_empty() {
+            return Err(OpsError::invalid_argument(format!(
+                "nothing was written: {}. Give values of the declared types, or leave out strict to write them anyway (Obsidian then shows them as invalid).",
+                misfits.join("; ")
+            )));
+        }
+        let mut edited = self.edit_note(
             ctx,
             &request.path,
             request.expected_revision.as_deref(),
@@ -250,7 +261,26 @@ impl Ops {
                     properties: Some(update.properties),
                 })
             },
-        )
+        )?;
+        edited.warnings = misfits;
+        Ok(edited)
+    }
+
+    /// The updates whose value does not fit the type the vault declares for its key, each said
+    /// for the caller ("'rating' is declared a number ..."); removals always fit.
+    fn property_misfits(&self, ctx: &Context, updates: &Map<String, Value>) -> Vec<String> {
+        let visibility = self.visibility(ctx);
+        let types = self.walls.vault(&visibility).property_types();
+        updates
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .filter_map(|(key, value)| {
+                let declared = types.get(&key.to_lowercase())?;
+                crate::markdown::property_types::check_fits(declared, value)
+                    .err()
+                    .map(|why| format!("'{key}' {why}"))
+            })
+            .collect()
     }
 
     /// An edit of the body: like `edit_note`, but the properties block must come out byte-identical.
@@ -519,6 +549,7 @@ fn edited_note(
         changed_keys: outcome.changed_keys,
         properties: outcome.properties,
         conflict_copy,
+        warnings: Vec::new(),
     }
 }
 

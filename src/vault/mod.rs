@@ -417,6 +417,12 @@ impl Vault {
         LinkSettings::read(&self.root)
     }
 
+    /// The property types declared in `.obsidian/types.json`, read now (see
+    /// `settings::property_types`).
+    pub fn property_types(&self) -> std::collections::BTreeMap<String, String> {
+        settings::property_types(&self.root)
+    }
+
     /// The daily-notes and templates folders, read now.
     pub fn generated_note_folders(&self) -> Vec<String> {
         settings::generated_note_folders(&self.root)

@@ -392,6 +392,21 @@ impl LinkSettings {
     }
 }
 
+/// The property types the vault declares in `.obsidian/types.json` (`{"types": {"key": "number"}}`),
+/// as Obsidian's Properties view sets them: key (lowercased: Obsidian gives a name one type
+/// whatever its case) to type name (`text`, `multitext`, `number`, `checkbox`, `date`,
+/// `datetime`, `aliases`, `tags`). Read on every call; missing or invalid means none declared.
+pub fn property_types(root: &Path) -> std::collections::BTreeMap<String, String> {
+    let settings = read_settings(root, "types.json");
+    let Some(types) = settings.get("types").and_then(serde_json::Value::as_object) else {
+        return std::collections::BTreeMap::new();
+    };
+    types
+        .iter()
+        .filter_map(|(key, kind)| Some((key.to_lowercase(), kind.as_str()?.to_owned())))
+        .collect()
+}
+
 /// The daily-notes folder as the daily-note tools find it (`daily-notes.json`, else the Periodic
 /// Notes plugin's daily section), without leading or trailing `/`; `""` is the vault root. Read
 /// quietly, on every call: a missing file is Obsidian's default (the root). `Err` says why a

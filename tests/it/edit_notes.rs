@@ -283,7 +283,7 @@ proptest! {
         }
         let fixture = fixture(&text);
         let result = fixture.ops.update_properties(&ctx(), ops::UpdateProperties {
-            path: NOTE.into(), properties: updates.clone(), replace: false, expected_revision: None,
+            path: NOTE.into(), properties: updates.clone(), replace: false, expected_revision: None, strict: false,
         });
         prop_assert!(result.is_ok(), "{:?}", result.err().map(|e| e.to_string()));
         let after = fixture.read(NOTE);
@@ -363,6 +363,7 @@ proptest! {
                     updates.insert("zz-added".into(), value);
                     fixture.ops.update_properties(&ctx(), ops::UpdateProperties {
                         path: NOTE.into(), properties: updates, replace: false, expected_revision: None,
+                        strict: false,
                     })
                 };
                 let nested = json!({"nested": [1, "two"]});
@@ -465,6 +466,7 @@ fn broken_properties_are_refused_with_their_position() {
             properties: Map::from_iter([("status".to_owned(), json!("done"))]),
             replace: true,
             expected_revision: None,
+            strict: false,
         },
     ));
     assert!(

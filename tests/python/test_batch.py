@@ -197,3 +197,36 @@ async def test_replace_across_leaves_code_and_properties_unless_asked(open_sessi
         assert "status: was-active\nowner" in (tagged / "T/d.md").read_text()
         is_error, _, text = await call(session, "vault_replace_across", {"old_text": "(", "new_text": "x", "regex": True})
         assert is_error and error_code(text) == "invalid_argument" and "regular expression" in text, text
+
+
+async def test_an_undo_killed_midway_is_completed_at_the_next_start(faults_bin, quire_bin, books, tmp_path, xdg_home):
+    log = tmp_path / "quire-stderr.log"
+    start = files(books)
+
+    async def batch(session):
+        done = await ok(session, "vault_set_property", {"name": "shelf", "value": "x", "filter": {"folder": "Books"}})
+        return done["change_id"]
+
+    change = await run_session(quire_bin, books, server_env(xdg_home), log, batch)
+    env = {**server_env(xdg_home), "QUIRE_TEST_FAULT": "abort-mid-change"}
+
+    async def undo(session):
+        try:
+            await session.call_tool("vault_undo", {"change_id": change})
+        except Exception as error:  # the server died mid-call
+            return error
+        return None
+
+    await run_session(faults_bin, books, env, log, undo)
+    if "test fault: aborting in the middle of a change" not in log.read_text(errors="replace"):
+        pytest.skip(f"{faults_bin} predates the abort-mid-change fault; rebuild it with --features test-faults")
+    assert files(books) != start, "killed after the first note of the undo"
+
+    async def after_restart(session):
+        changes = (await ok(session, "vault_list_changes", {"limit": 5}))["changes"]
+        assert changes[0]["kind"] == "undo" and changes[0]["undoes"] == change, changes
+        listed = {c["change_id"]: c for c in changes}
+        assert listed[change]["undone_by"] == changes[0]["change_id"]
+
+    await run_session(quire_bin, books, server_env(xdg_home), log, after_restart)
+    assert files(books) == start

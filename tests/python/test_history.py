@@ -341,3 +341,43 @@ async def test_a_restricted_identity_learns_nothing_from_history(identities):
         is_error, _, text = await call(carol, "vault_undo", {"change_id": moved_in["change_id"]})
         assert is_error and error_code(text) == "path_forbidden", text
         assert "Secret" not in text, text
+
+
+# History answers a restricted identity gets must not move when only notes it cannot read change.
+CAROL_HISTORY_READS = [
+    ("vault_list_changes", {"limit": 1000}),
+    ("vault_list_changes", {"path_prefix": "Secret", "limit": 1000}),
+    ("vault_list_changes", {"identity": "alice", "limit": 1000}),
+    ("vault_note_history", {"path": "Inbox/todo.md"}),
+    ("vault_note_history", {"path": "Secret/codes.md"}),
+    ("vault_note_history", {"path": "Secret/new.md"}),
+    ("vault_undo", {"change_id": "ch_00000000000000000000", "dry_run": True}),
+]
+
+
+async def test_r49_history_answers_depend_on_nothing_the_caller_cannot_read(identities):
+    root, server = identities
+    async with connect(server, ALICE, "2025-11-25") as alice:
+        await ok(alice, "vault_patch_note", {"path": "Inbox/todo.md", "operation": "append", "content": "seen"})
+    async with connect(server, RESTRICTED, "2025-11-25") as carol:
+        async def answers():
+            found = []
+            for tool, args in CAROL_HISTORY_READS:
+                is_error, sc, text = await call(carol, tool, args)
+                found.append((is_error, json.dumps(sc, sort_keys=True) if sc else text))
+            return found
+
+        before = await answers()
+        async with connect(server, ALICE, "2025-11-25") as alice:
+            await ok(alice, "vault_patch_note", {"path": "Secret/codes.md", "operation": "append", "content": "falconry"})
+            await ok(alice, "vault_write_note", {"path": "Secret/new.md", "body": "zebracorn\n"})
+            await ok(alice, "vault_move_note", {"old_path": "Secret/new.md", "new_path": "Secret/moved.md"})
+            undo = await ok(alice, "vault_delete_note", {"path": "Secret/codes.md"})
+            await ok(alice, "vault_undo", {"change_id": undo["change_id"]})
+        (root / "Secret" / "outside.md").write_text("an outside edit, hidden\n")
+        import anyio
+
+        await anyio.sleep(2)
+        after = await answers()
+        for (tool, args), first, second in zip(CAROL_HISTORY_READS, before, after):
+            assert first == second, (tool, args, first, second)

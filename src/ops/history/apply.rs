@@ -19,6 +19,12 @@ pub(in crate::ops) struct Step {
     pub(in crate::ops) trash: bool,
 }
 
+/// From how many steps the writes after the first run on threads.
+const PARALLEL_FROM: usize = 8;
+
+/// How many threads write a large batch or undo.
+const WRITE_THREADS: usize = 8;
+
 /// What a taken step left, to put it back.
 struct Taken {
     path: VaultPath,
@@ -29,12 +35,66 @@ struct Taken {
 }
 
 impl Ops {
-    /// Takes every step in order; on a failure puts back those taken and answers the failure.
+    /// Takes every step; on a failure puts back those taken and answers the failure. Steps on
+    /// different files that only write (a batch, most undos) run on a few threads after the
+    /// first: each write waits for its own fsyncs, and the file system commits concurrent fsyncs
+    /// together. A move back keeps its order (its file is written before the other is removed).
     pub(in crate::ops) fn apply_steps(
         &self,
-        checked: &impl WriteChecked,
+        checked: &(impl WriteChecked + Sync),
         steps: &[Step],
     ) -> Result<(), OpsError> {
+        let independent = steps.iter().all(|step| step.bytes.is_some() || step.trash);
+        if !independent || steps.len() < PARALLEL_FROM {
+            return self.apply_in_order(checked, steps);
+        }
+        let Some((first, rest)) = steps.split_first() else {
+            return Ok(());
+        };
+        let first = self.take(checked, first)?;
+        #[cfg(feature = "test-faults")]
+        abort_if_asked(1);
+        let chunk = rest.len().div_ceil(WRITE_THREADS);
+        let outcomes: Vec<Result<Taken, OpsError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = rest
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|step| self.take(checked, step))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| {
+                    worker.join().unwrap_or_else(|_| {
+                        vec![Err(OpsError::Internal("a write thread panicked".into()))]
+                    })
+                })
+                .collect()
+        });
+        let mut taken = vec![first];
+        let mut failure = None;
+        for outcome in outcomes {
+            match outcome {
+                Ok(done) => taken.push(done),
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+        match failure {
+            Some(error) => {
+                self.put_back(checked, &taken);
+                Err(error)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn apply_in_order(&self, checked: &impl WriteChecked, steps: &[Step]) -> Result<(), OpsError> {
         let mut taken: Vec<Taken> = Vec::new();
         for step in steps {
             #[cfg(feature = "test-faults")]

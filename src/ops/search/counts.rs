@@ -22,6 +22,8 @@ pub struct Counted {
     pub value: String,
     /// Notes that have it.
     pub count: u64,
+    /// For a property key: the type the vault declares for it (`.obsidian/types.json`).
+    pub declared_type: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -58,7 +60,12 @@ impl Ops {
             .walls
             .index(&visibility)
             .property_key_counts(&filter, offset, limit)?;
-        Ok(counted(page.rows, page.next))
+        let types = self.walls.vault(&visibility).property_types();
+        let mut list = counted(page.rows, page.next);
+        for item in &mut list.items {
+            item.declared_type = types.get(&item.value.to_lowercase()).cloned();
+        }
+        Ok(list)
     }
 
     pub fn list_property_values(
@@ -112,6 +119,7 @@ fn counted(rows: Vec<Count>, next: Option<usize>) -> CountedList {
             .map(|count| Counted {
                 value: count.value,
                 count: count.notes,
+                declared_type: None,
             })
             .collect(),
         next_cursor: next.map(|offset| Cursor::Offset(offset).encode()),

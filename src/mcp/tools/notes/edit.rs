@@ -197,6 +197,9 @@ pub struct UpdatePropertiesParams {
     /// Make `properties` the whole set (keys not named are removed).
     #[serde(default)]
     pub replace: bool,
+    /// Refuse values that do not fit the vault's declared property types (default: write, warn).
+    #[serde(default)]
+    pub strict: bool,
     /// The revision you last read; `conflict` if the note changed since.
     #[serde(default)]
     pub expected_revision: Option<String>,
@@ -215,6 +218,9 @@ pub struct UpdatePropertiesResult {
     pub changed_keys: Vec<String>,
     /// All properties after the update.
     pub properties: Map<String, Value>,
+    /// Values that do not fit the vault's declared property types (.obsidian/types.json).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Another writer changed the note while this write replaced it: your content is in place, and their version is kept under this name. Read it and merge what it adds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflict_copy: Option<String>,
@@ -230,6 +236,7 @@ impl From<ops::EditedNote> for UpdatePropertiesResult {
             changed: edited.changed,
             changed_keys: edited.changed_keys,
             properties: edited.properties.unwrap_or_default(),
+            warnings: edited.warnings,
             conflict_copy: edited.conflict_copy,
         }
     }
@@ -309,6 +316,7 @@ impl From<UpdatePropertiesParams> for ops::UpdateProperties {
             properties: params.properties,
             replace: params.replace,
             expected_revision: params.expected_revision,
+            strict: params.strict,
         }
     }
 }

@@ -15,6 +15,9 @@ pub struct PropertyKeyCount {
     pub key: String,
     /// Number of notes with the key.
     pub count: u64,
+    /// The type the vault declares for it in Obsidian (text, multitext, number, checkbox, date, datetime, aliases, tags).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub declared_type: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -33,6 +36,7 @@ impl From<ops::CountedList> for ListPropertyKeysResult {
                 .map(|item| PropertyKeyCount {
                     key: item.value,
                     count: item.count,
+                    declared_type: item.declared_type,
                 })
                 .collect(),
             next_cursor: list.next_cursor,
