@@ -55,7 +55,7 @@ views:
 
 FILES = {
     "Books/Dune.md": "---\nauthor: \"[[Frank Herbert]]\"\nrating: 5\nstatus: done\nstarted: 2024-01-10\ntags: [book, scifi]\n---\n# Dune\n\n![[cover.png]]\n",
-    "Books/Emma.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 4\nstatus: reading\nstarted: 2024-03-02\ntags: [book]\n---\nSee [[Persuasion]].\n",
+    "Books/Emma.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 4\nstatus: reading\nstarted: 2024-03-02\nowned: \"true\"\ntags: [book]\n---\nSee [[Persuasion]].\n",
     "Books/Persuasion.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 3\nstatus: todo\ntags: [book/classic]\n---\nAfter [[Emma]].\n",
     "Books/Hyperion.md": "---\nauthor: \"[[Dan Simmons]]\"\nrating: 4\nstatus: todo\ntags: [book, scifi]\n---\n# Hyperion\n",
     "Authors/Jane Austen.md": "---\ntype: author\n---\nWrote [[Emma]].\n\n```base\nfilters: 'author == this'\nviews:\n  - type: table\n    name: Books\n    order: [file.name, rating]\n    sort:\n      - property: file.name\n        direction: ASC\n```\n",
@@ -63,6 +63,7 @@ FILES = {
     "Private/Review.md": "---\nauthor: \"[[Jane Austen]]\"\nrating: 1\ntags: [book]\n---\nHated [[Emma]] and [[Dune]].\n",
     "Private/Secret.base": "views:\n  - type: table\n    name: All\n",
     "Reading.base": READING,
+    ".obsidian/types.json": '{"types": {"owned": "checkbox"}}',
 }
 
 READER_TOKEN = "reader-token-0123456789abcdefghijklmnopqrstuvwxyz"
@@ -175,6 +176,14 @@ async def test_attachments_are_rows_with_their_file_facts(open_session, books):
     assert dune["file.size"] == (books / "Books" / "Dune.md").stat().st_size
     # Times are the vault's wall clock, as ISO 8601 text without a zone.
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", cover["file.mtime"]), cover
+
+
+async def test_declared_property_types_decide_values(open_session, books):
+    # types.json declares `owned` a checkbox, so the text "true" reads as true, as in Obsidian.
+    owned = "filters: 'owned == true'\nviews:\n  - type: table\n    order: [file.name, owned]\n"
+    async with open_session(books) as session:
+        answer = await ok(session, "vault_query_base", {"base": owned})
+    assert [(r["path"], r["values"]["owned"]) for r in answer["rows"]] == [("Books/Emma.md", True)]
 
 
 async def test_a_base_block_stands_this_for_its_note(open_session, books):

@@ -9,14 +9,14 @@
 //! as a link to nothing, `[[Plans]]` resolves as if a denied `Plans.md` did not exist, and a denied
 //! note's links never count as backlinks, so no answer tells which denied files exist.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 
-use crate::bases::{Environment, FileFacts, Row, from_property};
+use crate::bases::{Environment, FileFacts, Row, from_typed_property};
 use crate::index::{FileRecord, WrittenLink};
 use crate::markdown::links::{Resolver, link_path, lookup_name};
 use crate::ops::access::Visibility;
@@ -44,6 +44,8 @@ pub(super) struct World {
     links_by_name: HashMap<String, Vec<usize>>,
     now: DateTime,
     zone: TimeZone,
+    /// The property types `.obsidian/types.json` declares, by lowercased key.
+    types: BTreeMap<String, String>,
     this: Option<String>,
 }
 
@@ -88,6 +90,8 @@ impl Ops {
             }
         }
         let zone = self.time_zone().clone();
+        // The vault's configuration, which reveals no note.
+        let types = self.walls.vault(visibility).property_types();
         // The index holds what a vault walk found, which hides nothing from a caller no rule
         // restricts, so only a restricted caller pays for a check per file.
         let unrestricted = visibility.unrestricted();
@@ -105,7 +109,7 @@ impl Ops {
                 facts: OnceLock::new(),
             };
             if narrowing.admits(&entry.record.path, &entry.record.tags) {
-                rows.push(Arc::clone(entry.facts(&zone)));
+                rows.push(Arc::clone(entry.facts(&zone, &types)));
             }
             files.insert(entry.record.path.clone(), entry);
         }
@@ -121,15 +125,16 @@ impl Ops {
             links_by_name,
             now: self.now().datetime(),
             zone,
+            types,
             this,
         })
     }
 }
 
 impl Entry {
-    fn facts(&self, zone: &TimeZone) -> &Arc<FileFacts> {
+    fn facts(&self, zone: &TimeZone, types: &BTreeMap<String, String>) -> &Arc<FileFacts> {
         self.facts
-            .get_or_init(|| Arc::new(facts(&self.record, &self.links, &self.embeds, zone)))
+            .get_or_init(|| Arc::new(facts(&self.record, &self.links, &self.embeds, zone, types)))
     }
 }
 
@@ -191,7 +196,7 @@ impl Environment for World {
     fn file(&self, path: &str) -> Option<Arc<FileFacts>> {
         self.files
             .get(path)
-            .map(|entry| Arc::clone(entry.facts(&self.zone)))
+            .map(|entry| Arc::clone(entry.facts(&self.zone, &self.types)))
     }
 
     /// The files the caller may read that link to `path`, each once, in path order.
@@ -212,8 +217,15 @@ impl Environment for World {
     }
 }
 
-/// One file's facts: times in the vault's zone, properties typed as Bases reads them.
-fn facts(record: &FileRecord, links: &[String], embeds: &[String], zone: &TimeZone) -> FileFacts {
+/// One file's facts: times in the vault's zone, properties typed as Bases reads them under the
+/// types the vault declares.
+fn facts(
+    record: &FileRecord,
+    links: &[String],
+    embeds: &[String],
+    zone: &TimeZone,
+    types: &BTreeMap<String, String>,
+) -> FileFacts {
     let mtime = Timestamp::from_nanosecond(i128::from(record.mtime_ns)).ok();
     // The index keeps no birth time for attachments; their modification time stands in.
     let ctime = match record.created {
@@ -224,7 +236,11 @@ fn facts(record: &FileRecord, links: &[String], embeds: &[String], zone: &TimeZo
     let properties = record
         .properties()
         .iter()
-        .map(|(key, value)| (key.clone(), from_property(value, &record.path, zone)))
+        .map(|(key, value)| {
+            let declared = types.get(&key.to_lowercase()).map(String::as_str);
+            let typed = from_typed_property(value, declared, &record.path, zone);
+            (key.clone(), typed)
+        })
         .collect();
     FileFacts {
         size: record.size,
