@@ -24,10 +24,12 @@ pub enum ToolGroup {
     History,
     /// Edits of many notes as one change: properties, tags, text across notes.
     Batch,
+    /// Obsidian Bases: querying views, listing and writing bases.
+    Bases,
 }
 
 impl ToolGroup {
-    pub const ALL: [ToolGroup; 9] = [
+    pub const ALL: [ToolGroup; 10] = [
         ToolGroup::Notes,
         ToolGroup::Search,
         ToolGroup::Links,
@@ -37,6 +39,7 @@ impl ToolGroup {
         ToolGroup::Memory,
         ToolGroup::History,
         ToolGroup::Batch,
+        ToolGroup::Bases,
     ];
 
     /// The name a configuration uses.
@@ -51,6 +54,7 @@ impl ToolGroup {
             ToolGroup::Memory => "memory",
             ToolGroup::History => "history",
             ToolGroup::Batch => "batch",
+            ToolGroup::Bases => "bases",
         }
     }
 

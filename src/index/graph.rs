@@ -107,6 +107,35 @@ pub fn links_named(connection: &Connection, names: &[String]) -> rusqlite::Resul
         .collect::<Result<_, _>>()
 }
 
+/// A link as written, without its place in the source: what Bases reads of a file's links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenLink {
+    pub source: String,
+    pub embed: bool,
+    /// Obsidian's `link`: path plus `#subpath`.
+    pub link: String,
+    /// The folded name of the file the link can resolve to (`link_lookup_name`).
+    pub target_name: String,
+}
+
+/// Every stored link as written, in source and document order; lighter than `all_links`, which
+/// a query over a large vault would spend most of its time reading.
+pub fn written_links(connection: &Connection) -> rusqlite::Result<Vec<WrittenLink>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT source, embed, link, target_name FROM links ORDER BY source, seq",
+    )?;
+    statement
+        .query_map([], |row| {
+            Ok(WrittenLink {
+                source: row.get(0)?,
+                embed: row.get(1)?,
+                link: row.get(2)?,
+                target_name: row.get(3)?,
+            })
+        })?
+        .collect::<Result<_, _>>()
+}
+
 /// Every stored link, in source and document order.
 pub fn all_links(connection: &Connection) -> rusqlite::Result<Vec<StoredLink>> {
     let mut statement = connection.prepare(&format!("SELECT {COLUMNS} ORDER BY source, seq"))?;

@@ -36,10 +36,10 @@ use tokio::sync::broadcast;
 pub use document::{
     CHUNK_WORDS, ParsedNote, note_chunks, number_in, parse as parse_note, parse_date_time,
 };
-pub use graph::{LinkGraph, StoredLink};
+pub use graph::{LinkGraph, StoredLink, WrittenLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, FileFilter, FileHit, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
+    Count, FileFilter, FileHit, FileRecord, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
     PropertyValue, RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
@@ -438,6 +438,11 @@ impl Index {
         self.read(|connection| graph::links_named(connection, names))
     }
 
+    /// Every link of the vault as written, without its place.
+    pub fn written_links(&self) -> Result<Vec<WrittenLink>, IndexError> {
+        self.read(graph::written_links)
+    }
+
     /// Every link of the vault.
     pub fn all_links(&self) -> Result<Vec<StoredLink>, IndexError> {
         self.read(graph::all_links)
@@ -621,6 +626,11 @@ impl Index {
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
         self.read(|connection| read::property_value_counts(connection, key, filter, offset, limit))
+    }
+
+    /// Every note and other file with what Bases reads of it, notes first, by path.
+    pub fn file_records(&self) -> Result<Vec<FileRecord>, IndexError> {
+        self.read(read::file_records)
     }
 
     /// How many notes the index holds.

@@ -8,6 +8,7 @@
 
 pub(crate) mod access;
 mod audit;
+mod bases;
 mod batch;
 mod changes;
 mod clock;
@@ -37,6 +38,10 @@ pub use crate::markdown::sections::PatchOperation;
 pub use crate::markdown::tasks::edit::LanePosition as TaskPosition;
 pub use crate::vault::Period;
 pub use audit::{AuditLog, AuditRotation};
+pub use bases::{
+    BaseAnswer, BaseGroup, BaseList, BaseListed, BaseRow, BaseSummary, ListBases, QueryBase,
+    ViewListed, WriteBase,
+};
 pub use batch::{
     BatchNote, BatchResult, RenameProperty, RenameTag, ReplaceAcross, SetProperty, Target,
 };

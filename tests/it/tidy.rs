@@ -158,6 +158,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "ops",
         &[
             "acl",
+            "bases",
             "embed",
             "files",
             "history",

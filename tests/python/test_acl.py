@@ -62,7 +62,7 @@ SPELLINGS = ["Privé", "PRIVÉ", "privé", "Prive\u0301", "prive", "PRIVE", "Ｐ
 WRITE_TOOLS = {
     "vault_write_note", "vault_delete_note", "vault_patch_note", "vault_replace_in_note",
     "vault_insert_at_anchor", "vault_replace_span", "vault_delete_span", "vault_update_properties",
-    "vault_move_note",
+    "vault_move_note", "vault_write_base",
 }
 
 
@@ -95,6 +95,10 @@ def path_tools(path: str, folder: str) -> list[tuple[str, dict]]:
         ("vault_replace_span", {"path": path, "start_anchor": "zebracorn", "content": "x"}),
         ("vault_delete_span", {"path": path, "start_anchor": "zebracorn"}),
         ("vault_update_properties", {"path": path, "properties": {"codename": None}}),
+        ("vault_query_base", {"path": path}),
+        ("vault_query_base", {"base": "views:\n  - type: table\n", "this": path}),
+        ("vault_list_bases", {"folder": folder}),
+        ("vault_write_base", {"path": f"{folder}/new.base", "base": "views: []\n"}),
     ]
 
 
@@ -110,6 +114,11 @@ WHOLE_VAULT_TOOLS = [
     ("vault_list_property_keys", {"limit": 1000}),
     ("vault_list_property_values", {"key": "codename"}),
     ("vault_search_by_property", {"key": "codename", "value": "falconry"}),
+    ("vault_list_bases", {}),
+    ("vault_query_base", {
+        "base": "views:\n  - type: table\n    order: [file.path, codename, file.tags, file.links, file.backlinks]\n",
+        "limit": 1000,
+    }),
 ]
 
 

@@ -19,7 +19,8 @@ from vaultlib import error_code, write_files
 
 pytestmark = pytest.mark.anyio
 
-FILES = {f"Books/b{n}.md": f"# Book {n}\n" for n in range(12)} | {"Keep.md": "# Keep\n"}
+KEEP_BASE = "views:\n  - type: table\n"
+FILES = {f"Books/b{n}.md": f"# Book {n}\n" for n in range(12)} | {"Keep.md": "# Keep\n", "Keep.base": KEEP_BASE}
 
 
 class Asker:
@@ -103,7 +104,13 @@ async def test_a_declined_question_changes_nothing_and_says_so(connect, books, a
             "expected_revision": __import__("hashlib").sha256(b"# Keep\n").hexdigest(),
         })
         assert is_error and error_code(text) == "declined", text
+        is_error, _, text = await call(session, "vault_write_base", {
+            "path": "Keep.base", "base": "views:\n  - type: cards\n",
+            "expected_revision": __import__("hashlib").sha256(KEEP_BASE.encode()).hexdigest(),
+        })
+        assert is_error and error_code(text) == "declined", text
     assert (books / "Keep.md").read_text() == "# Keep\n"
+    assert (books / "Keep.base").read_text() == KEEP_BASE
 
 
 async def test_a_batch_asks_only_over_confirm_over_notes(connect, books):

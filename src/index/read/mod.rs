@@ -7,11 +7,12 @@
 //!
 //! This file owns the types every query shares; the queries live in rooms: `conditions.rs`
 //! (filters as SQL), `paging.rs`, `lists.rs`, `search.rs` (BM25 by FTS5), `scoped.rs` (BM25 over
-//! what a restricted caller sees), `counts.rs`, `files.rs`, `memory.rs` and `dump.rs`.
+//! what a restricted caller sees), `counts.rs`, `files.rs`, `facts.rs` (what Bases reads of every file), `memory.rs` and `dump.rs`.
 
 mod conditions;
 mod counts;
 mod dump;
+mod facts;
 mod files;
 mod lists;
 mod memory;
@@ -24,6 +25,7 @@ use rusqlite::Row;
 pub(in crate::index) use conditions::Conditions;
 pub use counts::{property_key_counts, property_value_counts, tag_counts};
 pub use dump::dump;
+pub use facts::{FileRecord, file_records};
 pub use files::{FileFilter, FileHit, search_files, search_files_scoped};
 pub use lists::{list_by_path, list_recent, note_count, note_paths};
 pub(in crate::index) use memory::memory_hit;

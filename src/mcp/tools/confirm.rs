@@ -1,6 +1,6 @@
 //! Which calls ask the user first (`[safety]`), and the question they ask: deleting a note,
-//! overwriting one whole, and a batch, undo or move touching more than `confirm_over` notes
-//! (counted by a dry run of the same call). The asking is `mcp::confirm`'s.
+//! overwriting one (or a base) whole, and a batch, undo or move touching more than
+//! `confirm_over` notes (counted by a dry run of the same call). The asking is `mcp::confirm`'s.
 
 use std::sync::Arc;
 
@@ -43,6 +43,13 @@ pub async fn question(
                     text("path")
                 )
             })
+        }
+        // Replacing a base needs its revision, so one given means the file is replaced whole.
+        "vault_write_base" if args.get("expected_revision").is_some_and(Value::is_string) => {
+            Some(format!(
+                "Replace the whole base '{}'? Its old content stays in the history.",
+                text("path")
+            ))
         }
         _ => counted_question(ops, principal, tool, args, over).await,
     }

@@ -1,6 +1,6 @@
 //! The tool surface: the groups a deployment may serve, each an area with its own router and wire
 //! types (`notes`, `search`, `links`, `tasks`, `daily`, `files`, `memory`,
-//! `history`, `batch`), and what the areas share:
+//! `history`, `batch`, `bases`), and what the areas share:
 //! the paging parameters, the note listing result, and the rule that a tool list never mentions a tool it
 //! leaves out.
 //!
@@ -8,6 +8,7 @@
 //! `#[tool_router]` block; its parameters convert into one `ops` request with `From`, and it hands
 //! both to `QuireServer::run`.
 
+mod bases;
 mod batch;
 pub(super) mod confirm;
 mod daily;
@@ -50,6 +51,7 @@ impl GroupTools for ToolGroup {
             ToolGroup::Memory => QuireServer::memory_tools(),
             ToolGroup::History => QuireServer::history_tools(),
             ToolGroup::Batch => QuireServer::batch_tools(),
+            ToolGroup::Bases => QuireServer::bases_tools(),
         }
     }
 }
