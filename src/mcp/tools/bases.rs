@@ -55,11 +55,13 @@ pub struct BaseRowResult {
 pub struct BaseSummaryResult {
     pub column: String,
     pub name: String,
+    #[schemars(schema_with = "super::schema::any_value")]
     pub value: Value,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BaseGroupResult {
+    #[schemars(schema_with = "super::schema::any_value")]
     pub key: Value,
     /// Paths of the group's rows on this page.
     pub rows: Vec<String>,

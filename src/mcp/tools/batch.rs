@@ -18,7 +18,7 @@ use crate::ops::{self, Ops};
 pub struct SetPropertyParams {
     pub name: String,
     /// The value: text, number, boolean, list or object; null removes the property.
-    #[schemars(schema_with = "any_value")]
+    #[schemars(schema_with = "super::schema::any_value")]
     pub value: Value,
     /// The notes to change (or give `filter`).
     #[serde(default)]
@@ -79,21 +79,6 @@ pub struct ReplaceAcrossParams {
     pub filter: Option<SearchFiltersParams>,
     #[serde(default)]
     pub dry_run: bool,
-}
-
-/// Any JSON value, each kind named: a schema without a type would constrain nothing, and strict
-/// clients (the Inspector's `--strict`) flag it.
-fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({
-        "anyOf": [
-            {"type": "string"},
-            {"type": "number"},
-            {"type": "boolean"},
-            {"type": "array"},
-            {"type": "object"},
-            {"type": "null"}
-        ]
-    })
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -17,6 +17,21 @@ use serde_json::Value;
 
 use crate::mcp::QuireServer;
 
+/// Any JSON value, each kind named: a schema without a type would constrain nothing, and strict
+/// clients (the Inspector's `--strict`) flag it.
+pub(super) fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            {"type": "string"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "array"},
+            {"type": "object"},
+            {"type": "null"}
+        ]
+    })
+}
+
 /// Applies the rule to the input and output schema of every tool of `router`.
 pub(super) fn leave_out_null(router: &mut ToolRouter<QuireServer>) {
     for route in router.map.values_mut() {
