@@ -337,12 +337,7 @@ impl History {
         let mut pruned = delete_changes(&transaction, "time_ms < ?1", oldest_kept)?;
         drop_unused_contents(&transaction)?;
         loop {
-            let stored: i64 = transaction.query_row(
-                "SELECT COALESCE(SUM(stored), 0) FROM contents",
-                [],
-                |row| row.get(0),
-            )?;
-            if u64::try_from(stored).unwrap_or(0) <= self.retention.max_bytes {
+            if stored_sum(&transaction)? <= self.retention.max_bytes {
                 break;
             }
             let oldest: Option<i64> = transaction.query_row(
@@ -362,22 +357,22 @@ impl History {
     pub fn stored_bytes_at(path: &Path) -> Result<u64, HistoryError> {
         let connection =
             Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let stored: i64 =
-            connection.query_row("SELECT COALESCE(SUM(stored), 0) FROM contents", [], |row| {
-                row.get(0)
-            })?;
-        Ok(u64::try_from(stored).unwrap_or(0))
+        Ok(stored_sum(&connection)?)
     }
 
     /// The compressed bytes of every kept content, for `quire doctor`.
     pub fn stored_bytes(&self) -> Result<u64, HistoryError> {
-        let stored: i64 =
-            self.lock()
-                .query_row("SELECT COALESCE(SUM(stored), 0) FROM contents", [], |row| {
-                    row.get(0)
-                })?;
-        Ok(u64::try_from(stored).unwrap_or(0))
+        Ok(stored_sum(&self.lock())?)
     }
+}
+
+/// The compressed bytes of every kept content: what the retention bound measures.
+fn stored_sum(connection: &Connection) -> rusqlite::Result<u64> {
+    let stored: i64 =
+        connection.query_row("SELECT COALESCE(SUM(stored), 0) FROM contents", [], |row| {
+            row.get(0)
+        })?;
+    Ok(u64::try_from(stored).unwrap_or(0))
 }
 
 /// Stores `bytes` once under their revision; returns the revision and the size.

@@ -14,7 +14,7 @@ use super::{clock, move_journal, search, turns};
 use crate::acl::{Policy, Principal};
 use crate::history::History;
 use crate::index::Index;
-use crate::vault::{Vault, VaultPath};
+use crate::vault::{FileLock, Vault, VaultPath};
 
 /// Who is asking.
 #[derive(Debug, Clone)]
@@ -196,6 +196,21 @@ impl Ops {
 
     /// Brings the index in line with a file this request just wrote or removed, so the caller's
     /// next search sees it (read your writes). The write itself has succeeded either way.
+    /// Locks `paths` in path order, each once: every call taking several notes' locks takes
+    /// them in this one order, so two such calls never wait on each other in a circle.
+    pub(super) fn lock_in_order<'a>(
+        &self,
+        granted: &impl access::Granted,
+        paths: impl IntoIterator<Item = &'a VaultPath>,
+    ) -> Vec<FileLock<'_>> {
+        let mut keys: Vec<&VaultPath> = paths.into_iter().collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|key| self.walls.vault(granted).lock(key))
+            .collect()
+    }
+
     pub(super) fn reindex(&self, written: &access::Writable, path: &VaultPath) {
         if let Err(error) = self.walls.index(written).refresh(vec![path.to_string()]) {
             tracing::error!(%error, path = %path, "the index could not take in a write");

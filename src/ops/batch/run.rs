@@ -39,10 +39,7 @@ impl Ops {
         edit: &NoteEdit<'_>,
     ) -> Result<BatchResult, OpsError> {
         let visibility = self.visibility(ctx);
-        let _locks: Vec<_> = candidates
-            .iter()
-            .map(|path| self.walls.vault(&visibility).lock(path))
-            .collect();
+        let _locks = self.lock_in_order(&visibility, candidates);
         let (planned, refused) = self.plan_batch(&visibility, candidates, edit);
         refuse_unwritable(&visibility, &planned)?;
         if !dry_run && !refused.is_empty() {

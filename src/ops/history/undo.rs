@@ -156,12 +156,7 @@ impl Ops {
 
     /// Every note the undo touches, locked in path order as every multi-note write locks.
     fn lock_all(&self, granted: &impl Granted, reversals: &[Reversal]) -> Vec<FileLock<'_>> {
-        let mut keys: Vec<&VaultPath> = reversals.iter().flat_map(|r| [&r.now, &r.back]).collect();
-        keys.sort();
-        keys.dedup();
-        keys.into_iter()
-            .map(|key| self.walls.vault(granted).lock(key))
-            .collect()
+        self.lock_in_order(granted, reversals.iter().flat_map(|r| [&r.now, &r.back]))
     }
 
     /// Refuses, naming each note, when a note holds anything but what the change left (or the

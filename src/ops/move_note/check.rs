@@ -259,17 +259,11 @@ impl Ops {
         old: &VaultPath,
         new: &VaultPath,
     ) -> Vec<FileLock<'_>> {
-        let mut keys: Vec<VaultPath> = sources
+        let sources: Vec<VaultPath> = sources
             .iter()
             .filter_map(|source| VaultPath::parse(source).ok())
             .collect();
-        keys.push(old.clone());
-        keys.push(new.clone());
-        keys.sort();
-        keys.dedup();
-        keys.iter()
-            .map(|key| self.walls.vault(granted).lock(key))
-            .collect()
+        self.lock_in_order(granted, sources.iter().chain([old, new]))
     }
 }
 
