@@ -274,13 +274,27 @@ def main() -> int:
     kept_in_copies = sum(
         1 for w in external.writes if ext_counts.get(w["marker"], 0) == 0 and w["marker"] in in_copies
     )
-    # A conflict copy keeps the one external write that reached Quire's old file; more markers
-    # than copies found only there means a note lost history (a torn read of an in-place save
+    # A conflict copy keeps the external writes that reached Quire's old file between its last
+    # check and its swap: normally one, several only when they all landed while one agent edit of
+    # that note was in flight (the server descheduled there, as on a loaded CI machine). Markers
+    # kept only in a copy beyond that mean a note lost history (a torn read of an in-place save
     # that an edit was based on).
-    if kept_in_copies > len(copies):
-        failures.append(
-            f"{kept_in_copies} external writes survive only in {len(copies)} conflict copies: "
-            "a note lost history that a copy still holds")
+    by_marker = {w["marker"]: w for w in external.writes}
+    for name, text in sorted(copies.items()):
+        only_here = [by_marker[f"ext-E{n}"] for n in EXTERNAL.findall(text)
+                     if ext_counts.get(f"ext-E{n}", 0) == 0 and f"ext-E{n}" in by_marker]
+        if len(only_here) <= 1:
+            continue
+        note = name.split(" (conflict quire ")[0] + ".md"
+        first = min(w["write_t"] for w in only_here)
+        last = max(w["write_t"] for w in only_here)
+        during_one_edit = any(
+            r["note"] == note and r["ok"] and r["start"] < first and r["end"] > last for r in results)
+        if not during_one_edit:
+            failures.append(
+                f"{len(only_here)} external writes survive only in {name}, written over "
+                f"{(last - first) * 1000:.1f} ms outside any one agent edit of {note}: "
+                "a note lost history that a copy still holds")
     for w in lost:
         overlapping = [r for r in results if r["note"] == w["note"] and r["ok"] and r["end"] > w["write_t"]]
         failures.append(
