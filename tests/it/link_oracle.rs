@@ -3,7 +3,7 @@
 //! the link graph of the whole `tasks-demo` vault (`resolvedLinks`/`unresolvedLinks`), and the files
 //! obsidian-export's test vaults link and embed.
 //! Every mismatch is collected and reported in one failure; when `../shared` is absent the tests say
-//! so on stderr and pass, unless `QUIRE_REQUIRE_ORACLES=1` (set by `tests/run`) makes that a failure.
+//! so on stderr and pass, unless `QUIRE_REQUIRE_ORACLES=1` (set by `.ci/run`) makes that a failure.
 
 use quire::markdown::links::{self, Link, Resolver};
 use serde_json::Value;

@@ -191,13 +191,13 @@ pub fn shared_dir() -> PathBuf {
 }
 
 /// Reports that a real vault from `../shared` is missing. A bare clone skips with a visible
-/// notice; `tests/run` sets `QUIRE_REQUIRE_SHARED=1`, so in CI it fails instead.
+/// notice; `.ci/run` sets `QUIRE_REQUIRE_SHARED=1`, so in CI it fails instead.
 pub fn skip_without_shared(what: &str, path: &Path) {
     skip_or_fail(what, path, &["QUIRE_REQUIRE_SHARED"]);
 }
 
 /// Reports that an oracle (captured output of Obsidian, the Tasks plugin, a test suite) is
-/// missing. `tests/run` sets `QUIRE_REQUIRE_ORACLES=1` (and `QUIRE_REQUIRE_SHARED=1`, which
+/// missing. `.ci/run` sets `QUIRE_REQUIRE_ORACLES=1` (and `QUIRE_REQUIRE_SHARED=1`, which
 /// covers oracles too), so there a missing oracle fails instead of passing while checking nothing.
 pub fn skip_without_oracle(what: &str, path: &Path) {
     skip_or_fail(what, path, ORACLE_VARIABLES);

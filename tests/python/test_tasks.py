@@ -65,7 +65,7 @@ def revision(data: bytes) -> str:
 
 async def test_tasks_match_obsidian_list_items_and_the_global_filter(open_session, demo: Path):
     if not ORACLE.is_dir():
-        # tests/run sets QUIRE_REQUIRE_ORACLES=1: there a missing oracle fails, as in tests/it.
+        # .ci/run sets QUIRE_REQUIRE_ORACLES=1: there a missing oracle fails, as in tests/it.
         variables = ("QUIRE_REQUIRE_ORACLES", "QUIRE_REQUIRE_SHARED")
         required = [name for name in variables if os.environ.get(name) == "1"]
         if required:
