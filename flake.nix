@@ -44,6 +44,14 @@
           # pdfium for PDF page rendering: the module's default `files.pdfium`.
           pdfium = pkgs.callPackage ./nixos/packages/pdfium-wheel.nix { };
           oci = pkgs.callPackage ./nixos/packages/oci.nix { inherit quire; };
+          # The same image with MiniLM and ONNX Runtime baked in: semantic search from the start.
+          oci-semantic = pkgs.callPackage ./nixos/packages/oci.nix {
+            inherit quire;
+            model = pkgs.callPackage ./nixos/packages/model-minilm.nix { };
+            onnxruntime = pkgs.callPackage ./nixos/packages/onnxruntime-wheel.nix { };
+          };
+          # The Claude Desktop bundle (examples/mcpb/build makes the same outside Nix).
+          mcpb = pkgs.callPackage ./nixos/packages/mcpb.nix { inherit quire; };
         });
 
       nixosModules.default = ./nixos/module.nix;

@@ -4,9 +4,12 @@
 #   docker load < result
 #   docker run -p 8787:8787 -v ~/Notes:/vault -v quire-state:/state quire:<version>
 #
-# Search is keyword-only: the image has neither ONNX Runtime nor a model. `docker run --rm -v
-# quire-state:/state quire:<version> model install minilm` puts both into the state volume once
-# (data directory /state/.local/share/quire), where `quire serve` picks them up.
+# Two images from this file. `oci` searches by keyword only: it has neither ONNX Runtime nor a
+# model (`docker run --rm -v quire-state:/state quire:<version> model install minilm` puts both
+# into the state volume once, where `quire serve` picks them up). `oci-semantic` (given `model`
+# and `onnxruntime`, the same pinned packages as the NixOS module's defaults) has them baked in as
+# the read-only data directory `quire model install` would have filled, so semantic search works
+# from the first start.
 #
 # The health check fetches /healthz with busybox's wget, the only file besides quire's own closure:
 # Docker health checks run a command inside the container, and quire has no HTTP client verb.
@@ -15,9 +18,18 @@
 , pkgsStatic
 , runCommand
 , quire
+, model ? null
+, onnxruntime ? null
 }:
 let
   port = "8787";
+  semantic = model != null && onnxruntime != null;
+  # The layout `quire model install minilm` leaves in the data directory (src/embed/install.rs).
+  dataDir = runCommand "quire-data" { } ''
+    mkdir -p $out/quire/models $out/quire/lib
+    ln -s ${model} $out/quire/models/minilm
+    ln -s ${lib.getLib onnxruntime}/lib/libonnxruntime.so $out/quire/lib/libonnxruntime.so
+  '';
   # Only the wget applet, from a static busybox: nothing else of busybox is reachable by name.
   healthProbe = runCommand "quire-health-probe" { } ''
     mkdir -p $out/bin
@@ -25,7 +37,7 @@ let
   '';
 in
 dockerTools.buildLayeredImage {
-  name = "quire";
+  name = if semantic then "quire-semantic" else "quire";
   tag = quire.version;
 
   contents = [ dockerTools.caCertificates ];
@@ -50,7 +62,7 @@ dockerTools.buildLayeredImage {
       "XDG_STATE_HOME=/state"
       "HOME=/state"
       "QUIRE_LOG=info"
-    ];
+    ] ++ lib.optional semantic "XDG_DATA_HOME=${dataDir}";
     ExposedPorts."${port}/tcp" = { };
     Volumes = {
       "/vault" = { };
