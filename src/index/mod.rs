@@ -40,7 +40,8 @@ pub use graph::{LinkGraph, StoredLink, WrittenLink};
 pub use query_text::MatchQuery;
 pub use read::{
     Count, FileFilter, FileHit, FileRecord, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
-    PropertyValue, RecentOrder, SearchHit, SearchPage, SearchPosition, TagFilter, TimeRange,
+    PropertyValue, RecentOrder, RecordFilter, SearchHit, SearchPage, SearchPosition, TagFilter,
+    TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
@@ -631,6 +632,11 @@ impl Index {
     /// Every note and other file with what Bases reads of it, notes first, by path.
     pub fn file_records(&self) -> Result<Vec<FileRecord>, IndexError> {
         self.read(read::file_records)
+    }
+
+    /// The files `filter` lets through (a superset of what the caller wants), as `file_records`.
+    pub fn file_records_where(&self, filter: &RecordFilter) -> Result<Vec<FileRecord>, IndexError> {
+        self.read(|connection| read::file_records_where(connection, filter))
     }
 
     /// How many notes the index holds.

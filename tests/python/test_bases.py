@@ -321,3 +321,46 @@ async def test_a_restricted_reader_sees_rows_links_and_summaries_of_readable_fil
             assert code == "not_found"
     finally:
         reader.server.stop()
+
+
+NARROWED_FILES = {
+    "My_Notes/a.md": "---\nstatus: done\n---\nA\n",
+    "MyXNotes/b.md": "---\nstatus: done\n---\nB\n",
+    "Books/Sub/Deep.md": "---\ntags: [Book/Scifi]\nrating: \"5\"\nStatus: done\n---\nDeep\n",
+    "Loose.md": "---\nrating: 5.0\nstatus: \"done\"\n---\nLoose #book\n",
+}
+
+NARROWED_STATEMENTS = [
+    'file.inFolder("My_Notes")',
+    'file.hasTag("#BOOK")',
+    "rating == 5",
+    'note["status"] == "done"',
+    'file.inFolder("Books") && status == "todo"',
+    'file.hasTag("book", "nothing") && file.inFolder("/Books/")',
+    '"done" == status && file.inFolder("My_Notes")',
+]
+
+
+async def test_filters_the_index_narrows_keep_every_row_the_evaluator_keeps(open_session, books):
+    """Folders, tags and property keys narrow the candidates in SQL; the rows must be those of
+    the same statement written where nothing narrows (inside an `or`), LIKE's wildcards, tag case
+    and nesting, and text holding a number included."""
+    write_files(books, NARROWED_FILES)
+    async with open_session(books) as session:
+        for statement in NARROWED_STATEMENTS:
+            narrowed = await ok(session, "vault_query_base", {
+                "base": f"filters: '{statement}'\nviews:\n  - type: table\n",
+            })
+            whole = await ok(session, "vault_query_base", {
+                "base": f"filters:\n  or:\n    - '{statement}'\n    - 'false'\nviews:\n  - type: table\n",
+            })
+            paths = sorted(row["path"] for row in narrowed["rows"])
+            assert paths, statement
+            assert paths == sorted(row["path"] for row in whole["rows"]), statement
+        folder = await ok(session, "vault_query_base", {"base": (
+            "filters: 'file.inFolder(\"My_Notes\")'\n"
+            "formulas:\n  other: 'file(\"Authors/Frank Herbert.md\").name'\n"
+            "views:\n  - type: table\n    order: [file.name, formula.other]\n")})
+    assert [r["path"] for r in folder["rows"]] == ["My_Notes/a.md"]
+    # A file the narrowing left out is still there for a formula that asks for it.
+    assert folder["rows"][0]["values"]["formula.other"] == "Frank Herbert.md"

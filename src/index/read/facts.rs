@@ -34,13 +34,84 @@ impl FileRecord {
     }
 }
 
+/// What a query needs of a file, said in terms the index can check: every file it may want
+/// passes, others may too (the caller judges each file exactly afterwards).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordFilter {
+    /// Folders, without slashes at either end, each file must lie in or below.
+    pub folders: Vec<String>,
+    /// For each set, a note must carry one of its tags (lowercased, without `#`) or a tag nested
+    /// below one.
+    pub tag_sets: Vec<Vec<String>>,
+    /// Property keys, lowercased, a note must have.
+    pub property_keys: Vec<String>,
+}
+
+impl RecordFilter {
+    /// Only notes have tags and properties, so asking for either leaves attachments out.
+    fn notes_only(&self) -> bool {
+        !self.tag_sets.is_empty() || !self.property_keys.is_empty()
+    }
+
+    /// The WHERE clause over `notes` (with tags and properties) or `files`, and its parameters.
+    fn clause(&self, notes: bool) -> (String, Vec<String>) {
+        let mut clause = String::from("1");
+        let mut params = Vec::new();
+        for folder in &self.folders {
+            clause.push_str(" AND path LIKE ? ESCAPE '\\'");
+            params.push(format!("{}/%", like_escaped(folder)));
+        }
+        if notes {
+            for set in &self.tag_sets {
+                let alternatives = vec!["t.lower = ? OR t.lower LIKE ? ESCAPE '\\'"; set.len()];
+                clause.push_str(&format!(
+                    " AND EXISTS (SELECT 1 FROM tags t WHERE t.note_id = notes.id AND ({}))",
+                    alternatives.join(" OR ")
+                ));
+                for tag in set {
+                    params.push(tag.clone());
+                    params.push(format!("{}/%", like_escaped(tag)));
+                }
+            }
+            for key in &self.property_keys {
+                clause.push_str(
+                    " AND EXISTS (SELECT 1 FROM properties p WHERE p.note_id = notes.id AND p.key_lower = ?)",
+                );
+                params.push(key.clone());
+            }
+        }
+        (clause, params)
+    }
+}
+
+/// `text` with LIKE's wildcards and the escape character taken literally.
+fn like_escaped(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
 /// Every note and other file, notes first, each group in path order.
 pub fn file_records(connection: &Connection) -> rusqlite::Result<Vec<FileRecord>> {
+    file_records_where(connection, &RecordFilter::default())
+}
+
+/// The notes and other files `filter` lets through, notes first, each group in path order.
+pub fn file_records_where(
+    connection: &Connection,
+    filter: &RecordFilter,
+) -> rusqlite::Result<Vec<FileRecord>> {
     let mut records = Vec::new();
-    let mut notes = connection.prepare_cached(
-        "SELECT path, size, mtime, created, tags, properties FROM notes ORDER BY path",
-    )?;
-    let rows = notes.query_map([], |row| {
+    let (clause, params) = filter.clause(true);
+    let mut notes = connection.prepare_cached(&format!(
+        "SELECT path, size, mtime, created, tags, properties FROM notes WHERE {clause} ORDER BY path"
+    ))?;
+    let rows = notes.query_map(rusqlite::params_from_iter(&params), |row| {
         let tags: String = row.get(4)?;
         Ok(FileRecord {
             path: row.get(0)?,
@@ -56,9 +127,14 @@ pub fn file_records(connection: &Connection) -> rusqlite::Result<Vec<FileRecord>
     for row in rows {
         records.push(row?);
     }
-    let mut files =
-        connection.prepare_cached("SELECT path, size, mtime FROM files ORDER BY path")?;
-    let rows = files.query_map([], |row| {
+    if filter.notes_only() {
+        return Ok(records);
+    }
+    let (clause, params) = filter.clause(false);
+    let mut files = connection.prepare_cached(&format!(
+        "SELECT path, size, mtime FROM files WHERE {clause} ORDER BY path"
+    ))?;
+    let rows = files.query_map(rusqlite::params_from_iter(&params), |row| {
         Ok(FileRecord {
             path: row.get(0)?,
             size: row.get::<_, i64>(1)?.max(0) as u64,

@@ -25,7 +25,7 @@ use rusqlite::Row;
 pub(in crate::index) use conditions::Conditions;
 pub use counts::{property_key_counts, property_value_counts, tag_counts};
 pub use dump::dump;
-pub use facts::{FileRecord, file_records};
+pub use facts::{FileRecord, RecordFilter, file_records, file_records_where};
 pub use files::{FileFilter, FileHit, search_files, search_files_scoped};
 pub use lists::{list_by_path, list_recent, note_count, note_paths};
 pub(in crate::index) use memory::memory_hit;

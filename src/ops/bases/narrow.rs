@@ -3,11 +3,17 @@
 //! and tags (`file.hasTag(..)`, `file.inFolder(..)`, `file.ext == "md"`) are evaluated over a file
 //! that holds only its path and tags. The evaluator itself decides them, so the answer is the one
 //! the full row would give; the other statements are left to the full run.
+//!
+//! Before that, the index narrows in SQL (`filter`): the folders of `file.inFolder`, the tags of
+//! `file.hasTag`, and the property keys of `note.x == <text or number>` (a note without the key
+//! reads null, which equals no text or number). What SQL lets through is a superset; the
+//! evaluator still judges every row.
 
 use jiff::civil::DateTime;
 
 use crate::bases::syntax::{BinaryOp, ExprKind, UnaryOp};
 use crate::bases::{Base, Context, Environment, Expr, FileFacts, Filter, View, evaluate};
+use crate::index::RecordFilter;
 
 /// File fields derived from the path and the tags alone.
 const PATH_FIELDS: &[&str] = &["name", "basename", "path", "folder", "ext", "tags"];
@@ -26,6 +32,8 @@ const PURE_METHODS: &[&str] = &[
 /// The statements of a view that a file's path and tags decide.
 pub(super) struct Narrowing<'a> {
     statements: Vec<&'a Expr>,
+    /// What the index can check of every statement that must hold.
+    filter: RecordFilter,
     env: Bare,
 }
 
@@ -35,11 +43,21 @@ impl<'a> Narrowing<'a> {
         for filter in [&base.filters, &view.filters].into_iter().flatten() {
             conjuncts_of_filter(filter, &mut statements);
         }
+        let mut filter = RecordFilter::default();
+        for expr in &statements {
+            narrow_in_sql(expr, &mut filter);
+        }
         statements.retain(|expr| reads_only_path_and_tags(expr));
         Narrowing {
             statements,
+            filter,
             env: Bare { now },
         }
+    }
+
+    /// What the index can check before any row is made.
+    pub(super) fn filter(&self) -> &RecordFilter {
+        &self.filter
     }
 
     /// Whether a file with this path and these tags can pass the filters; false only when the
@@ -63,6 +81,77 @@ impl<'a> Narrowing<'a> {
         self.statements
             .iter()
             .all(|expr| evaluate(expr, &context).is_ok_and(|value| value.is_truthy()))
+    }
+}
+
+/// Adds what `expr`, a statement every row must pass, says in the index's terms.
+fn narrow_in_sql(expr: &Expr, filter: &mut RecordFilter) {
+    match &expr.kind {
+        ExprKind::Call {
+            target: Some(target),
+            name,
+            args,
+        } if is_file(target) => {
+            let Some(texts) = args.iter().map(literal_text).collect::<Option<Vec<_>>>() else {
+                return;
+            };
+            match name.as_str() {
+                "inFolder" => {
+                    let folder = texts.first().map_or("", |t| t.trim().trim_matches('/'));
+                    if !folder.is_empty() {
+                        filter.folders.push(folder.to_owned());
+                    }
+                }
+                "hasTag" => {
+                    // As the evaluator compares tags; an empty one matches nothing.
+                    let set: Vec<String> = texts
+                        .iter()
+                        .map(|t| t.trim().trim_start_matches('#').to_lowercase())
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    filter.tag_sets.push(set);
+                }
+                _ => {}
+            }
+        }
+        ExprKind::Binary(BinaryOp::Equal, left, right) => {
+            let key = match (property_key(left), property_key(right)) {
+                (Some(key), None) if is_text_or_number(right) => key,
+                (None, Some(key)) if is_text_or_number(left) => key,
+                _ => return,
+            };
+            filter.property_keys.push(key.to_lowercase());
+        }
+        _ => {}
+    }
+}
+
+fn literal_text(expr: &Expr) -> Option<&str> {
+    match &expr.kind {
+        ExprKind::String(text) => Some(text),
+        _ => None,
+    }
+}
+
+fn is_text_or_number(expr: &Expr) -> bool {
+    matches!(&expr.kind, ExprKind::String(_) | ExprKind::Number(_))
+}
+
+/// The note property `expr` reads: `note.x`, `note["x"]`, or a bare `x` that is no root name.
+fn property_key(expr: &Expr) -> Option<&str> {
+    let is_note = |target: &Expr| matches!(&target.kind, ExprKind::Name(name) if name == "note");
+    match &expr.kind {
+        ExprKind::Member(target, key) if is_note(target) => Some(key),
+        ExprKind::Index(target, key) if is_note(target) => literal_text(key),
+        ExprKind::Name(name)
+            if ![
+                "file", "note", "formula", "this", "value", "index", "acc", "values",
+            ]
+            .contains(&name.as_str()) =>
+        {
+            Some(name)
+        }
+        _ => None,
     }
 }
 

@@ -39,7 +39,11 @@ impl Ops {
         let world =
             self.bases_world(&visibility, this, mentions_links(&located.yaml), &narrowing)?;
         let result = run_view(&base, view, &world.rows(), &world);
-        Ok(answer(result, view_kind(view), offset, limit, &world))
+        let answered = answer(result, view_kind(view), offset, limit, &world);
+        match world.failure() {
+            Some(error) => Err(error),
+            None => Ok(answered),
+        }
     }
 }
 

@@ -2,22 +2,23 @@
 //! read (notes and attachments alike, as Obsidian offers every file), and an `Environment` whose
 //! link resolution, backlinks and file lookups know only those files.
 //!
-//! Only the files whose path and tags can pass the view's filters (`narrow.rs`) become rows up
-//! front; any other file's facts are made when a formula asks for it.
+//! Only the files the index lets through the view's filters and whose path and tags can pass them
+//! (`narrow.rs`) become rows up front; the other files are read, and their facts made, only when a
+//! formula asks about a file or a link.
 //!
 //! Hidden files are absent rather than masked, as in `ops::links`: a link to a denied note reads
 //! as a link to nothing, `[[Plans]]` resolves as if a denied `Plans.md` did not exist, and a denied
 //! note's links never count as backlinks, so no answer tells which denied files exist.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use jiff::Timestamp;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 
 use crate::bases::{Environment, FileFacts, Row, from_typed_property};
-use crate::index::{FileRecord, WrittenLink};
+use crate::index::{FileRecord, Index, IndexError, WrittenLink};
 use crate::markdown::links::{Resolver, link_path, lookup_name};
 use crate::ops::access::Visibility;
 use crate::ops::error::OpsError;
@@ -26,27 +27,45 @@ use crate::ops::shared::Ops;
 use super::narrow::Narrowing;
 
 /// Every file the caller may read, with what Bases reads of it.
-pub(super) struct World {
+pub(super) struct World<'a> {
     /// The files the narrowing admits, in path order: the order of a view's rows when it does
     /// not sort.
     rows: Vec<Arc<FileFacts>>,
-    /// Every file the caller may read, for `file()`, `this` and links; the facts of one the
-    /// narrowing left out are made when first asked for.
-    files: HashMap<String, Entry>,
-    /// The paths of `files`, in path order.
-    paths: Vec<String>,
-    /// Over `paths` only; built the first time a link is resolved.
+    /// The files the index let through, rows or not, by path.
+    narrowed: HashMap<String, Entry>,
+    /// Every other file the caller may read, for `file()`, `this` and links: read from the index
+    /// the first time a formula asks about a file or a link (most views never do).
+    rest: OnceLock<Option<Rest>>,
+    /// Why `rest` could not be read, for the answer to report instead of rows that miss files.
+    failure: Mutex<Option<IndexError>>,
+    source: Source<'a>,
+    /// Over every path the caller may read; built the first time a link is resolved.
     resolver: OnceLock<Resolver>,
     /// Links held by files the caller may read, for backlinks.
     links: Vec<WrittenLink>,
     /// Indexes into `links` by the folded name of the file each can resolve to, so backlinks
     /// resolve only the links that could lead to the file asked about.
     links_by_name: HashMap<String, Vec<usize>>,
+    /// The links and embeds each file holds, by source path.
+    written: HashMap<String, (Vec<String>, Vec<String>)>,
     now: DateTime,
     zone: TimeZone,
     /// The property types `.obsidian/types.json` declares, by lowercased key.
     types: BTreeMap<String, String>,
     this: Option<String>,
+}
+
+/// Where the rest of the files come from, and who is asking.
+struct Source<'a> {
+    index: &'a Index,
+    visibility: &'a Visibility,
+}
+
+/// The files the narrowing in SQL left out, and every path the caller may read.
+struct Rest {
+    files: HashMap<String, Entry>,
+    /// Every path the caller may read, in path order.
+    paths: Vec<String>,
 }
 
 /// One file as the index holds it, its facts made once.
@@ -58,18 +77,19 @@ struct Entry {
 }
 
 impl Ops {
-    /// The files `visibility` shows and the clock, for one query, rows made only for the files
-    /// `narrowing` admits; with their links when `with_links` (reading every link is most of a
-    /// large vault's cost, so a base that never mentions links or embeds goes without).
-    pub(super) fn bases_world(
-        &self,
-        visibility: &Visibility,
+    /// The files `visibility` shows and the clock, for one query: rows made only for the files
+    /// the index lets through `narrowing`'s filter and `narrowing` admits; with their links when
+    /// `with_links` (reading every link is most of a large vault's cost, so a base that never
+    /// mentions links or embeds goes without).
+    pub(super) fn bases_world<'a>(
+        &'a self,
+        visibility: &'a Visibility,
         this: Option<String>,
         with_links: bool,
         narrowing: &Narrowing<'_>,
-    ) -> Result<World, OpsError> {
+    ) -> Result<World<'a>, OpsError> {
         let index = self.walls.index(visibility);
-        let records = index.file_records()?;
+        let records = index.file_records_where(narrowing.filter())?;
         let mut links = if with_links {
             visible_links(index.written_links()?, visibility)
         } else {
@@ -89,45 +109,33 @@ impl Ops {
                 plain.push(link.link.clone());
             }
         }
-        let zone = self.time_zone().clone();
-        // The vault's configuration, which reveals no note.
-        let types = self.walls.vault(visibility).property_types();
-        // The index holds what a vault walk found, which hides nothing from a caller no rule
-        // restricts, so only a restricted caller pays for a check per file.
-        let unrestricted = visibility.unrestricted();
-        let mut files = HashMap::new();
-        let mut rows = Vec::new();
-        for record in records {
-            if !(unrestricted || visibility.shows(&record.path)) {
-                continue;
-            }
-            let (links, embeds) = written.remove(&record.path).unwrap_or_default();
-            let entry = Entry {
-                record,
-                links,
-                embeds,
-                facts: OnceLock::new(),
-            };
-            if narrowing.admits(&entry.record.path, &entry.record.tags) {
-                rows.push(Arc::clone(entry.facts(&zone, &types)));
-            }
-            files.insert(entry.record.path.clone(), entry);
-        }
-        rows.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut paths: Vec<String> = files.keys().cloned().collect();
-        paths.sort();
-        Ok(World {
-            rows,
-            files,
-            paths,
+        let mut world = World {
+            rows: Vec::new(),
+            narrowed: HashMap::new(),
+            rest: OnceLock::new(),
+            failure: Mutex::new(None),
+            source: Source { index, visibility },
             resolver: OnceLock::new(),
             links,
             links_by_name,
+            written,
             now: self.now().datetime(),
-            zone,
-            types,
+            zone: self.time_zone().clone(),
+            // The vault's configuration, which reveals no note.
+            types: self.walls.vault(visibility).property_types(),
             this,
-        })
+        };
+        let entries: Vec<Entry> = world.visible_entries(records).collect();
+        for entry in entries {
+            if narrowing.admits(&entry.record.path, &entry.record.tags) {
+                world
+                    .rows
+                    .push(Arc::clone(entry.facts(&world.zone, &world.types)));
+            }
+            world.narrowed.insert(entry.record.path.clone(), entry);
+        }
+        world.rows.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(world)
     }
 }
 
@@ -158,7 +166,7 @@ fn visible_links(links: Vec<WrittenLink>, visibility: &Visibility) -> Vec<Writte
         .collect()
 }
 
-impl World {
+impl World<'_> {
     /// The rows a view is evaluated over.
     pub(super) fn rows(&self) -> Vec<&dyn Row> {
         self.rows
@@ -167,14 +175,69 @@ impl World {
             .collect()
     }
 
+    /// Why the files the narrowing left out could not be read, if a formula needed them.
+    pub(super) fn failure(&self) -> Option<OpsError> {
+        let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+        failure.take().map(OpsError::from)
+    }
+
+    /// The entries of `records` the caller may read. The index holds what a vault walk found,
+    /// which hides nothing from a caller no rule restricts, so only a restricted caller pays for a
+    /// check per file.
+    fn visible_entries(&self, records: Vec<FileRecord>) -> impl Iterator<Item = Entry> + '_ {
+        let unrestricted = self.source.visibility.unrestricted();
+        records
+            .into_iter()
+            .filter(move |record| unrestricted || self.source.visibility.shows(&record.path))
+            .map(|record| {
+                let (links, embeds) = self.written.get(&record.path).cloned().unwrap_or_default();
+                Entry {
+                    record,
+                    links,
+                    embeds,
+                    facts: OnceLock::new(),
+                }
+            })
+    }
+
+    /// The files the narrowing left out, read once.
+    fn rest(&self) -> Option<&Rest> {
+        let rest = self.rest.get_or_init(|| {
+            let records = match self.source.index.file_records() {
+                Ok(records) => records,
+                Err(error) => {
+                    let mut failure = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+                    *failure = Some(error);
+                    return None;
+                }
+            };
+            let mut files = HashMap::new();
+            let mut paths: Vec<String> = self.narrowed.keys().cloned().collect();
+            for entry in self.visible_entries(records) {
+                if !self.narrowed.contains_key(&entry.record.path) {
+                    paths.push(entry.record.path.clone());
+                    files.insert(entry.record.path.clone(), entry);
+                }
+            }
+            paths.sort();
+            Some(Rest { files, paths })
+        });
+        rest.as_ref()
+    }
+
     /// Obsidian's resolver over the files the caller may read, as if no other file existed.
     fn resolver(&self) -> &Resolver {
-        self.resolver
-            .get_or_init(|| Resolver::new(self.paths.iter().cloned()))
+        self.resolver.get_or_init(|| {
+            let paths = self
+                .rest()
+                .map(|rest| rest.paths.clone())
+                .unwrap_or_default();
+            Resolver::new(paths)
+        })
     }
 }
 
-impl Environment for World {
+impl Environment for World<'_> {
     fn now(&self) -> DateTime {
         self.now
     }
@@ -194,9 +257,11 @@ impl Environment for World {
     }
 
     fn file(&self, path: &str) -> Option<Arc<FileFacts>> {
-        self.files
-            .get(path)
-            .map(|entry| Arc::clone(entry.facts(&self.zone, &self.types)))
+        let entry = match self.narrowed.get(path) {
+            Some(entry) => entry,
+            None => self.rest()?.files.get(path)?,
+        };
+        Some(Arc::clone(entry.facts(&self.zone, &self.types)))
     }
 
     /// The files the caller may read that link to `path`, each once, in path order.
