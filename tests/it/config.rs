@@ -219,21 +219,20 @@ fn unknown_tool_names_fail_startup() {
 }
 
 #[test]
-fn the_readme_example_configuration_is_valid() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
-    let configuration = readme
-        .find("## Configuration")
-        .expect("a Configuration section");
-    let start = configuration
-        + readme[configuration..]
-            .find("```toml\n")
-            .expect("the README has a TOML example")
+fn the_documented_example_configuration_is_valid() {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"),
+    )
+    .expect("docs/configuration.md");
+    // The first TOML block of the page is the example of every section.
+    let start = page
+        .find("```toml\n")
+        .expect("docs/configuration.md has a TOML example")
         + "```toml\n".len();
-    let end = start + readme[start..].find("```").expect("closed");
+    let end = start + page[start..].find("```").expect("closed");
     let setup = Setup::new();
     // Point the example's absolute paths into the test's folder; every key stays as written.
-    let toml = readme[start..end]
+    let toml = page[start..end]
         .replace("/home/me/Notes", &setup.path("Notes").display().to_string())
         .replace(
             "/home/me/.local/state",
@@ -241,7 +240,7 @@ fn the_readme_example_configuration_is_valid() {
         );
     let config = setup
         .load_file(&toml)
-        .expect("the README's configuration loads");
+        .expect("the configuration of docs/configuration.md loads");
     assert!(config.http.is_some());
 }
 

@@ -1,7 +1,8 @@
 //! Structure rules from STYLE.md that the compiler cannot see: file headers, the one home of each
 //! framework, pure kernels without I/O, the layer list of docs/ARCHITECTURE.md as an allow-list
-//! (module → the modules it may use) with no circles, `unsafe` only where allowed, and an
-//! architecture document that names every module.
+//! (module → the modules it may use) with no circles, `unsafe` only where allowed, an
+//! architecture document that names every module, a README that stays a short front door, and
+//! relative links in the README and docs/ that reach a file.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -790,4 +791,185 @@ fn is_ops_module(file: &Path, name: &str) -> bool {
     [folder, ops.as_path()].iter().any(|dir| {
         dir.join(format!("{name}.rs")).exists() || dir.join(name).join("mod.rs").exists()
     })
+}
+
+/// The README is the front door, not the manual (STYLE.md): the pitch, the two commands, how to
+/// connect, and links. Everything else lives in `docs/` by topic.
+const README_MAX_BYTES: usize = 10_240;
+const README_MAX_LINE_CHARS: usize = 200;
+
+#[test]
+fn readme_is_a_front_door() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md exists");
+    assert!(
+        readme.len() <= README_MAX_BYTES,
+        "README.md is {} bytes, over {README_MAX_BYTES}: move the detail into a page of docs/ and link it",
+        readme.len()
+    );
+    let long: Vec<String> = readme
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| line.chars().count() > README_MAX_LINE_CHARS)
+        .map(|(index, line)| {
+            format!(
+                "README.md:{} has {} characters",
+                index + 1,
+                line.chars().count()
+            )
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "README.md lines over {README_MAX_LINE_CHARS} characters (one sentence per line, shorter): {long:#?}"
+    );
+}
+
+/// The pages a reader follows links through: the README and every page of `docs/`.
+fn markdown_pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).expect("docs/ is readable") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    pages.sort();
+    pages
+}
+
+/// `markdown` with fenced code blocks and code spans blanked out, newlines kept, so what looks
+/// like a link inside code (`[a](` in a table of inputs) is not taken for one, and line numbers
+/// still hold.
+fn without_code(markdown: &str) -> String {
+    let mut prose = String::with_capacity(markdown.len());
+    let mut fence: Option<String> = None;
+    for line in markdown.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let marker: String = match trimmed.chars().next() {
+            Some(c @ ('`' | '~')) => trimmed.chars().take_while(|&d| d == c).collect(),
+            _ => String::new(),
+        };
+        // A backtick fence's info string holds no backtick (CommonMark), so "```` ```x ```` …"
+        // at the start of a line is a code span, not a fence.
+        let opens = marker.len() >= 3
+            && !(marker.starts_with('`') && trimmed[marker.len()..].contains('`'));
+        match &fence {
+            Some(open) if opens && marker.starts_with(open.as_str()) => fence = None,
+            Some(_) => {}
+            None if opens => fence = Some(marker),
+            None => {
+                prose.push_str(line);
+                continue;
+            }
+        }
+        prose.push_str(&blank(line));
+    }
+    without_code_spans(&prose)
+}
+
+/// Code spans blanked: a run of backticks up to the next run of the same length (CommonMark);
+/// a run without a partner is literal text.
+fn without_code_spans(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('`') {
+        out.push_str(&rest[..at]);
+        let run = rest[at..].chars().take_while(|&c| c == '`').count();
+        let after = &rest[at + run..];
+        let closing = after
+            .match_indices(&"`".repeat(run))
+            .find(|(end, _)| !after[end + run..].starts_with('`') && !after[..*end].ends_with('`'));
+        match closing {
+            Some((end, _)) => {
+                out.push_str(&blank(&rest[at..at + run + end + run]));
+                rest = &after[end + run..];
+            }
+            None => {
+                out.push_str(&rest[at..at + run]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every character but a newline as a space.
+fn blank(text: &str) -> String {
+    text.chars()
+        .map(|c| if c == '\n' { '\n' } else { ' ' })
+        .collect()
+}
+
+/// The local targets of `](target)` links, with their line numbers: no URL (`https:`,
+/// `mailto:`), no link to an anchor of the same page, and the anchor cut off the rest.
+fn local_link_targets(markdown: &str) -> Vec<(usize, String)> {
+    let prose = without_code(markdown);
+    let mut targets = Vec::new();
+    for (at, _) in prose.match_indices("](") {
+        let destination = &prose[at + 2..];
+        let destination = destination
+            .strip_prefix('<')
+            .and_then(|inner| inner.split_once('>').map(|(target, _)| target))
+            .unwrap_or_else(|| {
+                destination
+                    .split(|c: char| c == ')' || c.is_whitespace())
+                    .next()
+                    .unwrap_or_default()
+            });
+        let is_url = destination.split_once(':').is_some_and(|(scheme, _)| {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        });
+        let path = destination.split('#').next().unwrap_or_default();
+        if is_url || path.is_empty() {
+            continue;
+        }
+        let line = prose[..at].matches('\n').count() + 1;
+        targets.push((line, path.to_string()));
+    }
+    targets
+}
+
+#[test]
+fn the_link_checker_skips_code_and_urls() {
+    let page = "See [a](a.md#part) and ![b](img/b.png \"title\").\n\
+                `[c](in-span.md)` and ``[d](`double`.md)``, [e](https://example.org) [f](#here)\n\
+                [g](<with space.md>)\n\
+                ```text\n[h](fenced.md)\n```\n\
+                  ~~~\n[i](tilde.md)\n~~~\n\
+                [j](mailto:me@example.org) [k](../up.md)\n\
+                ```` ```base ```` then [l](l.md)\n";
+    assert_eq!(
+        local_link_targets(page),
+        vec![
+            (1, "a.md".to_string()),
+            (1, "img/b.png".to_string()),
+            (3, "with space.md".to_string()),
+            (10, "../up.md".to_string()),
+            (11, "l.md".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn relative_links_in_the_docs_reach_a_file() {
+    let mut broken = Vec::new();
+    for page in markdown_pages() {
+        let text = std::fs::read_to_string(&page).expect("a page is UTF-8");
+        let folder = page.parent().expect("a page has a folder");
+        for (line, target) in local_link_targets(&text) {
+            if !folder.join(&target).exists() {
+                broken.push(format!("{}:{line}: {target}", relative(&page)));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to files that do not exist (paths are relative to the page): {broken:#?}"
+    );
 }

@@ -3,7 +3,7 @@
 # evaluates each scenario on its own and checks the result with tests/nix/scenarios.py:
 #   nix-instantiate --eval --strict --json tests/nix/eval.nix --arg nixpkgsLib ./target/nix/nixpkgs-lib/lib -A scenarios.default
 # `meta` lists the scenarios and says which assertion each assertion scenario must fire.
-{ nixpkgsLib, realFiles ? false, module ? ../../nixos/module.nix, readmeFile ? null }:
+{ nixpkgsLib, realFiles ? false, module ? ../../nixos/module.nix, documentedHostFile ? null }:
 let
   lib = import nixpkgsLib;
   pkgs = import ./pkgs.nix { inherit lib realFiles; };
@@ -308,8 +308,8 @@ in
     (lib.filter (option: option.visible && !option.internal)
       (lib.optionAttrSetToDocList (evalHost [ ]).options.services.quire));
 
-  # Host configurations README.md shows, which tests/nix/check extracts and evaluates verbatim.
-  readme = summary [ readmeFile ];
+  # Host configurations docs/deployment.md shows, which tests/nix/check extracts and evaluates verbatim.
+  documented = summary [ documentedHostFile ];
 
   # What tests/systemd/run boots (evaluate with realFiles = true, so the TOML file exists).
   nspawn =
