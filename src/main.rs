@@ -249,20 +249,7 @@ fn main() -> ExitCode {
             data_dir.as_deref(),
         )),
         // Needs no configuration loaded: it only names the vault and the file for `serve`.
-        Command::Connect {
-            client,
-            write,
-            force,
-            name,
-        } => connect(&quire::cli::connect::Request {
-            client,
-            vault: overrides.vault,
-            config: overrides.config,
-            index: overrides.index,
-            name,
-            write,
-            force,
-        }),
+        command @ Command::Connect { .. } => connect(command, overrides),
         Command::Serve { http, no_auth } => match load(Overrides {
             http_listen: http,
             no_auth,
@@ -340,9 +327,28 @@ fn history_command(overrides: &Overrides, command: Command) -> ExitCode {
 }
 
 /// `quire connect`: its text, or its error with the usage or the runtime exit code.
-fn connect(request: &quire::cli::connect::Request) -> ExitCode {
+fn connect(command: Command, overrides: Overrides) -> ExitCode {
+    let Command::Connect {
+        client,
+        write,
+        force,
+        name,
+    } = command
+    else {
+        // `main` passes only `connect`.
+        return ExitCode::from(EXIT_RUNTIME);
+    };
+    let request = quire::cli::connect::Request {
+        client,
+        vault: overrides.vault,
+        config: overrides.config,
+        index: overrides.index,
+        name,
+        write,
+        force,
+    };
     let places = quire::cli::connect::Places::from_process();
-    match quire::cli::connect::run(request, &places) {
+    match quire::cli::connect::run(&request, &places) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -275,7 +275,7 @@ fn write_entry(
         Some(existing) => String::from_utf8(existing.bytes.clone()),
     };
     let merged = old_text
-        .map_err(|_| splice::Refusal::NotJson("is not UTF-8 text".to_owned()))
+        .map_err(|_| splice::Refusal::NotJson("it is not UTF-8 text".to_owned()))
         .and_then(|text| {
             splice::merge(&text, client.section(), &request.name, entry, request.force)
         });

@@ -48,7 +48,10 @@ pub(super) fn merge(
     let entry_value = serde_json::to_value(entry).map_err(|_| Refusal::Unverified)?;
     // A byte-order mark is not JSON, but editors write one; it is kept as it was.
     let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    if text[start..].trim().is_empty() {
+    if text[start..]
+        .trim_matches([' ', '\t', '\r', '\n'])
+        .is_empty()
+    {
         let document = BTreeMap::from([(section, BTreeMap::from([(name, entry)]))]);
         let fresh = render(&document, Some("  "), "", "\n").ok_or(Refusal::Unverified)?;
         return Ok((format!("{}{fresh}\n", &text[..start]), Outcome::Added));
