@@ -193,3 +193,78 @@ impl Drop for TempFile {
         let _ = fs::remove_file(&self.path);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(folder)
+            .expect("list")
+            .map(|entry| {
+                entry
+                    .expect("entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_file_another_program_wrote_since_the_read_is_left_alone() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let file = folder.path().join("mcp.json");
+        fs::write(&file, "{}").expect("write");
+        let current = read_current(&file).expect("read");
+        fs::write(&file, "{\"theirs\": 1}").expect("write");
+        let outcome = replace(&current, b"{\"ours\": 1}");
+        assert!(
+            matches!(outcome, Err(ConnectError::ChangedMeanwhile { .. })),
+            "{outcome:?}"
+        );
+        assert_eq!(fs::read_to_string(&file).expect("read"), "{\"theirs\": 1}");
+        assert_eq!(names(folder.path()), ["mcp.json"]);
+    }
+
+    #[test]
+    fn a_file_that_appeared_since_the_read_is_left_alone() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let file = folder.path().join("mcp.json");
+        let current = read_current(&file).expect("read");
+        assert!(current.existing.is_none());
+        fs::write(&file, "{\"theirs\": 1}").expect("write");
+        let outcome = replace(&current, b"{\"ours\": 1}");
+        assert!(
+            matches!(outcome, Err(ConnectError::ChangedMeanwhile { .. })),
+            "{outcome:?}"
+        );
+        assert_eq!(fs::read_to_string(&file).expect("read"), "{\"theirs\": 1}");
+        assert_eq!(names(folder.path()), ["mcp.json"]);
+    }
+
+    #[test]
+    fn backups_never_replace_each_other() {
+        let folder = tempfile::tempdir().expect("tempdir");
+        let file = folder.path().join("mcp.json");
+        for version in ["1", "2", "3"] {
+            fs::write(&file, version).expect("write");
+            let current = read_current(&file).expect("read");
+            replace(&current, b"new").expect("replaced");
+        }
+        let backups: Vec<String> = names(folder.path())
+            .into_iter()
+            .filter(|name| name != "mcp.json")
+            .collect();
+        let contents: Vec<String> = backups
+            .iter()
+            .map(|name| fs::read_to_string(folder.path().join(name)).expect("read"))
+            .collect();
+        assert_eq!(backups.len(), 3, "{backups:?}");
+        let mut sorted = contents.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["1", "2", "3"]);
+    }
+}
