@@ -341,7 +341,7 @@ fn usage_errors_exit_with_two() {
     let stderr = failed(&home.connect(&["cursor"]), 2);
     assert!(stderr.contains("--vault DIR"), "{stderr}");
     let stderr = failed(&home.connect(&["cursor", "--vault", "Missing"]), 2);
-    assert!(stderr.contains("is not a folder"), "{stderr}");
+    assert!(stderr.contains("cannot serve"), "{stderr}");
     let stderr = failed(&home.connect(&["emacs", "--vault", "Notes"]), 2);
     assert!(
         stderr.contains("claude-desktop, claude-code, cursor, vscode"),

@@ -99,10 +99,10 @@ pub enum ConnectError {
     NoVault,
     #[error("--name must not be empty: it is the key of Quire's entry among the client's servers")]
     EmptyName,
-    #[error("the vault {path:?} is not a folder ({reason}): pass the vault folder with --vault")]
+    #[error("cannot serve {path:?} as the vault: {reason}; pass the vault folder with --vault")]
     VaultNotAFolder { path: PathBuf, reason: String },
     #[error(
-        "the configuration file {path:?} cannot be used ({reason}): pass an existing file with --config"
+        "cannot pass {path:?} on as the configuration file: {reason}; pass an existing file with --config"
     )]
     ConfigNotAFile { path: PathBuf, reason: String },
     #[error(
@@ -183,24 +183,14 @@ fn serve_args(request: &Request) -> Result<Vec<String>, ConnectError> {
         return Err(ConnectError::NoVault);
     }
     if let Some(vault) = &request.vault {
-        let reason = match std::fs::metadata(vault) {
-            Ok(metadata) if metadata.is_dir() => None,
-            Ok(_) => Some("it is a file".to_owned()),
-            Err(error) => Some(error.to_string()),
-        };
-        if let Some(reason) = reason {
+        if let Some(reason) = problem(vault, true) {
             let path = vault.clone();
             return Err(ConnectError::VaultNotAFolder { path, reason });
         }
         args.extend(["--vault".to_owned(), utf8(&absolute(vault)?)?.to_owned()]);
     }
     if let Some(config) = &request.config {
-        let reason = match std::fs::metadata(config) {
-            Ok(metadata) if metadata.is_file() => None,
-            Ok(_) => Some("it is not a file".to_owned()),
-            Err(error) => Some(error.to_string()),
-        };
-        if let Some(reason) = reason {
+        if let Some(reason) = problem(config, false) {
             let path = config.clone();
             return Err(ConnectError::ConfigNotAFile { path, reason });
         }
@@ -210,6 +200,16 @@ fn serve_args(request: &Request) -> Result<Vec<String>, ConnectError> {
         args.extend(["--index".to_owned(), utf8(&absolute(index)?)?.to_owned()]);
     }
     Ok(args)
+}
+
+/// What keeps `path` from being an existing folder (`folder`) or file, if anything.
+fn problem(path: &Path, folder: bool) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() == folder && (folder || metadata.is_file()) => None,
+        Ok(_) if folder => Some("it is not a folder".to_owned()),
+        Ok(_) => Some("it is not a file".to_owned()),
+        Err(error) => Some(error.to_string()),
+    }
 }
 
 /// `path` made absolute as the user spelled it; canonical when it climbs with `..`, whose
