@@ -95,6 +95,23 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Print the configuration that makes an MCP client start Quire on a vault (the --vault,
+    /// --config and --index given here), and the file it belongs in; --write merges it there.
+    Connect {
+        /// The client to connect.
+        #[arg(value_enum)]
+        client: quire::cli::connect::Client,
+        /// Merge the entry into the client's configuration file (other servers and keys stay as
+        /// they are; the old file is kept as <file>.quire-backup-<time>).
+        #[arg(long)]
+        write: bool,
+        /// With --write, replace an existing entry of the same name.
+        #[arg(long, requires = "write")]
+        force: bool,
+        /// The entry's name among the client's servers.
+        #[arg(long, default_value = "quire")]
+        name: String,
+    },
     /// Create identity tokens.
     Token {
         #[command(subcommand)]
@@ -231,6 +248,8 @@ fn main() -> ExitCode {
             wheel.as_deref(),
             data_dir.as_deref(),
         )),
+        // Needs no configuration loaded: it only names the vault and the file for `serve`.
+        command @ Command::Connect { .. } => connect(command, overrides),
         Command::Serve { http, no_auth } => match load(Overrides {
             http_listen: http,
             no_auth,
@@ -305,6 +324,45 @@ fn history_command(overrides: &Overrides, command: Command) -> ExitCode {
         // `main` passes only the four above.
         _ => Ok(String::new()),
     })
+}
+
+/// `quire connect`: its text, or its error with the usage or the runtime exit code.
+fn connect(command: Command, overrides: Overrides) -> ExitCode {
+    let Command::Connect {
+        client,
+        write,
+        force,
+        name,
+    } = command
+    else {
+        // `main` passes only `connect`.
+        return ExitCode::from(EXIT_RUNTIME);
+    };
+    let request = quire::cli::connect::Request {
+        client,
+        vault: overrides.vault,
+        config: overrides.config,
+        index: overrides.index,
+        name,
+        write,
+        force,
+    };
+    let places = quire::cli::connect::Places::from_process();
+    match quire::cli::connect::run(&request, &places) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            let code = if error.is_usage() {
+                EXIT_CONFIG
+            } else {
+                EXIT_RUNTIME
+            };
+            eprintln!("quire: {:#}", anyhow::Error::from(error));
+            ExitCode::from(code)
+        }
+    }
 }
 
 /// A loaded configuration, with what loading it again on a reload needs.

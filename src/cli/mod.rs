@@ -7,6 +7,7 @@
 
 pub mod acl;
 pub mod check_config;
+pub mod connect;
 pub mod doctor;
 pub mod history;
 pub mod index;

@@ -2,6 +2,7 @@
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
 mod config;
+mod connect;
 mod daily_notes;
 mod edit_notes;
 mod file_text;
