@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import stat
 import subprocess
 import tomllib
@@ -134,3 +135,51 @@ async def test_bundle_serves_a_vault_as_claude_desktop_starts_it(bundle, tmp_pat
             result = await session.call_tool("vault_read_note", {"path": "Hello.md"})
             assert not result.is_error, result.content
             assert "From the bundle." in result.structured_content["content"]
+
+
+def cargo() -> str:
+    found = shutil.which("cargo")
+    if found is None:
+        pytest.skip("SKIP: cargo is not on PATH")
+    return found
+
+
+def test_the_crate_ships_the_source_and_nothing_of_the_tests():
+    listing = subprocess.run(
+        [cargo(), "package", "--locked", "--list", "--allow-dirty"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert listing.returncode == 0, listing.stderr[-3000:]
+    files = listing.stdout.split()
+    assert "Cargo.toml" in files and "Cargo.lock" in files and "README.md" in files
+    assert "src/main.rs" in files
+    outside = [f for f in files if not f.startswith("src/") and f not in
+               ("Cargo.toml", "Cargo.toml.orig", "Cargo.lock", "README.md", ".cargo_vcs_info.json")]
+    assert outside == [], outside
+
+
+async def test_cargo_install_gives_a_quire_that_serves_a_vault(tmp_path, xdg_home):
+    """`cargo install --locked --path .` into an empty root: the installed binary, run from a
+    folder with nothing of the repository, serves a vault through the SDK. (`--debug` and the
+    repository's target folder reuse the test build; the release install is the same crate.)"""
+    root = tmp_path / "root"
+    install = subprocess.run(
+        [cargo(), "install", "--locked", "--path", str(REPO), "--debug", "--root", str(root),
+         "--target-dir", str(REPO / "target"), "--offline"],
+        capture_output=True, text=True, timeout=1200,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    installed = root / "bin" / "quire"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    vault = elsewhere / "vault"
+    vault.mkdir()
+    (vault / "Note.md").write_text("---\ntags: [x]\n---\nInstalled.\n")
+    params = StdioServerParameters(command=str(installed), args=["serve", "--vault", str(vault)],
+                                   env=server_env(xdg_home), cwd=str(elsewhere))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("vault_read_note", {"path": "Note.md"})
+            assert not result.is_error, result.content
+            assert "Installed." in result.structured_content["content"]
