@@ -296,7 +296,8 @@ impl Evaluator<'_> {
     /// `value.name`: a field of a string, list, date, file or link, or an object's key.
     fn field(&self, value: &Value, name: &str) -> Value {
         match value {
-            Value::String(s) if name == "length" => Value::Number(s.chars().count() as f64),
+            // UTF-16 code units, as JavaScript counts.
+            Value::String(s) if name == "length" => Value::Number(s.encode_utf16().count() as f64),
             Value::List(items) if name == "length" => Value::Number(items.len() as f64),
             Value::Date(date) => methods::date_field(date, name),
             Value::Object(entries) => entries

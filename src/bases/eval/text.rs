@@ -1,6 +1,8 @@
 //! The methods of text: searching (`contains`, `startsWith`, ...), changing case, `replace` with
 //! text or a regular expression (JavaScript's `$1` references), `split`, `slice`, `repeat`.
-//! Indexes count characters, not bytes, so no slice can fall inside a character.
+//! Indexes count UTF-16 code units, as JavaScript (and so Obsidian) counts them: an emoji is two.
+//! A slice that cuts a surrogate pair gives U+FFFD for the half, where JavaScript would keep a
+//! lone surrogate that no Rust text (nor valid JSON text) can hold.
 
 use super::super::value::{MAX_LIST_LEN, MAX_TEXT_BYTES, Value};
 use super::EvalError;
@@ -24,9 +26,9 @@ pub(super) fn call(
         "trim" => Value::String(s.trim().to_owned()),
         "reverse" => Value::String(s.chars().rev().collect()),
         "slice" => {
-            let chars: Vec<char> = s.chars().collect();
-            let (start, end) = slice_bounds(chars.len(), values);
-            Value::String(chars[start..end].iter().collect())
+            let units: Vec<u16> = s.encode_utf16().collect();
+            let (start, end) = slice_bounds(units.len(), values);
+            Value::String(String::from_utf16_lossy(&units[start..end]))
         }
         "repeat" => {
             let count = number_argument(values, 0).unwrap_or(0.0).max(0.0).trunc();
@@ -159,18 +161,14 @@ fn split(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
     let limit = number_argument(values, 1)
         .map_or(usize::MAX, |n| n.max(0.0).min(MAX_LIST_LEN as f64) as usize);
     let parts: Vec<Value> = match values.first() {
-        Some(Value::Regex(regex)) => regex
-            .regex
-            .split(s)
-            .take(limit)
-            .map(|part| Value::String(part.to_owned()))
-            .collect(),
+        Some(Value::Regex(regex)) => split_by_regex(s, &regex.regex, limit),
         Some(separator) => {
             let separator = separator.to_text();
             if separator.is_empty() {
-                s.chars()
+                // JavaScript splits into UTF-16 code units.
+                s.encode_utf16()
                     .take(limit)
-                    .map(|c| Value::String(c.to_string()))
+                    .map(|unit| Value::String(String::from_utf16_lossy(&[unit])))
                     .collect()
             } else {
                 s.split(separator.as_str())
@@ -185,4 +183,58 @@ fn split(s: &str, values: &[Value], at: usize) -> Result<Value, EvalError> {
         return Err(EvalError::TooLarge { at, what: "list" });
     }
     Ok(Value::List(parts))
+}
+
+/// JavaScript's `split` by a regular expression: the text between matches, each match's capture
+/// groups in between (null for a group that took no part), an empty match where the last piece
+/// ended skipped, and at most `limit` items.
+fn split_by_regex(s: &str, regex: &regex::Regex, limit: usize) -> Vec<Value> {
+    if limit == 0 {
+        return Vec::new();
+    }
+    if s.is_empty() {
+        return if regex.is_match(s) {
+            Vec::new()
+        } else {
+            vec![Value::String(String::new())]
+        };
+    }
+    let mut parts = Vec::new();
+    let (mut piece_start, mut from) = (0, 0);
+    while from < s.len() {
+        let Some(captures) = regex.captures_at(s, from) else {
+            break;
+        };
+        let Some(whole) = captures.get(0) else {
+            break;
+        };
+        if whole.end() == piece_start || whole.start() >= s.len() {
+            // An empty match where the last piece ended: try one character further on.
+            from = next_boundary(s, whole.start().max(from));
+            continue;
+        }
+        parts.push(Value::String(s[piece_start..whole.start()].to_owned()));
+        if parts.len() == limit {
+            return parts;
+        }
+        for group in captures.iter().skip(1) {
+            parts.push(group.map_or(Value::Null, |m| Value::String(m.as_str().to_owned())));
+            if parts.len() == limit {
+                return parts;
+            }
+        }
+        piece_start = whole.end();
+        from = if whole.is_empty() {
+            next_boundary(s, whole.end())
+        } else {
+            whole.end()
+        };
+    }
+    parts.push(Value::String(s[piece_start..].to_owned()));
+    parts
+}
+
+/// The byte index of the character after the one at `at` (or the end).
+fn next_boundary(s: &str, at: usize) -> usize {
+    s[at..].chars().next().map_or(s.len(), |c| at + c.len_utf8())
 }

@@ -299,6 +299,31 @@ fn object_and_regex_functions() {
     yes(r#"/ABC/i.matches("abcde")"#);
 }
 
+/// Text counts UTF-16 code units and `split` by a regular expression keeps its captures, as
+/// JavaScript (and so Obsidian) does.
+#[test]
+fn text_indexes_and_regex_splits_follow_javascript() {
+    assert_eq!(eval(r#""a😀b".length"#), num(4.0));
+    assert_eq!(eval(r#""é".length"#), num(1.0));
+    assert_eq!(eval(r#""a😀b".slice(1, 3)"#), text("😀"));
+    assert_eq!(eval(r#""a😀b".slice(-1)"#), text("b"));
+    // Half a surrogate pair cannot be text here; it reads as U+FFFD.
+    assert_eq!(eval(r#""a😀b".slice(0, 2)"#), text("a\u{FFFD}"));
+    assert_eq!(eval(r#""a😀".split("").length"#), num(3.0));
+    let strings = |items: &[&str]| list(items.iter().map(|t| text(t)).collect());
+    assert_eq!(eval(r#""a1b22c".split(/(\d+)/)"#), strings(&["a", "1", "b", "22", "c"]));
+    assert_eq!(
+        eval(r#""a-b".split(/(x)?-/)"#),
+        list(vec![text("a"), Value::Null, text("b")])
+    );
+    assert_eq!(eval(r#""abc".split(/(?:)/)"#), strings(&["a", "b", "c"]));
+    assert_eq!(eval(r#""axb".split(/x*/)"#), strings(&["a", "b"]));
+    assert_eq!(eval(r#""a1b2c".split(/(\d)/, 2)"#), strings(&["a", "1"]));
+    assert_eq!(eval(r#""".split(/x/)"#), strings(&[""]));
+    assert_eq!(eval(r#""".split(/x*/)"#), strings(&[]));
+    assert_eq!(eval(r#"",a,".split(/,/)"#), strings(&["", "a", ""]));
+}
+
 #[test]
 fn regex_flags_and_embeds() {
     yes(r#"/^b$/m.matches("a\nb")"#);
