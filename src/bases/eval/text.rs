@@ -236,5 +236,8 @@ fn split_by_regex(s: &str, regex: &regex::Regex, limit: usize) -> Vec<Value> {
 
 /// The byte index of the character after the one at `at` (or the end).
 fn next_boundary(s: &str, at: usize) -> usize {
-    s[at..].chars().next().map_or(s.len(), |c| at + c.len_utf8())
+    s[at..]
+        .chars()
+        .next()
+        .map_or(s.len(), |c| at + c.len_utf8())
 }

@@ -311,7 +311,10 @@ fn text_indexes_and_regex_splits_follow_javascript() {
     assert_eq!(eval(r#""a😀b".slice(0, 2)"#), text("a\u{FFFD}"));
     assert_eq!(eval(r#""a😀".split("").length"#), num(3.0));
     let strings = |items: &[&str]| list(items.iter().map(|t| text(t)).collect());
-    assert_eq!(eval(r#""a1b22c".split(/(\d+)/)"#), strings(&["a", "1", "b", "22", "c"]));
+    assert_eq!(
+        eval(r#""a1b22c".split(/(\d+)/)"#),
+        strings(&["a", "1", "b", "22", "c"])
+    );
     assert_eq!(
         eval(r#""a-b".split(/(x)?-/)"#),
         list(vec![text("a"), Value::Null, text("b")])
