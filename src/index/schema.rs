@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -137,6 +137,175 @@ CREATE VIRTUAL TABLE memory_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE tag_counts(
+    folder TEXT NOT NULL,
+    lower TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    notes INTEGER NOT NULL,
+    PRIMARY KEY(folder, lower, tag)
+) WITHOUT ROWID;
+CREATE INDEX tag_counts_lower ON tag_counts(lower, tag);
+CREATE TABLE key_notes(
+    folder TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    notes INTEGER NOT NULL,
+    PRIMARY KEY(folder, key_lower)
+) WITHOUT ROWID;
+CREATE TABLE key_spellings(
+    folder TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    key TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    PRIMARY KEY(folder, key_lower, key)
+) WITHOUT ROWID;
+CREATE INDEX key_spellings_lower ON key_spellings(key_lower, key);
+CREATE TABLE value_notes(
+    folder TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    value_lower TEXT NOT NULL,
+    notes INTEGER NOT NULL,
+    PRIMARY KEY(key_lower, folder, value_lower)
+) WITHOUT ROWID;
+CREATE TABLE value_spellings(
+    folder TEXT NOT NULL,
+    key_lower TEXT NOT NULL,
+    value_lower TEXT NOT NULL,
+    value TEXT NOT NULL,
+    rows INTEGER NOT NULL,
+    PRIMARY KEY(key_lower, value_lower, folder, value)
+) WITHOUT ROWID;
+";
+
+/// The note's folder, with its trailing slash (`""` at the vault root), for a trigger on a row
+/// of `tags` or `properties` whose note is `{row}.note_id`.
+macro_rules! folder_of {
+    ($row:literal) => {
+        concat!(
+            "(SELECT rtrim(path, replace(path, '/', '')) FROM notes WHERE id = ",
+            $row,
+            ".note_id)"
+        )
+    };
+}
+
+/// Keeps the count tables (`tag_counts`, `key_notes`, `key_spellings`, `value_notes`,
+/// `value_spellings`) equal to counting `tags` and `properties` per folder, as rows come and go:
+/// a note's rows are always written and removed while its `notes` row exists (`writer::rows`),
+/// so its folder is there to read. Dropped during a first bulk build and made again, with the
+/// counts recomputed, by `restore_secondary_indexes`.
+const COUNT_TRIGGERS: &str = concat!(
+    "CREATE TRIGGER tags_counted AFTER INSERT ON tags BEGIN
+        INSERT INTO tag_counts(folder, lower, tag, notes)
+        SELECT ",
+    folder_of!("NEW"),
+    ", NEW.lower, NEW.tag, 1 WHERE true
+        ON CONFLICT DO UPDATE SET notes = notes + 1;
+    END;
+    CREATE TRIGGER tags_uncounted AFTER DELETE ON tags BEGIN
+        UPDATE tag_counts SET notes = notes - 1
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND lower = OLD.lower AND tag = OLD.tag;
+        DELETE FROM tag_counts
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND lower = OLD.lower AND tag = OLD.tag AND notes <= 0;
+    END;
+    CREATE TRIGGER properties_counted AFTER INSERT ON properties BEGIN
+        INSERT INTO key_spellings(folder, key_lower, key, rows)
+        SELECT ",
+    folder_of!("NEW"),
+    ", NEW.key_lower, NEW.key, 1 WHERE true
+        ON CONFLICT DO UPDATE SET rows = rows + 1;
+        INSERT INTO key_notes(folder, key_lower, notes)
+        SELECT ",
+    folder_of!("NEW"),
+    ", NEW.key_lower, 1
+        WHERE NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = NEW.note_id
+                          AND p.key_lower = NEW.key_lower AND p.rowid <> NEW.rowid)
+        ON CONFLICT DO UPDATE SET notes = notes + 1;
+        INSERT INTO value_spellings(folder, key_lower, value_lower, value, rows)
+        SELECT ",
+    folder_of!("NEW"),
+    ", NEW.key_lower, NEW.value_lower, NEW.value, 1
+        WHERE NEW.value IS NOT NULL
+        ON CONFLICT DO UPDATE SET rows = rows + 1;
+        INSERT INTO value_notes(folder, key_lower, value_lower, notes)
+        SELECT ",
+    folder_of!("NEW"),
+    ", NEW.key_lower, NEW.value_lower, 1
+        WHERE NEW.value IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = NEW.note_id
+                          AND p.key_lower = NEW.key_lower AND p.value_lower = NEW.value_lower
+                          AND p.rowid <> NEW.rowid)
+        ON CONFLICT DO UPDATE SET notes = notes + 1;
+    END;
+    CREATE TRIGGER properties_uncounted AFTER DELETE ON properties BEGIN
+        UPDATE key_spellings SET rows = rows - 1
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND key_lower = OLD.key_lower AND key = OLD.key;
+        DELETE FROM key_spellings
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND key_lower = OLD.key_lower AND key = OLD.key AND rows <= 0;
+        UPDATE key_notes SET notes = notes - 1
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND key_lower = OLD.key_lower
+          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = OLD.note_id
+                          AND p.key_lower = OLD.key_lower);
+        DELETE FROM key_notes
+        WHERE folder = ",
+    folder_of!("OLD"),
+    " AND key_lower = OLD.key_lower AND notes <= 0;
+        UPDATE value_spellings SET rows = rows - 1
+        WHERE OLD.value IS NOT NULL AND key_lower = OLD.key_lower AND value_lower = OLD.value_lower
+          AND folder = ",
+    folder_of!("OLD"),
+    " AND value = OLD.value;
+        DELETE FROM value_spellings
+        WHERE OLD.value IS NOT NULL AND key_lower = OLD.key_lower AND value_lower = OLD.value_lower
+          AND folder = ",
+    folder_of!("OLD"),
+    " AND value = OLD.value AND rows <= 0;
+        UPDATE value_notes SET notes = notes - 1
+        WHERE OLD.value IS NOT NULL AND key_lower = OLD.key_lower
+          AND folder = ",
+    folder_of!("OLD"),
+    " AND value_lower = OLD.value_lower
+          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = OLD.note_id
+                          AND p.key_lower = OLD.key_lower AND p.value_lower = OLD.value_lower);
+        DELETE FROM value_notes
+        WHERE OLD.value IS NOT NULL AND key_lower = OLD.key_lower
+          AND folder = ",
+    folder_of!("OLD"),
+    " AND value_lower = OLD.value_lower AND notes <= 0;
+    END;"
+);
+
+/// Recomputes the count tables from `tags` and `properties` (after a bulk build without triggers).
+const RECOUNT: &str = "
+    DELETE FROM tag_counts;
+    INSERT INTO tag_counts(folder, lower, tag, notes)
+    SELECT rtrim(n.path, replace(n.path, '/', '')), t.lower, t.tag, count(*)
+    FROM tags t JOIN notes n ON n.id = t.note_id GROUP BY 1, 2, 3;
+    DELETE FROM key_notes;
+    INSERT INTO key_notes(folder, key_lower, notes)
+    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, count(DISTINCT p.note_id)
+    FROM properties p JOIN notes n ON n.id = p.note_id GROUP BY 1, 2;
+    DELETE FROM key_spellings;
+    INSERT INTO key_spellings(folder, key_lower, key, rows)
+    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.key, count(*)
+    FROM properties p JOIN notes n ON n.id = p.note_id GROUP BY 1, 2, 3;
+    DELETE FROM value_notes;
+    INSERT INTO value_notes(folder, key_lower, value_lower, notes)
+    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.value_lower, count(DISTINCT p.note_id)
+    FROM properties p JOIN notes n ON n.id = p.note_id WHERE p.value IS NOT NULL GROUP BY 1, 2, 3;
+    DELETE FROM value_spellings;
+    INSERT INTO value_spellings(folder, key_lower, value_lower, value, rows)
+    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.value_lower, p.value, count(*)
+    FROM properties p JOIN notes n ON n.id = p.note_id WHERE p.value IS NOT NULL GROUP BY 1, 2, 3, 4;
 ";
 
 /// The sqlite-vec table of chunk vectors (rowid = `embeddings.id`), created once the model and so
@@ -206,6 +375,7 @@ pub fn open_writer(
     let connection = Connection::open(db_path)?;
     configure(&connection)?;
     connection.execute_batch(SCHEMA)?;
+    connection.execute_batch(COUNT_TRIGGERS)?;
     connection.execute(
         "INSERT INTO meta(key, value) VALUES('vault', ?1)",
         [vault_root.to_string_lossy()],
@@ -275,8 +445,8 @@ pub(super) const CACHE_KIB: i64 = -8000;
 /// The `meta` key present while a first build runs without its secondary indexes.
 const BULK_LOAD: &str = "bulk_load";
 
-/// Drops the secondary indexes of an empty database before a first build fills it, and returns
-/// the statements that make them again: SQLite sorts each index once at the end instead of
+/// Drops the secondary indexes and the count triggers of an empty database before a first build
+/// fills it, and returns the statements that make them again: SQLite sorts each index once at the end instead of
 /// inserting every row into every index in key order as it arrives (about a tenth of a cold
 /// build). Marked in `meta` in the same transaction, so a build that dies before
 /// `restore_secondary_indexes` is rebuilt from scratch on the next open.
@@ -284,22 +454,28 @@ pub(super) fn defer_secondary_indexes(
     connection: &mut Connection,
 ) -> Result<Vec<String>, rusqlite::Error> {
     let transaction = connection.transaction()?;
-    let indexes: Vec<(String, String)> = transaction
+    let indexes: Vec<(String, String, String)> = transaction
         .prepare(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL
-             AND tbl_name NOT IN ('meta') ORDER BY name",
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger')
+             AND sql IS NOT NULL AND tbl_name NOT IN ('meta') ORDER BY type, name",
         )?
-        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    for (name, _) in &indexes {
-        transaction.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+    for (kind, name, _) in &indexes {
+        let kind = if kind == "trigger" {
+            "TRIGGER"
+        } else {
+            "INDEX"
+        };
+        transaction.execute_batch(&format!("DROP {kind} \"{}\"", name.replace('"', "\"\"")))?;
     }
     transaction.execute(
         "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, '1')",
         [BULK_LOAD],
     )?;
     transaction.commit()?;
-    Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
+    // Indexes first ("index" sorts before "trigger"): the recount and the triggers use them.
+    Ok(indexes.into_iter().map(|(_, _, sql)| sql).collect())
 }
 
 /// Makes the indexes `defer_secondary_indexes` dropped and clears its mark, in one transaction.
@@ -308,7 +484,16 @@ pub(super) fn restore_secondary_indexes(
     statements: &[String],
 ) -> Result<(), rusqlite::Error> {
     let transaction = connection.unchecked_transaction()?;
-    for sql in statements {
+    let (indexes, triggers): (Vec<&String>, Vec<&String>) = statements.iter().partition(|sql| {
+        !sql.trim_start()
+            .to_uppercase()
+            .starts_with("CREATE TRIGGER")
+    });
+    for sql in indexes {
+        transaction.execute_batch(sql)?;
+    }
+    transaction.execute_batch(RECOUNT)?;
+    for sql in triggers {
         transaction.execute_batch(sql)?;
     }
     transaction.execute("DELETE FROM meta WHERE key = ?1", [BULK_LOAD])?;
@@ -410,7 +595,8 @@ mod tests {
         let all = index_names(&connection);
         assert!(all.len() >= 10, "{all:?}");
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
-        assert_eq!(statements.len(), all.len());
+        // The indexes, and the two count triggers of `tags` and of `properties`.
+        assert_eq!(statements.len(), all.len() + 4);
         assert!(index_names(&connection).is_empty());
         drop(connection);
         // The process died here: the next open starts over, with every index.

@@ -1,12 +1,18 @@
 //! Counts of notes per tag, property key and property value, case variants merged under the
 //! spelling most notes use (among the visible notes when the caller is restricted).
+//!
+//! A caller who sees every note, asking for the whole vault or a folder, is answered from the
+//! count tables the writer keeps per folder (`schema::COUNT_TRIGGERS`): a sum over folders, not a
+//! count over notes. Any other filter, and a restricted caller (whose notes are judged one by one,
+//! symlinks and per-file rules included), is counted over the notes themselves.
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 
 use super::conditions::{Conditions, paths_json};
 use super::paging::page_by_offset;
-use super::{Count, NoteFilter, Page};
+use super::{Count, NoteFilter, Page, TimeRange};
+use crate::index::schema::subtree_range;
 
 /// Counts of notes per tag (case variants merged), most used first.
 pub fn tag_counts(
@@ -15,6 +21,14 @@ pub fn tag_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
+    if let Some(scope) = kept_counts(filter) {
+        let sql = format!(
+            "SELECT (SELECT tag FROM tag_counts s WHERE s.lower = c.lower GROUP BY tag ORDER BY sum(notes) DESC, tag LIMIT 1), c.n
+             FROM (SELECT lower, sum(notes) AS n FROM tag_counts{} GROUP BY lower ORDER BY n DESC, lower LIMIT ? OFFSET ?) c",
+            scope.where_clause()
+        );
+        return counts(connection, &sql, scope.params, offset, limit);
+    }
     let conditions = Conditions::from_filter(filter);
     let (visible, only, conditions) = spelling_scope(filter, conditions);
     let sql = format!(
@@ -33,6 +47,14 @@ pub fn property_key_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
+    if let Some(scope) = kept_counts(filter) {
+        let sql = format!(
+            "SELECT (SELECT key FROM key_spellings s WHERE s.key_lower = c.k GROUP BY key ORDER BY sum(rows) DESC, key LIMIT 1), c.n
+             FROM (SELECT key_lower AS k, sum(notes) AS n FROM key_notes{} GROUP BY key_lower ORDER BY n DESC, key_lower LIMIT ? OFFSET ?) c",
+            scope.where_clause()
+        );
+        return counts(connection, &sql, scope.params, offset, limit);
+    }
     let conditions = Conditions::from_filter(filter);
     let (visible, only, conditions) = spelling_scope(filter, conditions);
     let sql = format!(
@@ -52,6 +74,18 @@ pub fn property_value_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
+    if let Some(folders) = kept_counts(filter) {
+        let mut scope = Conditions::default();
+        scope.push("key_lower = ?", [SqlValue::Text(key.to_lowercase())]);
+        scope.sql.extend(folders.sql);
+        scope.params.extend(folders.params);
+        let sql = format!(
+            "SELECT (SELECT value FROM value_spellings s WHERE s.key_lower = c.k AND s.value_lower = c.v GROUP BY value ORDER BY sum(rows) DESC, value LIMIT 1), c.n
+             FROM (SELECT key_lower AS k, value_lower AS v, sum(notes) AS n FROM value_notes{} GROUP BY value_lower ORDER BY n DESC, value_lower LIMIT ? OFFSET ?) c",
+            scope.where_clause()
+        );
+        return counts(connection, &sql, scope.params, offset, limit);
+    }
     let mut conditions = Conditions::default();
     conditions.push("p.key_lower = ?", [SqlValue::Text(key.to_lowercase())]);
     conditions.push("p.value IS NOT NULL", []);
@@ -66,6 +100,41 @@ pub fn property_value_counts(
         conditions.where_clause()
     );
     counts(connection, &sql, conditions.params, offset, limit)
+}
+
+/// The folder condition over the count tables when `filter` asks for nothing they do not keep:
+/// every note (no `only_paths`), in the whole vault or below one folder.
+fn kept_counts(filter: &NoteFilter) -> Option<Conditions> {
+    let NoteFilter {
+        folder,
+        direct_only: false,
+        tags,
+        properties,
+        note_type: None,
+        created,
+        modified,
+        only_paths: None,
+    } = filter
+    else {
+        return None;
+    };
+    if !tags.is_empty() || !properties.is_empty() || *created != TimeRange::default() {
+        return None;
+    }
+    if *modified != TimeRange::default() {
+        return None;
+    }
+    let mut scope = Conditions::default();
+    let folder = folder.as_deref().unwrap_or("");
+    if !folder.is_empty() {
+        // The tables keep each note's folder with its trailing slash: `F/` and everything below.
+        let (low, high) = subtree_range(folder);
+        scope.push(
+            "folder >= ? AND folder < ?",
+            [SqlValue::Text(low), SqlValue::Text(high)],
+        );
+    }
+    Some(scope)
 }
 
 /// With `only_paths`, the spelling shown for a group of case variants is chosen among the

@@ -55,7 +55,11 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'orphan-file-chunk ' || c.file_id || ' ' || c.seq FROM file_chunks c
             WHERE c.file_id NOT IN (SELECT id FROM files)",
     ];
-    for sql in queries {
+    for sql in queries
+        .iter()
+        .copied()
+        .chain(count_queries().iter().map(String::as_str))
+    {
         let mut statement = connection.prepare(sql)?;
         let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
         for row in rows {
@@ -64,4 +68,52 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
     }
     lines.sort();
     Ok(lines)
+}
+
+/// The kept counts, and any difference between them and counting the rows now (`drift` lines,
+/// which a correct index never has).
+fn count_queries() -> Vec<String> {
+    let kept = [
+        (
+            "tag_counts",
+            "folder || '|' || lower || '|' || tag || '|' || notes",
+            "SELECT f || '|' || lower || '|' || tag || '|' || count(*) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,
+             t.lower AS lower, t.tag AS tag FROM tags t JOIN notes n ON n.id = t.note_id) GROUP BY f, lower, tag",
+        ),
+        (
+            "key_notes",
+            "folder || '|' || key_lower || '|' || notes",
+            "SELECT f || '|' || k || '|' || count(DISTINCT id) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,
+             p.key_lower AS k, n.id AS id FROM properties p JOIN notes n ON n.id = p.note_id) GROUP BY f, k",
+        ),
+        (
+            "key_spellings",
+            "folder || '|' || key_lower || '|' || key || '|' || rows",
+            "SELECT f || '|' || k || '|' || key || '|' || count(*) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,
+             p.key_lower AS k, p.key AS key FROM properties p JOIN notes n ON n.id = p.note_id) GROUP BY f, k, key",
+        ),
+        (
+            "value_notes",
+            "folder || '|' || key_lower || '|' || value_lower || '|' || notes",
+            "SELECT f || '|' || k || '|' || v || '|' || count(DISTINCT id) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,
+             p.key_lower AS k, p.value_lower AS v, n.id AS id FROM properties p JOIN notes n ON n.id = p.note_id
+             WHERE p.value IS NOT NULL) GROUP BY f, k, v",
+        ),
+        (
+            "value_spellings",
+            "folder || '|' || key_lower || '|' || value_lower || '|' || value || '|' || rows",
+            "SELECT f || '|' || k || '|' || v || '|' || value || '|' || count(*) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,
+             p.key_lower AS k, p.value_lower AS v, p.value AS value FROM properties p JOIN notes n ON n.id = p.note_id
+             WHERE p.value IS NOT NULL) GROUP BY f, k, v, value",
+        ),
+    ];
+    let mut queries = Vec::new();
+    for (table, row, recount) in kept {
+        queries.push(format!("SELECT '{table} ' || {row} FROM {table}"));
+        queries.push(format!(
+            "SELECT '{table} drift ' || x FROM (SELECT {row} AS x FROM {table} EXCEPT {recount}
+             UNION ALL SELECT * FROM ({recount} EXCEPT SELECT {row} FROM {table}))"
+        ));
+    }
+    queries
 }
