@@ -338,13 +338,17 @@ NARROWED_STATEMENTS = [
     'file.inFolder("Books") && status == "todo"',
     'file.hasTag("book", "nothing") && file.inFolder("/Books/")',
     '"done" == status && file.inFolder("My_Notes")',
+    "rating > 4",
+    "4 < rating && file.hasTag(\"book\")",
+    "rating <= 5",
+    'status != "todo"',
 ]
 
 
 async def test_filters_the_index_narrows_keep_every_row_the_evaluator_keeps(open_session, books):
     """Folders, tags and property keys narrow the candidates in SQL; the rows must be those of
     the same statement written where nothing narrows (inside an `or`), LIKE's wildcards, tag case
-    and nesting, and text holding a number included."""
+    and nesting, text holding a number, and comparisons a missing property may pass included."""
     write_files(books, NARROWED_FILES)
     async with open_session(books) as session:
         for statement in NARROWED_STATEMENTS:

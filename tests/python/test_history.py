@@ -263,7 +263,7 @@ def random_step(rng: random.Random, root: Path, at: int) -> tuple[str, dict]:
     )
     note = rng.choice(notes)
     current = sha256_hex((root / note).read_bytes())
-    kind = rng.choice(["write", "create", "patch", "replace", "properties", "task", "move", "delete"])
+    kind = rng.choice(["write", "create", "patch", "replace", "properties", "task", "move", "delete", "batch"])
     if kind == "create" or len(notes) < 3:
         return "vault_write_note", {"path": f"Made/n{at}.md", "body": f"made {at} [[plan]]\n"}
     if kind == "write":
@@ -278,6 +278,8 @@ def random_step(rng: random.Random, root: Path, at: int) -> tuple[str, dict]:
         return "vault_update_properties", {"path": note, "properties": {"step": at, "status": None}}
     if kind == "task":
         return "vault_create_task", {"path": note, "description": f"task {at}"}
+    if kind == "batch":
+        return "vault_set_property", {"paths": rng.sample(notes, 3), "name": "batch", "value": at}
     if kind == "move":
         return "vault_move_note", {"old_path": note, "new_path": f"Moved/{at}-{Path(note).name}"}
     return "vault_delete_note", {"path": note}
@@ -289,7 +291,7 @@ async def test_undoing_every_change_newest_first_restores_the_vault(identities, 
     start = snapshot(root)
     rng = random.Random(49)
     async with connect(server, ALICE, revision) as alice, connect(server, BOB, revision) as bob:
-        made = []
+        made, used = [], set()
         for at in range(40):
             who = alice if at % 2 == 0 else bob
             tool, args = random_step(rng, root, at)
@@ -297,6 +299,8 @@ async def test_undoing_every_change_newest_first_restores_the_vault(identities, 
             assert not is_error, f"step {at} {tool} {args}: {text}"
             assert sc["change_id"].startswith("ch_"), (tool, sc)
             made.append(sc["change_id"])
+            used.add(tool)
+        assert {"vault_move_note", "vault_delete_note", "vault_set_property"} <= used, used
         assert snapshot(root) != start
         listed = (await ok(alice, "vault_list_changes", {"limit": 100}))["changes"]
         # Newest first; older ones are the memory layer's starter files.

@@ -5,9 +5,10 @@
 //! the full row would give; the other statements are left to the full run.
 //!
 //! Before that, the index narrows in SQL (`filter`): the folders of `file.inFolder`, the tags of
-//! `file.hasTag`, and the property keys of `note.x == <text or number>` (a note without the key
-//! reads null, which equals no text or number). What SQL lets through is a superset; the
-//! evaluator still judges every row.
+//! `file.hasTag`, and the property keys of comparisons `note.x <op> <text, number or boolean>`
+//! that null fails (a note without the key reads null; the evaluator itself is asked whether
+//! null passes, so `==`, `>` and `<` narrow while `!=` does not). What SQL lets through is a
+//! superset; the evaluator still judges every row.
 
 use jiff::civil::DateTime;
 
@@ -43,15 +44,16 @@ impl<'a> Narrowing<'a> {
         for filter in [&base.filters, &view.filters].into_iter().flatten() {
             conjuncts_of_filter(filter, &mut statements);
         }
+        let env = Bare { now };
         let mut filter = RecordFilter::default();
         for expr in &statements {
-            narrow_in_sql(expr, &mut filter);
+            narrow_in_sql(expr, &mut filter, &env);
         }
         statements.retain(|expr| reads_only_path_and_tags(expr));
         Narrowing {
             statements,
             filter,
-            env: Bare { now },
+            env,
         }
     }
 
@@ -85,7 +87,7 @@ impl<'a> Narrowing<'a> {
 }
 
 /// Adds what `expr`, a statement every row must pass, says in the index's terms.
-fn narrow_in_sql(expr: &Expr, filter: &mut RecordFilter) {
+fn narrow_in_sql(expr: &Expr, filter: &mut RecordFilter, env: &Bare) {
     match &expr.kind {
         ExprKind::Call {
             target: Some(target),
@@ -114,13 +116,21 @@ fn narrow_in_sql(expr: &Expr, filter: &mut RecordFilter) {
                 _ => {}
             }
         }
-        ExprKind::Binary(BinaryOp::Equal, left, right) => {
-            let key = match (property_key(left), property_key(right)) {
-                (Some(key), None) if is_text_or_number(right) => key,
-                (None, Some(key)) if is_text_or_number(left) => key,
+        ExprKind::Binary(op, left, right) if is_comparison(*op) => {
+            let (key, absent) = match (property_key(left), property_key(right)) {
+                (Some(key), None) if is_scalar(right) => {
+                    (key, binary(*op, null_at(left.at), (**right).clone()))
+                }
+                (None, Some(key)) if is_scalar(left) => {
+                    (key, binary(*op, (**left).clone(), null_at(right.at)))
+                }
                 _ => return,
             };
-            filter.property_keys.push(key.to_lowercase());
+            // A note without the key reads null: when the evaluator says null fails the
+            // comparison, only notes with the key can pass.
+            if absent.is_some_and(|expr| !holds(&expr, env)) {
+                filter.property_keys.push(key.to_lowercase());
+            }
         }
         _ => {}
     }
@@ -133,8 +143,47 @@ fn literal_text(expr: &Expr) -> Option<&str> {
     }
 }
 
-fn is_text_or_number(expr: &Expr) -> bool {
-    matches!(&expr.kind, ExprKind::String(_) | ExprKind::Number(_))
+fn is_comparison(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Equal
+            | BinaryOp::NotEqual
+            | BinaryOp::Greater
+            | BinaryOp::Less
+            | BinaryOp::GreaterOrEqual
+            | BinaryOp::LessOrEqual
+    )
+}
+
+fn is_scalar(expr: &Expr) -> bool {
+    matches!(
+        &expr.kind,
+        ExprKind::String(_) | ExprKind::Number(_) | ExprKind::Bool(_)
+    )
+}
+
+fn null_at(at: usize) -> Expr {
+    Expr {
+        kind: ExprKind::Null,
+        at,
+        depth: 1,
+    }
+}
+
+fn binary(op: BinaryOp, left: Expr, right: Expr) -> Option<Expr> {
+    Expr::new(ExprKind::Binary(op, Box::new(left), Box::new(right)), 0).ok()
+}
+
+/// Whether `expr`, which reads no file, holds; a failure does not.
+fn holds(expr: &Expr, env: &Bare) -> bool {
+    let nothing = FileFacts::default();
+    let context = Context {
+        env,
+        row: Some(&nothing),
+        formulas: None,
+        values: None,
+    };
+    evaluate(expr, &context).is_ok_and(|value| value.is_truthy())
 }
 
 /// The note property `expr` reads: `note.x`, `note["x"]`, or a bare `x` that is no root name.
@@ -253,6 +302,32 @@ mod tests {
         assert!(!narrowing.admits("Books/Dune.md", &tags(&["bookish"])));
         assert!(!narrowing.admits("Archive/Dune.md", &tags(&["book"])));
         assert!(!narrowing.admits("Books/cover.png", &tags(&["book"])));
+    }
+
+    /// Only comparisons a missing property (null) fails ask the index for the key.
+    #[test]
+    fn comparisons_null_fails_require_the_key() {
+        let now = jiff::civil::date(2026, 1, 1).at(0, 0, 0, 0);
+        let keys = |statement: &str| {
+            let yaml = format!("filters: '{statement}'\nviews:\n  - type: table\n");
+            let base = Base::parse(&yaml).unwrap_or_else(|error| panic!("{yaml}: {error}"));
+            let Some(view) = base.views.first() else {
+                panic!("{yaml} has a view");
+            };
+            Narrowing::new(&base, view, now)
+                .filter
+                .property_keys
+                .clone()
+        };
+        assert_eq!(keys("note.Price > 5"), ["price"]);
+        assert_eq!(
+            keys("5 <= price && note[\"x y\"] == \"a\""),
+            ["price", "x y"]
+        );
+        assert_eq!(keys("done == true"), ["done"]);
+        assert!(keys("price != 5").is_empty());
+        assert!(keys("price == null").is_empty());
+        assert!(keys("price > file.size").is_empty());
     }
 
     /// The narrowing never leaves out a file the full run keeps, whatever the filters say.
