@@ -137,17 +137,21 @@ async def test_an_outside_edit_is_a_version_an_agent_overwrite_can_go_back_to(se
 
     await ok(session, "vault_write_note", {"path": "Shared.md", "body": "agent draft\n"})
     (vault / "Shared.md").write_text("the user's edit in Obsidian\n")
+    edited = sha256_hex(b"the user's edit in Obsidian\n")
     history = {}
     for _ in range(100):
         history = await ok(session, "vault_note_history", {"path": "Shared.md"})
-        if history["versions"][0]["kind"] == "external":
+        if history["versions"][0]["revision"] == edited:
             break
         await anyio.sleep(0.1)
     newest = history["versions"][0]
     assert newest["kind"] == "external" and newest["identity"] == "outside Quire", history
-    assert newest["revision"] == sha256_hex(b"the user's edit in Obsidian\n")
-    # Quire's own writes are not taken for outside edits.
-    assert [v["kind"] for v in history["versions"]] == ["external", "create"], history
+    assert newest["revision"] == edited, history
+    # Quire's own writes are not taken for outside edits. write_text truncates, then writes: a
+    # loaded machine can hold the writer past the read's settle window, and the watcher then
+    # records the empty moment too, as another outside version.
+    kinds = [v["kind"] for v in history["versions"]]
+    assert kinds[-1] == "create" and set(kinds[:-1]) == {"external"} and len(kinds) <= 3, history
     overwrite = await ok(session, "vault_write_note", {
         "path": "Shared.md", "body": "agent overwrite\n", "overwrite": True,
         "expected_revision": newest["revision"],
