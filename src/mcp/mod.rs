@@ -76,7 +76,7 @@ pub struct QuireServer {
     instructions: Arc<str>,
     subscriptions: Arc<Subscriptions>,
     log_level: Arc<logging::ClientLogLevel>,
-    tool_router: ToolRouter<QuireServer>,
+    tool_router: Arc<ToolRouter<QuireServer>>,
     /// Cancelled once the last clone of this server is dropped, which rmcp does when the session
     /// ends (closed, timed out, evicted): the tasks `on_initialized` starts wait on the vault's
     /// broadcasts, which may stay quiet for days, so without it each ended session left them

@@ -162,6 +162,11 @@ def session_body(stateless: str) -> str:
     return json.dumps(body, separators=(",", ":"))
 
 
+# `--same-client`: stateless requests from one wrk thread per connection too, the shape sessions
+# need, so the two revisions' rows differ only in the server (32 threads cost the client more).
+SAME_CLIENT = False
+
+
 def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds: int,
         sessions: bool = False) -> dict:
     """`sessions`: one 2025-11-25 session per connection (a wrk thread each), for calls only."""
@@ -178,7 +183,7 @@ def wrk(server: Server, work: Path, bodies: list[str], connections: int, seconds
     for name, value in {**server.headers(), "MCP-Protocol-Version": MODERN,
                         "Mcp-Method": "tools/call"}.items():
         headers += ["-H", f"{name}: {value}"]
-    threads = connections if sessions else max(1, min(2, connections))
+    threads = connections if (sessions or SAME_CLIENT) else max(1, min(2, connections))
     done = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency",
          "-s", str(script), *headers, server.url], capture_output=True, text=True)
@@ -320,9 +325,13 @@ def main():
     parser.add_argument("--tools", default=None,
                         help="comma list of the stateless tools to load (default: read, search, grep, write)")
     parser.add_argument("--no-sessions", action="store_true", help="skip the 2025-11-25 SDK sessions")
+    parser.add_argument("--same-client", action="store_true",
+                        help="stateless wrk with one thread per connection too, as sessions need")
     parser.add_argument("--flood", action=argparse.BooleanOptionalAction, default=None,
                         help="reads alone and beside 128 grepping connections (default: on, off with --quick)")
     args = parser.parse_args()
+    global SAME_CLIENT
+    SAME_CLIENT = args.same_client
     quick = args.quick
     size = args.size if args.size else (None if quick else 10000)
     levels = [int(c) for c in (args.concurrency or ("1,8,32" if quick else "1,8,32,128")).split(",")]
