@@ -46,6 +46,10 @@ pub enum RuleError {
 }
 
 pub(super) fn nfc(text: &str) -> String {
+    // ASCII text is already in NFC.
+    if text.is_ascii() {
+        return text.to_owned();
+    }
     text.nfc().collect()
 }
 

@@ -219,3 +219,13 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The ASCII shortcuts of `fold` and `nfc` give what the Unicode tables give.
+    #[test]
+    fn ascii_folds_and_normalises_as_the_tables_do(text in "[\\x00-\\x7f]{0,40}") {
+        use unicode_normalization::UnicodeNormalization;
+        prop_assert_eq!(fold(&text), fold::fold_unicode(&text));
+        prop_assert_eq!(rule::nfc(&text), text.nfc().collect::<String>());
+    }
+}
