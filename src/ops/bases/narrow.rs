@@ -73,16 +73,9 @@ impl<'a> Narrowing<'a> {
             tags: tags.to_vec(),
             ..FileFacts::default()
         };
-        let context = Context {
-            env: &self.env,
-            row: Some(&facts),
-            formulas: None,
-            values: None,
-        };
-        // A statement that fails for a row does not hold, in the full run as here.
         self.statements
             .iter()
-            .all(|expr| evaluate(expr, &context).is_ok_and(|value| value.is_truthy()))
+            .all(|expr| holds(expr, &self.env, &facts))
     }
 }
 
@@ -117,18 +110,22 @@ fn narrow_in_sql(expr: &Expr, filter: &mut RecordFilter, env: &Bare) {
             }
         }
         ExprKind::Binary(op, left, right) if is_comparison(*op) => {
-            let (key, absent) = match (property_key(left), property_key(right)) {
-                (Some(key), None) if is_scalar(right) => {
-                    (key, binary(*op, null_at(left.at), (**right).clone()))
-                }
-                (None, Some(key)) if is_scalar(left) => {
-                    (key, binary(*op, (**left).clone(), null_at(right.at)))
-                }
+            let (key, read_first, read, literal) = match (property_key(left), property_key(right)) {
+                (Some(key), None) if is_scalar(right) => (key, true, left, right),
+                (None, Some(key)) if is_scalar(left) => (key, false, right, left),
                 _ => return,
             };
             // A note without the key reads null: when the evaluator says null fails the
             // comparison, only notes with the key can pass.
-            if absent.is_some_and(|expr| !holds(&expr, env)) {
+            let absent = Expr::new(ExprKind::Null, read.at).and_then(|null| {
+                let (left, right) = if read_first {
+                    (null, (**literal).clone())
+                } else {
+                    ((**literal).clone(), null)
+                };
+                Expr::new(ExprKind::Binary(*op, Box::new(left), Box::new(right)), 0)
+            });
+            if absent.is_ok_and(|expr| !holds(&expr, env, &FileFacts::default())) {
                 filter.property_keys.push(key.to_lowercase());
             }
         }
@@ -162,24 +159,12 @@ fn is_scalar(expr: &Expr) -> bool {
     )
 }
 
-fn null_at(at: usize) -> Expr {
-    Expr {
-        kind: ExprKind::Null,
-        at,
-        depth: 1,
-    }
-}
-
-fn binary(op: BinaryOp, left: Expr, right: Expr) -> Option<Expr> {
-    Expr::new(ExprKind::Binary(op, Box::new(left), Box::new(right)), 0).ok()
-}
-
-/// Whether `expr`, which reads no file, holds; a failure does not.
-fn holds(expr: &Expr, env: &Bare) -> bool {
-    let nothing = FileFacts::default();
+/// Whether `expr` holds for `row`; a statement that fails for a row does not hold, in the full
+/// run as here.
+fn holds(expr: &Expr, env: &Bare, row: &FileFacts) -> bool {
     let context = Context {
         env,
-        row: Some(&nothing),
+        row: Some(row),
         formulas: None,
         values: None,
     };
