@@ -176,12 +176,22 @@ CREATE TABLE value_spellings(
 ) WITHOUT ROWID;
 ";
 
-/// The note's folder, with its trailing slash (`""` at the vault root), for a trigger on a row
-/// of `tags` or `properties` whose note is `{row}.note_id`.
+/// The folder of the note whose `notes.path` is in scope, with its trailing slash (`""` at the
+/// vault root): the key of every count table, for the triggers and the recount alike.
+macro_rules! notes_folder {
+    () => {
+        "rtrim(path, replace(path, '/', ''))"
+    };
+}
+
+/// `notes_folder!` for a trigger on a row of `tags` or `properties` whose note is
+/// `{row}.note_id`.
 macro_rules! folder_of {
     ($row:literal) => {
         concat!(
-            "(SELECT rtrim(path, replace(path, '/', '')) FROM notes WHERE id = ",
+            "(SELECT ",
+            notes_folder!(),
+            " FROM notes WHERE id = ",
             $row,
             ".note_id)"
         )
@@ -288,9 +298,12 @@ const COUNT_TRIGGERS: &str = concat!(
 /// Each note's folder is cut from its path once, into a temporary table, and the tags are grouped
 /// with their own key first, the order they are scanned in: at 100k notes this takes 1.3 s where
 /// grouping a join on `notes` by folder first took 3.4 s (the sorter was most of it).
-const RECOUNT: &str = "
+const RECOUNT: &str = concat!(
+    "
     CREATE TEMP TABLE recount_folders(id INTEGER PRIMARY KEY, folder TEXT NOT NULL);
-    INSERT INTO recount_folders SELECT id, rtrim(path, replace(path, '/', '')) FROM notes;
+    INSERT INTO recount_folders SELECT id, ",
+    notes_folder!(),
+    " FROM notes;
     DELETE FROM tag_counts;
     INSERT INTO tag_counts(folder, lower, tag, notes)
     SELECT f.folder, t.lower, t.tag, count(*)
@@ -315,7 +328,8 @@ const RECOUNT: &str = "
     FROM properties p CROSS JOIN recount_folders f ON f.id = p.note_id WHERE p.value IS NOT NULL
     GROUP BY f.folder, p.key_lower, p.value_lower, p.value;
     DROP TABLE recount_folders;
-";
+"
+);
 
 /// The sqlite-vec table of chunk vectors (rowid = `embeddings.id`), created once the model and so
 /// the dimensions are known; see `vectors::prepare`.
