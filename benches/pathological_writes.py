@@ -24,7 +24,10 @@ from mcp.client.streamable_http import create_mcp_http_client, streamable_http_c
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests/python"))
 from conftest import HttpServer, server_env  # noqa: E402
-SHAPES = {"[a](": "[a](", "[[": "[[", "![": "![", "[": "[", "(": "(", "`": "`", "#": "#a "}
+SHAPES = {"[a](": "[a](", "[[": "[[", "![": "![", "[": "[", "(": "(", "`": "`", "#": "#a ",
+          # Not a repeated unit: a log of distinct ids (every word new to the index), and prose.
+          "ids": None, "prose": None}
+PROSE = "the quick brown fox jumps over a lazy dog while seven wizards quietly judge its form".split()
 SIZES = {"400 KB": 400_000, "10 MB": 10 * 1024 * 1024 - 4096}
 # `--small` leaves out the 10 MB notes, which a quadratic parser would take hours over.
 if "--small" in sys.argv:
@@ -33,6 +36,21 @@ if "--small" in sys.argv:
 for arg in sys.argv:
     if arg.startswith("--shapes="):
         SHAPES = {shape: SHAPES[shape] for shape in arg.removeprefix("--shapes=").split(",")}
+
+
+def build(shape: str, unit: str | None, size: int) -> str:
+    """A body of about `size` bytes of the shape."""
+    if unit is not None:
+        return unit * (size // len(unit))
+    words: list[str] = []
+    length = 0
+    n = 0
+    while length < size:
+        word = f"{n * 2654435761 % 2**32:08x}" if shape == "ids" else PROSE[n * 7 % len(PROSE)]
+        words.append(word + ("\n" if n % 12 == 11 else " "))
+        length += len(word) + 1
+        n += 1
+    return "".join(words)[:size]
 
 
 async def timed(session: ClientSession, path: str, body: str) -> float:
@@ -81,7 +99,7 @@ async def main() -> None:
                 n = 0
                 for shape, unit in SHAPES.items():
                     for label, size in SIZES.items():
-                        body = unit * (size // len(unit))
+                        body = build(shape, unit, size)
                         ready, stop, times = processes.Event(), processes.Event(), processes.Queue()
                         child = processes.Process(
                             target=unrelated, args=(server.url, server.token, n * 100_000, ready, stop, times)

@@ -12,6 +12,7 @@ mod checkpoints;
 mod document;
 mod file_text;
 mod graph;
+mod parts;
 mod phases;
 mod query_text;
 mod read;
@@ -73,6 +74,8 @@ pub enum IndexError {
     WriterStopped,
     #[error("the initial index reconcile failed: {0}")]
     ReconcileFailed(String),
+    #[error("the index could not store the rest of a large note: {0}")]
+    PartsFailed(String),
     #[error("SQLite cannot keep its temporary files in {0}: the name is not UTF-8")]
     TempFolder(String),
     #[error("cannot start the index writer thread: {0}")]

@@ -48,6 +48,11 @@ pub struct MatchQuery {
     /// Each positive atom as its own MATCH expression (one FTS5 phrase each), in query order:
     /// what a ranking over a subset of the notes re-scores (`read::search_scoped`).
     pub phrases: Vec<String>,
+    /// `all` as its groups (each an FTS5 expression), and what it excludes (`None`: nothing):
+    /// how a note stored as several rows (`index::parts`) is judged, every group matching one of
+    /// its rows and the exclusion none.
+    pub groups: Vec<String>,
+    pub excluded: Option<String>,
 }
 
 /// More atoms than this are dropped: nobody types them, and they only slow the query down.
@@ -103,6 +108,11 @@ pub fn parse(query: &str) -> MatchQuery {
         }
         pending_or = false;
     }
+    assemble(&groups, &negated)
+}
+
+/// The MATCH expressions of the positive groups (each atoms joined by OR) and the negated atoms.
+fn assemble(groups: &[Vec<Atom>], negated: &[Atom]) -> MatchQuery {
     let highlight = groups
         .iter()
         .flatten()
@@ -124,14 +134,17 @@ pub fn parse(query: &str) -> MatchQuery {
             any: None,
             highlight,
             phrases,
+            groups: Vec::new(),
+            excluded: None,
         };
     }
-    let exclusion = if negated.is_empty() {
-        String::new()
-    } else {
+    let excluded = (!negated.is_empty()).then(|| {
         let parts: Vec<String> = negated.iter().map(Atom::expression).collect();
-        format!(" NOT ({})", parts.join(" OR "))
-    };
+        format!("({})", parts.join(" OR "))
+    });
+    let exclusion = excluded
+        .as_ref()
+        .map_or(String::new(), |excluded| format!(" NOT {excluded}"));
     let group_expressions: Vec<String> = groups
         .iter()
         .map(|group| {
@@ -140,15 +153,14 @@ pub fn parse(query: &str) -> MatchQuery {
         })
         .collect();
     let all = format!("({}){exclusion}", group_expressions.join(" AND "));
-    let any = (groups.len() > 1).then(|| {
-        let parts: Vec<String> = groups.iter().flatten().map(Atom::expression).collect();
-        format!("({}){exclusion}", parts.join(" OR "))
-    });
+    let any = (groups.len() > 1).then(|| format!("({}){exclusion}", phrases.join(" OR ")));
     MatchQuery {
         all: Some(all),
         any,
         highlight,
         phrases,
+        groups: group_expressions,
+        excluded,
     }
 }
 

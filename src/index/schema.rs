@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -77,6 +77,20 @@ CREATE VIRTUAL TABLE notes_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE note_parts(
+    note_id INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    PRIMARY KEY(note_id, part)
+) WITHOUT ROWID;
+CREATE TABLE parts_waiting(
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    note_id INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    headings TEXT NOT NULL,
+    properties TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX parts_waiting_note ON parts_waiting(note_id);
 CREATE TABLE tasks(
     note_id INTEGER NOT NULL,
     line INTEGER NOT NULL,

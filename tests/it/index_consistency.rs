@@ -61,6 +61,8 @@ fn text() -> impl Strategy<Value = String> {
         ),
         Just("* [/] in progress [due:: 2025-02-30]\n".to_string()),
         "[a-z ]{0,20}\n",
+        // Larger than one full-text row: stored as parts written in turns (`index::parts`).
+        Just("many garden words in a long log line\n".repeat(4_000)),
     ];
     prop::collection::vec(fragment, 0..5).prop_map(|parts| parts.concat())
 }

@@ -14,6 +14,7 @@ mod fuzz_replay;
 mod history;
 mod http;
 mod index_consistency;
+mod large_notes;
 mod link_oracle;
 mod markdown_oracle;
 mod mcp;

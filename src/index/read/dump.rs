@@ -18,8 +18,11 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'property ' || n.path || ' ' || p.key || ' ' || p.key_lower || ' = ' || ifnull(p.value, 'NULL')
             || ' / ' || ifnull(p.value_lower, 'NULL') || ' / ' || ifnull(p.number, 'NULL')
             FROM properties p JOIN notes n ON n.id = p.note_id",
-        "SELECT 'term ' || n.path || ' ' || v.col || ' ' || v.offset || ' ' || v.term
-            FROM temp.notes_terms v JOIN notes n ON n.id = v.doc",
+        // A note stored as parts has a row per part: its rowid's high bits (`index::parts`).
+        "SELECT 'term ' || n.path || ' ' || (v.doc >> 40) || ' ' || v.col || ' ' || v.offset || ' ' || v.term
+            FROM temp.notes_terms v JOIN notes n ON n.id = (v.doc & 1099511627775)",
+        "SELECT 'part ' || n.path || ' ' || p.part FROM note_parts p JOIN notes n ON n.id = p.note_id",
+        "SELECT 'part-waiting ' || note_id || ' ' || part FROM parts_waiting",
         "SELECT 'task ' || n.path || ':' || t.line || ' depth=' || t.depth || ' parent=' || ifnull(t.parent_line, '-')
             || ' heading=' || ifnull(t.heading_line, '-') || ':' || ifnull(t.heading, '-')
             || ' lane=' || ifnull(t.lane, '-') || '/' || t.lane_complete || ' ' || t.text
@@ -34,7 +37,7 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'orphan-task ' || t.note_id || ':' || t.line FROM tasks t
             WHERE t.note_id NOT IN (SELECT id FROM notes)",
         "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
-            WHERE v.doc NOT IN (SELECT id FROM notes)",
+            WHERE (v.doc & 1099511627775) NOT IN (SELECT id FROM notes)",
         "SELECT 'file ' || path || ' size=' || size || ' mtime=' || mtime FROM files",
         "SELECT 'file-text ' || f.path || ' ' || length(t.body) || ' ' || substr(t.body, 1, 40)
             FROM files_fts t JOIN files f ON f.id = t.rowid",

@@ -17,6 +17,7 @@ mod files;
 mod lists;
 mod memory;
 mod paging;
+mod parts;
 mod scoped;
 mod search;
 

@@ -8,8 +8,10 @@ use rusqlite::{Connection, params_from_iter};
 
 use super::conditions::Conditions;
 use super::files::FILE_BM25_WEIGHTS;
+use super::parts;
 use super::search::{BM25_WEIGHTS, every_word_then_any, search};
 use super::{NOTE_COLUMNS, NoteFilter, NoteRow, SearchHit, SearchPage, SearchPosition, note_row};
+use crate::index::parts::NOTE_MASK;
 use crate::index::query_text::MatchQuery;
 
 /// BM25's parameters as FTS5's `bm25()` has them.
@@ -39,7 +41,7 @@ pub fn search_scoped(
     };
     let corpus = ScopedCorpus::notes(connection, query, keep)?;
     let run = |expression: &str, offset: usize, any_word: bool| {
-        let mut hits = corpus.ranked(connection, expression, filter)?;
+        let mut hits = corpus.ranked(connection, query, (expression, any_word), filter)?;
         let more = hits.len() > offset.saturating_add(limit);
         let hits: Vec<SearchHit> = hits
             .drain(offset.min(hits.len())..)
@@ -109,7 +111,9 @@ impl<R> ScopedCorpus<R> {
         query: &MatchQuery,
         rows: Vec<(i64, R)>,
     ) -> rusqlite::Result<ScopedCorpus<R>> {
-        let mut lengths: HashMap<i64, f64> = HashMap::new();
+        // Per full-text row, as FTS5 counts; a note stored as several rows (`index::parts`) is
+        // as long as all of them.
+        let mut row_lengths: HashMap<i64, f64> = HashMap::new();
         let mut statement =
             connection.prepare_cached(&format!("SELECT id, sz FROM {}", table.docsize))?;
         let sizes = statement.query_map([], |row| {
@@ -117,14 +121,18 @@ impl<R> ScopedCorpus<R> {
         })?;
         for size in sizes {
             let (id, sizes) = size?;
-            lengths.insert(id, column_sizes_total(&sizes));
+            row_lengths.insert(id, column_sizes_total(&sizes));
         }
-        let table_rows = lengths.len() as f64;
-        let table_average = if lengths.is_empty() {
+        let table_rows = row_lengths.len() as f64;
+        let table_average = if row_lengths.is_empty() {
             0.0
         } else {
-            lengths.values().sum::<f64>() / table_rows
+            row_lengths.values().sum::<f64>() / table_rows
         };
+        let mut lengths: HashMap<i64, f64> = HashMap::new();
+        for (rowid, length) in &row_lengths {
+            *lengths.entry(rowid & NOTE_MASK).or_default() += length;
+        }
         let visible: HashMap<i64, (R, f64)> = rows
             .into_iter()
             .filter_map(|(id, row)| Some((id, (row, *lengths.get(&id)?))))
@@ -143,21 +151,25 @@ impl<R> ScopedCorpus<R> {
                 .collect::<rusqlite::Result<_>>()?;
             // The table-wide figures FTS5 used, only to undo its arithmetic.
             let table_idf = idf(table_rows, scored.len() as f64);
-            let frequencies: HashMap<i64, f64> = scored
-                .into_iter()
-                .filter_map(|(id, score)| {
-                    let (_, length) = visible.get(&id)?;
-                    let saturation = BM25_K1
-                        * (1.0 - BM25_B + BM25_B * length / table_average.max(f64::MIN_POSITIVE));
-                    let denominator = table_idf * (BM25_K1 + 1.0) - score;
-                    let frequency = if denominator > 0.0 {
-                        (score * saturation / denominator).round()
-                    } else {
-                        0.0
-                    };
-                    Some((id, frequency.max(0.0)))
-                })
-                .collect();
+            let mut frequencies: HashMap<i64, f64> = HashMap::new();
+            for (rowid, score) in scored {
+                let id = rowid & NOTE_MASK;
+                let Some(length) = row_lengths
+                    .get(&rowid)
+                    .filter(|_| visible.contains_key(&id))
+                else {
+                    continue;
+                };
+                let saturation = BM25_K1
+                    * (1.0 - BM25_B + BM25_B * length / table_average.max(f64::MIN_POSITIVE));
+                let denominator = table_idf * (BM25_K1 + 1.0) - score;
+                let frequency = if denominator > 0.0 {
+                    (score * saturation / denominator).round()
+                } else {
+                    0.0
+                };
+                *frequencies.entry(id).or_default() += frequency.max(0.0);
+            }
             phrases.push((idf(count, frequencies.len() as f64), frequencies));
         }
         Ok(ScopedCorpus {
@@ -204,15 +216,29 @@ impl ScopedCorpus<NoteRow> {
     fn ranked(
         &self,
         connection: &Connection,
-        expression: &str,
+        query: &MatchQuery,
+        (expression, any_word): (&str, bool),
         filter: &NoteFilter,
     ) -> rusqlite::Result<Vec<SearchHit>> {
         let conditions = Conditions::from_filter(filter);
+        // Notes stored as several rows are judged whole (`parts`); their rows' ids are no notes'.
+        let in_parts: Vec<i64> = if parts::any(connection)? {
+            parts::matching(connection, query, any_word)?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect()
+        } else {
+            Vec::new()
+        };
         let sql = format!(
-            "SELECT n.id FROM notes n WHERE n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?){}",
+            "SELECT n.id FROM notes n WHERE (n.id IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?)
+             OR n.id IN (SELECT value FROM json_each(?))){}",
             conditions.and_clause()
         );
-        let mut params = vec![SqlValue::Text(expression.to_string())];
+        let mut params = vec![
+            SqlValue::Text(expression.to_string()),
+            SqlValue::Text(serde_json::json!(in_parts).to_string()),
+        ];
         params.extend(conditions.params.iter().cloned());
         let mut statement = connection.prepare_cached(&sql)?;
         let ids: Vec<i64> = statement

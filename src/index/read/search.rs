@@ -7,9 +7,11 @@ use rusqlite::{Connection, params_from_iter};
 use super::conditions::Conditions;
 use super::lists::recent_page;
 use super::paging::page_by_offset_at;
+use super::parts;
 use super::{
     NOTE_COLUMNS, NoteFilter, NoteRow, RecentOrder, SearchHit, SearchPage, SearchPosition, note_row,
 };
+use crate::index::parts::FIRST_PART_ROWID;
 use crate::index::query_text::MatchQuery;
 
 /// BM25 weights of the FTS columns: title (with aliases), headings, property values, body.
@@ -54,30 +56,26 @@ pub fn search(
         });
     };
     let conditions = Conditions::from_filter(filter);
-    // Rank first, on the FTS table alone, and fetch the note rows of the page only: joining before
-    // the LIMIT would read a notes row for every match. An explicit bm25() order is about twice as
-    // fast as FTS5's `ORDER BY rank` mode here (measured with benches/index.rs at 100k notes).
-    let filtered = if conditions.sql.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " AND rowid IN (SELECT n.id FROM notes n{})",
-            conditions.where_clause()
-        )
-    };
-    let sql = format!(
-        "SELECT {NOTE_COLUMNS}, r.rank FROM (
-             SELECT rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts
-             WHERE notes_fts MATCH ?{filtered} ORDER BY 2 LIMIT ? OFFSET ?
-         ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
-    );
+    // Notes stored as several rows are judged whole (`parts`) and ranked among the others.
+    let parted = parts::any(connection)?;
+    let sql = ranked_sql(&conditions, parted);
     let run = |expression: &str, offset: usize, any_word: bool| {
+        let in_parts = if parted {
+            let found = parts::matching(connection, query, any_word)?;
+            Some(serde_json::json!(found).to_string())
+        } else {
+            None
+        };
         let page = page_by_offset_at(
             offset,
             limit,
             |at, batch| {
                 let mut params = vec![SqlValue::Text(expression.to_string())];
                 params.extend(conditions.params.iter().cloned());
+                if let Some(in_parts) = &in_parts {
+                    params.push(SqlValue::Text(in_parts.clone()));
+                    params.extend(conditions.params.iter().cloned());
+                }
                 params.push(SqlValue::Integer(batch as i64));
                 params.push(SqlValue::Integer(at as i64));
                 let mut statement = connection.prepare_cached(&sql)?;
@@ -103,6 +101,50 @@ pub fn search(
         })
     };
     every_word_then_any(query, all, start, run)
+}
+
+/// The page of one MATCH expression: rank first, on the FTS table alone, and fetch the note rows
+/// of the page only. With `parted`, notes stored as parts come as a JSON list of (id, rank)
+/// after the expression and the filters' parameters, and are ranked among the others.
+fn ranked_sql(conditions: &Conditions, parted: bool) -> String {
+    // Rank first, on the FTS table alone, and fetch the note rows of the page only: joining before
+    // the LIMIT would read a notes row for every match. An explicit bm25() order is about twice as
+    // fast as FTS5's `ORDER BY rank` mode here (measured with benches/index.rs at 100k notes).
+    let filtered = if conditions.sql.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " AND rowid IN (SELECT n.id FROM notes n{})",
+            conditions.where_clause()
+        )
+    };
+    if parted {
+        let kept = if conditions.sql.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " WHERE (j.value ->> 0) IN (SELECT n.id FROM notes n{})",
+                conditions.where_clause()
+            )
+        };
+        format!(
+            "SELECT {NOTE_COLUMNS}, r.rank FROM (
+                 SELECT id, rank FROM (
+                     SELECT rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts
+                     WHERE notes_fts MATCH ? AND rowid < {FIRST_PART_ROWID}{filtered}
+                     UNION ALL
+                     SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j{kept}
+                 ) ORDER BY 2 LIMIT ? OFFSET ?
+             ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
+        )
+    } else {
+        format!(
+            "SELECT {NOTE_COLUMNS}, r.rank FROM (
+                 SELECT rowid AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank FROM notes_fts
+                 WHERE notes_fts MATCH ?{filtered} ORDER BY 2 LIMIT ? OFFSET ?
+             ) r JOIN notes n ON n.id = r.id ORDER BY r.rank"
+        )
+    }
 }
 
 /// The paging both rankings share: every word first; only when that finds nothing does the

@@ -8,14 +8,16 @@
 //!
 //! This file owns the command loop and what its rooms pass each other: `reconcile.rs` (the whole
 //! vault against the index), `refresh.rs` (the paths reported), `load.rs` (reading and parsing
-//! one note into a record), `rows.rs` (a note's rows written or removed), `other_files.rs` (the
-//! rows of files that are not notes).
+//! one note into a record), `rows.rs` (a note's rows written or removed), `turns.rs` (the later
+//! parts of very large notes, written between commands), `other_files.rs` (the rows of files that
+//! are not notes).
 
 mod load;
 mod other_files;
 mod reconcile;
 mod refresh;
 mod rows;
+mod turns;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +33,21 @@ use crate::vault::Vault;
 
 pub use load::memory_entry_text;
 pub(super) use refresh::{PARALLEL_REFRESH, Preloaded, preload};
+
+/// The next command: waited for when no part waits, else only taken if one is there (a
+/// `Timeout` then means: write a part).
+fn receive(
+    commands: &mpsc::Receiver<Command>,
+    waiting: bool,
+) -> Result<Command, mpsc::RecvTimeoutError> {
+    if !waiting {
+        return commands.recv_timeout(IDLE_BEAT);
+    }
+    commands.try_recv().map_err(|error| match error {
+        mpsc::TryRecvError::Empty => mpsc::RecvTimeoutError::Timeout,
+        mpsc::TryRecvError::Disconnected => mpsc::RecvTimeoutError::Disconnected,
+    })
+}
 
 /// How often an idle writer shows the watchdog it is alive.
 const IDLE_BEAT: std::time::Duration = std::time::Duration::from_millis(500);
@@ -207,6 +224,10 @@ impl Writer {
         let outcome = self.reconcile(Some(&reporting));
         let mut retry = Retry::after(&outcome);
         gate.open(outcome);
+        // Refreshes answered once their large notes' later parts are written, and whether any
+        // part waits (then commands are polled between parts, never waited for).
+        let mut held = Vec::new();
+        let mut waiting = turns::release(&self.connection, &mut held);
         loop {
             beat();
             if let Some(due) = retry.as_mut().filter(|retry| retry.due()) {
@@ -218,8 +239,12 @@ impl Writer {
                 }
                 gate.open(outcome);
             }
-            let command = match commands.recv_timeout(IDLE_BEAT) {
+            let command = match receive(&commands, waiting) {
                 Ok(command) => command,
+                Err(mpsc::RecvTimeoutError::Timeout) if waiting => {
+                    waiting = self.take_turn(&mut held);
+                    continue;
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             };
@@ -231,13 +256,8 @@ impl Writer {
                     preloaded,
                     reply,
                 } => {
-                    let outcome = self.refresh(&paths, preloaded);
-                    if let Err(error) = &outcome {
-                        tracing::error!(%error, "cannot update the index");
-                    }
-                    if let Some(reply) = reply {
-                        let _ = reply.send(outcome);
-                    }
+                    waiting = self.serve_refresh(&paths, preloaded, reply, &mut held);
+                    continue;
                 }
                 Command::Reconcile {
                     reply,
@@ -259,11 +279,7 @@ impl Writer {
                 Command::RebuildDamaged { seen, reply } => {
                     let mut outcome = Ok(());
                     if self.generation.load(Ordering::Acquire) == seen {
-                        // Queries from now on wait, and those already running see the generation
-                        // move before the file does, so they retry instead of failing.
-                        gate.close();
-                        self.generation.fetch_add(1, Ordering::AcqRel);
-                        let rebuilt = self.replace_database().and_then(|()| self.reconcile(None));
+                        let rebuilt = self.rebuild(&gate);
                         outcome = rebuilt
                             .as_ref()
                             .map(|_| ())
@@ -273,6 +289,54 @@ impl Writer {
                     }
                     let _ = reply.send(outcome);
                 }
+            }
+            waiting = turns::release(&self.connection, &mut held);
+        }
+    }
+
+    /// Refreshes `paths` and answers `reply`, at once or when the parts the refresh left waiting
+    /// are written; whether any part waits.
+    fn serve_refresh(
+        &mut self,
+        paths: &[String],
+        preloaded: Vec<Preloaded>,
+        reply: Option<mpsc::Sender<Result<(), IndexError>>>,
+        held: &mut Vec<turns::Held>,
+    ) -> bool {
+        let before = turns::newest(&self.connection);
+        let outcome = self.refresh(paths, preloaded);
+        if let Err(error) = &outcome {
+            tracing::error!(%error, "cannot update the index");
+        }
+        match reply {
+            Some(reply) => {
+                turns::answer_when_written(&self.connection, reply, outcome, before, held)
+            }
+            None => turns::release(&self.connection, held),
+        }
+    }
+
+    /// Replaces a gone or damaged database and reconciles the new one, with the gate closed.
+    fn rebuild(&mut self, gate: &Gate) -> Result<ReconcileStats, IndexError> {
+        // Queries from now on wait, and those already running see the generation move before
+        // the file does, so they retry instead of failing.
+        gate.close();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.replace_database().and_then(|()| self.reconcile(None))
+    }
+
+    /// Writes one waiting part and answers the refreshes it completes; whether parts still wait.
+    /// A part that cannot be written fails the refreshes waiting for it and is tried again after
+    /// the next command, not in a busy loop.
+    fn take_turn(&mut self, held: &mut Vec<turns::Held>) -> bool {
+        match self.write_next_part() {
+            Ok(()) => turns::release(&self.connection, held),
+            Err(error) => {
+                tracing::error!(%error, "cannot store the rest of a large note in the index");
+                for waiting in held.drain(..) {
+                    waiting.fail(IndexError::PartsFailed(error.to_string()));
+                }
+                false
             }
         }
     }

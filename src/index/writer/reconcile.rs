@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use super::load::{is_note, known_row, load, nanos};
 use super::other_files::reconcile_files;
 use super::rows::{apply, remove_exact};
+use super::turns::write_all;
 use super::{Known, Loaded, Writer};
 use crate::index::checkpoints::Checkpointer;
 use crate::index::phases::{Parsing, Writing};
@@ -265,6 +266,8 @@ impl Writer {
                 done += 1;
                 if done % BATCH == 0 {
                     let lap = Instant::now();
+                    // A reconcile holds the writer anyway: large notes go in whole.
+                    write_all(&transaction)?;
                     transaction.commit()?;
                     transaction = connection.unchecked_transaction()?;
                     writing.commit += lap.elapsed();
@@ -284,6 +287,7 @@ impl Writer {
                 }
             }
             let lap = Instant::now();
+            write_all(&transaction)?;
             transaction.commit()?;
             writing.commit += lap.elapsed();
             Ok(parsed)

@@ -7,6 +7,7 @@ use super::load::memory_entry_text;
 use super::{Loaded, NoteRecord};
 use crate::index::IndexError;
 use crate::index::document::ParsedNote;
+use crate::index::parts;
 use crate::index::phases::{Lap, Writing};
 use crate::index::schema::subtree_range;
 use crate::markdown::links::{Link, LinkForm};
@@ -159,21 +160,72 @@ fn write_note_row(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<
     })
 }
 
+/// The note's full-text row, or its first part with the others left waiting for turns of their
+/// own (`turns.rs`) when it is too large for one row (`index::parts`).
 fn insert_full_text(
     transaction: &Transaction<'_>,
     id: i64,
     parsed: &ParsedNote,
+) -> Result<(), IndexError> {
+    let columns = parts::Columns {
+        title: &parsed.title_text,
+        headings: &parsed.headings_text,
+        properties: &parsed.properties_text,
+        body: &parsed.body,
+    };
+    let Some(rows) = parts::split(id, columns) else {
+        return insert_fts_row(transaction, id, columns);
+    };
+    let mut waiting = transaction.prepare_cached(
+        "INSERT INTO parts_waiting(note_id, part, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (at, row) in rows.iter().enumerate() {
+        let part = at + 1;
+        if part == 1 {
+            insert_part(transaction, id, part, *row)?;
+        } else {
+            waiting.execute(params![
+                id,
+                part as i64,
+                row.headings,
+                row.properties,
+                row.body
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// Part `part` of note `id` written to the full-text table, and recorded so that the note's
+/// rows can be found and removed.
+pub(super) fn insert_part(
+    transaction: &Transaction<'_>,
+    id: i64,
+    part: usize,
+    columns: parts::Columns<'_>,
+) -> Result<(), IndexError> {
+    insert_fts_row(transaction, parts::rowid(id, part), columns)?;
+    transaction
+        .prepare_cached("INSERT INTO note_parts(note_id, part) VALUES(?1, ?2)")?
+        .execute(params![id, part as i64])?;
+    Ok(())
+}
+
+fn insert_fts_row(
+    transaction: &Transaction<'_>,
+    rowid: i64,
+    columns: parts::Columns<'_>,
 ) -> Result<(), IndexError> {
     transaction
         .prepare_cached(
             "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
-            id,
-            parsed.title_text,
-            parsed.headings_text,
-            parsed.properties_text,
-            parsed.body
+            rowid,
+            columns.title,
+            columns.headings,
+            columns.properties,
+            columns.body
         ])?;
     Ok(())
 }
@@ -299,9 +351,7 @@ fn insert_memory_entries(
 }
 
 fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexError> {
-    transaction
-        .prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?
-        .execute([id])?;
+    remove_full_text(transaction, id)?;
     transaction
         .prepare_cached(
             "DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_entries WHERE note_id = ?1)",
@@ -323,6 +373,29 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
     // pass prunes vectors no chunk uses any more.
     transaction
         .prepare_cached("DELETE FROM chunks WHERE note_id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// The note's full-text row, or every part of it written or still waiting.
+fn remove_full_text(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexError> {
+    let written: Vec<i64> = transaction
+        .prepare_cached("SELECT part FROM note_parts WHERE note_id = ?1")?
+        .query_map([id], |row| row.get(0))?
+        .collect::<Result<_, _>>()?;
+    let mut delete = transaction.prepare_cached("DELETE FROM notes_fts WHERE rowid = ?1")?;
+    if written.is_empty() {
+        delete.execute([id])?;
+        return Ok(());
+    }
+    for part in written {
+        delete.execute([parts::rowid(id, part as usize)])?;
+    }
+    transaction
+        .prepare_cached("DELETE FROM note_parts WHERE note_id = ?1")?
+        .execute([id])?;
+    transaction
+        .prepare_cached("DELETE FROM parts_waiting WHERE note_id = ?1")?
         .execute([id])?;
     Ok(())
 }
