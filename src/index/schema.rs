@@ -82,15 +82,6 @@ CREATE TABLE note_parts(
     part INTEGER NOT NULL,
     PRIMARY KEY(note_id, part)
 ) WITHOUT ROWID;
-CREATE TABLE parts_waiting(
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    note_id INTEGER NOT NULL,
-    part INTEGER NOT NULL,
-    headings TEXT NOT NULL,
-    properties TEXT NOT NULL,
-    body TEXT NOT NULL
-);
-CREATE INDEX parts_waiting_note ON parts_waiting(note_id);
 CREATE TABLE tasks(
     note_id INTEGER NOT NULL,
     line INTEGER NOT NULL,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use quire::acl::{IdentityRules, Policy, Principal, Rule};
 use quire::ops::{self, Context};
 
-use crate::support::TestVault;
+use crate::support::{self, TestVault};
 
 /// About 640 KB: five or more rows. `first` opens the note, `last` closes it.
 fn large_note(first: &str, last: &str) -> String {
@@ -169,4 +169,70 @@ fn a_large_note_written_through_ops_is_searchable_whole_when_the_write_returns()
             .collect::<Vec<_>>()
     );
     assert_eq!(dump, vault.rebuilt_index().dump().expect("dump"));
+}
+
+/// A stop between a large note's first part and its last leaves the note marked (`parts N` for
+/// its hash) with only some rows: the next start reads it again and finds every word.
+#[test]
+fn a_large_note_whose_later_parts_were_lost_in_a_stop_is_read_again_at_the_next_start() {
+    let vault =
+        TestVault::with_notes(&[("Logs/Big.md", large_note("aardvark", "zygote").as_str())]);
+    let TestVault {
+        dir, config, ops, ..
+    } = vault;
+    drop(ops);
+    {
+        let db = rusqlite::Connection::open(dir.path().join("index.db")).expect("open");
+        let id: i64 = db
+            .query_row(
+                "SELECT id FROM notes WHERE path = 'Logs/Big.md'",
+                [],
+                |row| row.get(0),
+            )
+            .expect("the note");
+        let later: Vec<i64> = db
+            .prepare("SELECT part FROM note_parts WHERE note_id = ?1 AND part > 1")
+            .expect("prepare")
+            .query_map([id], |row| row.get(0))
+            .expect("parts")
+            .collect::<Result<_, _>>()
+            .expect("parts");
+        assert!(later.len() >= 4, "{later:?}");
+        for part in later {
+            db.execute(
+                "DELETE FROM notes_fts WHERE rowid = ?1",
+                [(part << 40) | id],
+            )
+            .expect("delete a part");
+            db.execute(
+                "DELETE FROM note_parts WHERE note_id = ?1 AND part = ?2",
+                [id, part],
+            )
+            .expect("forget the part");
+        }
+        db.execute("UPDATE notes SET hash = 'parts 3' WHERE id = ?1", [id])
+            .expect("mark");
+    }
+    let ops = support::reopen(&config, quire::index::IndexOptions::default());
+    let found = ops
+        .search(
+            &Context::owner(),
+            ops::SearchNotes {
+                query: "zygote aardvark".into(),
+                ..ops::SearchNotes::default()
+            },
+        )
+        .expect("search");
+    assert_eq!(
+        found.results.len(),
+        1,
+        "the last part is back after the restart"
+    );
+    assert!(
+        ops.index()
+            .dump()
+            .expect("dump")
+            .iter()
+            .all(|line| !line.contains("parts 3"))
+    );
 }

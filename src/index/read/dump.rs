@@ -22,7 +22,6 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'term ' || n.path || ' ' || (v.doc >> 40) || ' ' || v.col || ' ' || v.offset || ' ' || v.term
             FROM temp.notes_terms v JOIN notes n ON n.id = (v.doc & 1099511627775)",
         "SELECT 'part ' || n.path || ' ' || p.part FROM note_parts p JOIN notes n ON n.id = p.note_id",
-        "SELECT 'part-waiting ' || note_id || ' ' || part FROM parts_waiting",
         "SELECT 'task ' || n.path || ':' || t.line || ' depth=' || t.depth || ' parent=' || ifnull(t.parent_line, '-')
             || ' heading=' || ifnull(t.heading_line, '-') || ':' || ifnull(t.heading, '-')
             || ' lane=' || ifnull(t.lane, '-') || '/' || t.lane_complete || ' ' || t.text

@@ -13,19 +13,25 @@ use crate::index::phases::{Lap, Parsing};
 use crate::markdown::memory;
 use crate::vault::{self, Revision, Vault, VaultPath};
 
+/// What `known_row` reads. A note whose later parts are still waiting (`turns.rs`) shows no size,
+/// so a reconcile reads it again even when its file did not change.
+pub(super) const KNOWN_COLUMNS: &str =
+    "path, CASE WHEN hash LIKE 'parts %' THEN -1 ELSE size END, mtime, hash, created";
+
 pub(super) fn known_note(
     transaction: &Transaction<'_>,
     path: &str,
 ) -> Result<Option<Known>, IndexError> {
-    let mut statement = transaction
-        .prepare_cached("SELECT path, size, mtime, hash, created FROM notes WHERE path = ?1")?;
+    let mut statement = transaction.prepare_cached(&format!(
+        "SELECT {KNOWN_COLUMNS} FROM notes WHERE path = ?1"
+    ))?;
     Ok(statement
         .query_row([path], known_row)
         .optional()?
         .map(|(_, known)| known))
 }
 
-/// One row of `SELECT path, size, mtime, hash, created FROM notes ...`.
+/// One row of `SELECT {KNOWN_COLUMNS} FROM notes ...`.
 pub(super) fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
     Ok((
         row.get::<_, String>(0)?,

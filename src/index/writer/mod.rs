@@ -224,10 +224,9 @@ impl Writer {
         let outcome = self.reconcile(Some(&reporting));
         let mut retry = Retry::after(&outcome);
         gate.open(outcome);
-        // Refreshes answered once their large notes' later parts are written, and whether any
-        // part waits (then commands are polled between parts, never waited for).
-        let mut held = Vec::new();
-        let mut waiting = turns::release(&self.connection, &mut held);
+        // Large notes' later parts, and the refreshes answered once they are written: while any
+        // waits, commands are polled between parts, never waited for.
+        let mut turns = turns::Turns::default();
         loop {
             beat();
             if let Some(due) = retry.as_mut().filter(|retry| retry.due()) {
@@ -239,10 +238,10 @@ impl Writer {
                 }
                 gate.open(outcome);
             }
-            let command = match receive(&commands, waiting) {
+            let command = match receive(&commands, turns.waiting()) {
                 Ok(command) => command,
-                Err(mpsc::RecvTimeoutError::Timeout) if waiting => {
-                    waiting = self.take_turn(&mut held);
+                Err(mpsc::RecvTimeoutError::Timeout) if turns.waiting() => {
+                    turns.take_turn(&mut self.connection);
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
@@ -256,8 +255,14 @@ impl Writer {
                     preloaded,
                     reply,
                 } => {
-                    waiting = self.serve_refresh(&paths, preloaded, reply, &mut held);
-                    continue;
+                    let (outcome, splits) = match self.refresh(&paths, preloaded) {
+                        Ok(splits) => (Ok(()), splits),
+                        Err(error) => {
+                            tracing::error!(%error, "cannot update the index");
+                            (Err(error), Vec::new())
+                        }
+                    };
+                    turns.answer_after(splits, outcome, reply);
                 }
                 Command::Reconcile {
                     reply,
@@ -290,29 +295,6 @@ impl Writer {
                     let _ = reply.send(outcome);
                 }
             }
-            waiting = turns::release(&self.connection, &mut held);
-        }
-    }
-
-    /// Refreshes `paths` and answers `reply`, at once or when the parts the refresh left waiting
-    /// are written; whether any part waits.
-    fn serve_refresh(
-        &mut self,
-        paths: &[String],
-        preloaded: Vec<Preloaded>,
-        reply: Option<mpsc::Sender<Result<(), IndexError>>>,
-        held: &mut Vec<turns::Held>,
-    ) -> bool {
-        let before = turns::newest(&self.connection);
-        let outcome = self.refresh(paths, preloaded);
-        if let Err(error) = &outcome {
-            tracing::error!(%error, "cannot update the index");
-        }
-        match reply {
-            Some(reply) => {
-                turns::answer_when_written(&self.connection, reply, outcome, before, held)
-            }
-            None => turns::release(&self.connection, held),
         }
     }
 
@@ -323,22 +305,6 @@ impl Writer {
         gate.close();
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.replace_database().and_then(|()| self.reconcile(None))
-    }
-
-    /// Writes one waiting part and answers the refreshes it completes; whether parts still wait.
-    /// A part that cannot be written fails the refreshes waiting for it and is tried again after
-    /// the next command, not in a busy loop.
-    fn take_turn(&mut self, held: &mut Vec<turns::Held>) -> bool {
-        match self.write_next_part() {
-            Ok(()) => turns::release(&self.connection, held),
-            Err(error) => {
-                tracing::error!(%error, "cannot store the rest of a large note in the index");
-                for waiting in held.drain(..) {
-                    waiting.fail(IndexError::PartsFailed(error.to_string()));
-                }
-                false
-            }
-        }
     }
 
     /// Closes the old database before removing its files, so closing it cannot checkpoint into

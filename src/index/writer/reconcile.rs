@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::load::{is_note, known_row, load, nanos};
+use super::load::{KNOWN_COLUMNS, is_note, known_row, load, nanos};
 use super::other_files::reconcile_files;
 use super::rows::{apply, remove_exact};
 use super::turns::write_all;
@@ -258,16 +258,17 @@ impl Writer {
             // `unchecked`: the checkpointer holds the connection shared; nothing else opens a
             // transaction on this thread meanwhile.
             let mut transaction = connection.unchecked_transaction()?;
+            let later = &mut Vec::new();
             for loaded in receiver {
                 if matches!(loaded, Loaded::Note(_)) {
                     parsed += 1;
                 }
-                apply(&transaction, loaded, writing)?;
+                apply(&transaction, loaded, writing, later)?;
+                // A reconcile holds the writer anyway: large notes go in whole.
+                write_all(&transaction, later)?;
                 done += 1;
                 if done % BATCH == 0 {
                     let lap = Instant::now();
-                    // A reconcile holds the writer anyway: large notes go in whole.
-                    write_all(&transaction)?;
                     transaction.commit()?;
                     transaction = connection.unchecked_transaction()?;
                     writing.commit += lap.elapsed();
@@ -287,7 +288,6 @@ impl Writer {
                 }
             }
             let lap = Instant::now();
-            write_all(&transaction)?;
             transaction.commit()?;
             writing.commit += lap.elapsed();
             Ok(parsed)
@@ -334,7 +334,7 @@ impl Writer {
     fn known_notes(&self) -> Result<HashMap<String, Known>, IndexError> {
         let mut statement = self
             .connection
-            .prepare("SELECT path, size, mtime, hash, created FROM notes")?;
+            .prepare(&format!("SELECT {KNOWN_COLUMNS} FROM notes"))?;
         let rows = statement.query_map([], known_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }

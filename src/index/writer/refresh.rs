@@ -9,9 +9,10 @@ use std::time::{Instant, SystemTime};
 
 use rusqlite::{Transaction, params};
 
-use super::load::{is_note, known_note, known_row, load, nanos};
+use super::load::{KNOWN_COLUMNS, is_note, known_note, known_row, load, nanos};
 use super::other_files::{reconcile_files, upsert_file};
 use super::rows::{apply, remove_exact, remove_subtree};
+use super::turns::Split;
 use super::{Known, Loaded, NoteRecord, Writer};
 use crate::index::IndexError;
 use crate::index::phases::{Parsing, Writing};
@@ -21,17 +22,19 @@ use crate::vault::{ScannedFile, Vault, VaultPath};
 impl Writer {
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
     /// Many notes at once (a move rewrites every linking note) are read and parsed on every core.
+    /// The later parts of very large notes are returned, for turns of their own.
     pub(super) fn refresh(
         &mut self,
         paths: &[String],
         preloaded: Vec<Preloaded>,
-    ) -> Result<(), IndexError> {
+    ) -> Result<Vec<Split>, IndexError> {
         let started = Instant::now();
         let transaction = self.connection.transaction()?;
+        let later = &mut Vec::new();
         let mut done = HashSet::new();
         for note in preloaded {
             let path = note.path().to_string();
-            if paths.contains(&path) && apply_preloaded(&transaction, &self.vault, note)? {
+            if paths.contains(&path) && apply_preloaded(&transaction, &self.vault, note, later)? {
                 done.insert(path);
             }
         }
@@ -47,50 +50,13 @@ impl Writer {
                     let known = known_note(&transaction, path.as_str())?;
                     notes.push((path, fs_path, known));
                 }
-                _ => refresh_path(&transaction, &self.vault, raw)?,
+                _ => refresh_path(&transaction, &self.vault, raw, later)?,
             }
         }
         if !notes.is_empty() {
             let vault = &self.vault;
             let chunks = schema::keeps_chunks(&transaction)?;
-            let next = AtomicUsize::new(0);
-            let workers = std::thread::available_parallelism()
-                .map_or(1, usize::from)
-                .clamp(1, 8)
-                .min(notes.len());
-            let loaded: Vec<(usize, Loaded)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        let (notes, next) = (&notes, &next);
-                        scope.spawn(move || {
-                            let mut loaded = Vec::new();
-                            let phases = Parsing::default();
-                            loop {
-                                let at = next.fetch_add(1, Ordering::Relaxed);
-                                let Some((path, fs_path, known)) = notes.get(at) else {
-                                    return loaded;
-                                };
-                                let note = load(
-                                    vault,
-                                    path,
-                                    fs_path,
-                                    known.as_ref(),
-                                    false,
-                                    chunks,
-                                    &phases,
-                                );
-                                loaded.push((at, note));
-                            }
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|handle| handle.join().unwrap_or_default())
-                    .collect()
-            });
-            let mut loaded = loaded;
-            loaded.sort_by_key(|(at, _)| *at);
+            let loaded = load_in_parallel(vault, &notes, chunks);
             tracing::debug!(
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 notes = notes.len(),
@@ -99,12 +65,12 @@ impl Writer {
             if loaded.len() != notes.len() {
                 // A loader thread died: fall back to refreshing every note here.
                 for (path, ..) in &notes {
-                    refresh_path(&transaction, &self.vault, path.as_str())?;
+                    refresh_path(&transaction, &self.vault, path.as_str(), later)?;
                 }
             } else {
                 let phases = &mut Writing::default();
                 for (_, loaded) in loaded {
-                    apply(&transaction, loaded, phases)?;
+                    apply(&transaction, loaded, phases, later)?;
                 }
             }
             tracing::debug!(
@@ -119,8 +85,48 @@ impl Writer {
                 "refresh: committed"
             );
         }
-        Ok(())
+        Ok(std::mem::take(later))
     }
+}
+
+/// Reads and parses `notes` on up to eight threads; each with its place in `notes`, in order.
+/// A thread that died leaves its notes out (the caller then refreshes them one by one).
+fn load_in_parallel(
+    vault: &Vault,
+    notes: &[(VaultPath, std::path::PathBuf, Option<Known>)],
+    chunks: bool,
+) -> Vec<(usize, Loaded)> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8)
+        .min(notes.len());
+    let mut loaded: Vec<(usize, Loaded)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let (notes, next) = (&notes, &next);
+                scope.spawn(move || {
+                    let mut loaded = Vec::new();
+                    let phases = Parsing::default();
+                    loop {
+                        let at = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((path, fs_path, known)) = notes.get(at) else {
+                            return loaded;
+                        };
+                        let note =
+                            load(vault, path, fs_path, known.as_ref(), false, chunks, &phases);
+                        loaded.push((at, note));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_default())
+            .collect()
+    });
+    loaded.sort_by_key(|(at, _)| *at);
+    loaded
 }
 
 /// Refreshes of at least this many paths read and parse their notes in parallel.
@@ -164,6 +170,7 @@ fn apply_preloaded(
     transaction: &Transaction<'_>,
     vault: &Vault,
     note: Preloaded,
+    later: &mut Vec<Split>,
 ) -> Result<bool, IndexError> {
     let Preloaded { mut record, chunks } = note;
     if chunks != schema::keeps_chunks(transaction)? {
@@ -192,7 +199,7 @@ fn apply_preloaded(
             Loaded::Note(record)
         }
     };
-    apply(transaction, loaded, &mut Writing::default())?;
+    apply(transaction, loaded, &mut Writing::default(), later)?;
     Ok(true)
 }
 
@@ -211,7 +218,12 @@ fn plain_note(vault: &Vault, raw: &str) -> Option<(VaultPath, std::path::PathBuf
     metadata.is_file().then_some((path, resolved.fs_path))
 }
 
-fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Result<(), IndexError> {
+fn refresh_path(
+    transaction: &Transaction<'_>,
+    vault: &Vault,
+    raw: &str,
+    later: &mut Vec<Split>,
+) -> Result<(), IndexError> {
     // Hidden or unaddressable names are never indexed, so there is nothing to refresh.
     let Ok(path) = VaultPath::parse(raw) else {
         return Ok(());
@@ -229,7 +241,7 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
             // Scans never descend a symlinked folder, so neither does the index.
             return remove_subtree(transaction, path.as_str());
         }
-        return refresh_folder(transaction, vault, &path);
+        return refresh_folder(transaction, vault, &path, later);
     }
     if !is_note(&path) {
         return upsert_file(
@@ -242,7 +254,14 @@ fn refresh_path(transaction: &Transaction<'_>, vault: &Vault, raw: &str) -> Resu
         );
     }
     let known = known_note(transaction, path.as_str())?;
-    reload(transaction, vault, &path, &resolved.fs_path, known.as_ref())
+    reload(
+        transaction,
+        vault,
+        &path,
+        &resolved.fs_path,
+        known.as_ref(),
+        later,
+    )
 }
 
 /// Reads, parses and writes one note on the writer thread, outside a timed reconcile.
@@ -252,6 +271,7 @@ fn reload(
     path: &VaultPath,
     fs_path: &Path,
     known: Option<&Known>,
+    later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
     let chunks = schema::keeps_chunks(transaction)?;
     let loaded = load(
@@ -263,7 +283,7 @@ fn reload(
         chunks,
         &Parsing::default(),
     );
-    apply(transaction, loaded, &mut Writing::default())
+    apply(transaction, loaded, &mut Writing::default(), later)
 }
 
 /// Re-indexes every note below `folder` that is new or changed, and drops the ones that vanished.
@@ -271,6 +291,7 @@ fn refresh_folder(
     transaction: &Transaction<'_>,
     vault: &Vault,
     folder: &VaultPath,
+    later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
     let files = match vault.scan(Some(folder)) {
         Ok(files) => files,
@@ -279,9 +300,9 @@ fn refresh_folder(
     let (low, high) = subtree_range(folder.as_str());
     let mut indexed: HashMap<String, Known> = HashMap::new();
     {
-        let mut statement = transaction.prepare_cached(
-            "SELECT path, size, mtime, hash, created FROM notes WHERE path > ?1 AND path < ?2",
-        )?;
+        let mut statement = transaction.prepare_cached(&format!(
+            "SELECT {KNOWN_COLUMNS} FROM notes WHERE path > ?1 AND path < ?2"
+        ))?;
         let rows = statement.query_map(params![low, high], known_row)?;
         for row in rows {
             let (path, known) = row?;
@@ -300,6 +321,7 @@ fn refresh_folder(
                 &file.path,
                 &file.fs_path,
                 known.as_ref(),
+                later,
             )?;
         }
     }

@@ -4,6 +4,7 @@
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::load::memory_entry_text;
+use super::turns::{self, Split};
 use super::{Loaded, NoteRecord};
 use crate::index::IndexError;
 use crate::index::document::ParsedNote;
@@ -58,10 +59,12 @@ fn form_name(form: LinkForm) -> &'static str {
     }
 }
 
+/// Writes what was read of a note; the later parts of a very large one are left in `later`.
 pub(super) fn apply(
     transaction: &Transaction<'_>,
     loaded: Loaded,
     phases: &mut Writing,
+    later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
     match loaded {
         Loaded::Same { path, size, mtime } => {
@@ -70,7 +73,7 @@ pub(super) fn apply(
                 .execute(params![path, size, mtime])?;
             Ok(())
         }
-        Loaded::Note(record) => upsert(transaction, &record, phases),
+        Loaded::Note(record) => upsert(transaction, &record, phases, later),
         Loaded::Gone { path } => remove_exact(transaction, &path),
     }
 }
@@ -80,12 +83,13 @@ fn upsert(
     transaction: &Transaction<'_>,
     record: &NoteRecord,
     phases: &mut Writing,
+    later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
     let mut lap = Lap::start();
     let parsed = &record.parsed;
     let id = write_note_row(transaction, record)?;
     phases.notes += lap.split();
-    insert_full_text(transaction, id, parsed)?;
+    insert_full_text(transaction, id, record, later)?;
     phases.fts += lap.split();
     // A note the index did not know has no links to delete.
     if record.known {
@@ -160,13 +164,15 @@ fn write_note_row(transaction: &Transaction<'_>, record: &NoteRecord) -> Result<
     })
 }
 
-/// The note's full-text row, or its first part with the others left waiting for turns of their
-/// own (`turns.rs`) when it is too large for one row (`index::parts`).
+/// The note's full-text row; or, when it is too large for one row (`index::parts`), its first
+/// part, with the others left in `later` and the note marked until they are written.
 fn insert_full_text(
     transaction: &Transaction<'_>,
     id: i64,
-    parsed: &ParsedNote,
+    record: &NoteRecord,
+    later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
+    let parsed = &record.parsed;
     let columns = parts::Columns {
         title: &parsed.title_text,
         headings: &parsed.headings_text,
@@ -176,23 +182,32 @@ fn insert_full_text(
     let Some(rows) = parts::split(id, columns) else {
         return insert_fts_row(transaction, id, columns);
     };
-    let mut waiting = transaction.prepare_cached(
-        "INSERT INTO parts_waiting(note_id, part, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for (at, row) in rows.iter().enumerate() {
-        let part = at + 1;
-        if part == 1 {
-            insert_part(transaction, id, part, *row)?;
-        } else {
-            waiting.execute(params![
-                id,
-                part as i64,
-                row.headings,
-                row.properties,
-                row.body
-            ])?;
-        }
+    let mut rows = rows.into_iter();
+    if let Some(first) = rows.next() {
+        insert_part(transaction, id, 1, first)?;
     }
+    let rest: Vec<(String, String, String)> = rows
+        .map(|row| {
+            (
+                row.headings.to_string(),
+                row.properties.to_string(),
+                row.body.to_string(),
+            )
+        })
+        .collect();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let marker = turns::marker();
+    transaction
+        .prepare_cached("UPDATE notes SET hash = ?2 WHERE id = ?1")?
+        .execute(params![id, marker])?;
+    later.push(Split {
+        note: id,
+        marker,
+        hash: record.hash.clone(),
+        rest,
+    });
     Ok(())
 }
 
@@ -377,7 +392,7 @@ fn remove_content(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexErr
     Ok(())
 }
 
-/// The note's full-text row, or every part of it written or still waiting.
+/// The note's full-text row, or every part of it written so far.
 fn remove_full_text(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexError> {
     let written: Vec<i64> = transaction
         .prepare_cached("SELECT part FROM note_parts WHERE note_id = ?1")?
@@ -393,9 +408,6 @@ fn remove_full_text(transaction: &Transaction<'_>, id: i64) -> Result<(), IndexE
     }
     transaction
         .prepare_cached("DELETE FROM note_parts WHERE note_id = ?1")?
-        .execute([id])?;
-    transaction
-        .prepare_cached("DELETE FROM parts_waiting WHERE note_id = ?1")?
         .execute([id])?;
     Ok(())
 }
