@@ -2,9 +2,10 @@
 """Notes whose content once made the link parser quadratic (issue 47, F2), written through
 `quire serve --http` (one session) while a second session, in a process of its own, keeps writing
 unrelated notes: prints how long each pathological write takes (the file, then the index taking it
-in) and the slowest of the unrelated writes made meanwhile. A figure, not an assertion; not part of tests/run.
+in) and the slowest of the unrelated writes made meanwhile. Shapes: the red team's repeated units, and
+`ids` (distinct hex words) and `prose`. A figure, not an assertion; not part of tests/run.
 
-    QUIRE_BIN=target/release/quire target/py/bin/python benches/pathological_writes.py [--small] [--shapes=[a](,[[]
+    QUIRE_BIN=target/release/quire target/py/bin/python benches/pathological_writes.py [--small] [--shapes=[a](,[[,ids]
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@
 //! files: a version whose file holds its new content happened. So no acknowledged write is
 //! missing from history. Access control is the caller's (`ops`): this module answers for paths.
 
+mod content;
 mod read;
 mod schema;
 
@@ -20,7 +21,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::vault::Revision;
+use content::Prepared;
 
 /// What a version did to its file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,9 @@ pub struct Draft<'a> {
     /// The content after it (`None`: the file is gone).
     pub after: Option<&'a [u8]>,
 }
+
+/// A draft's contents before and after, prepared.
+type BeforeAfter<'a> = (Option<Prepared<'a>>, Option<Prepared<'a>>);
 
 /// Who makes a change, with which tool, of what kind, as the writer stages it.
 #[derive(Debug, Clone, Copy)]
@@ -191,6 +195,17 @@ impl History {
     /// Records a change's versions before its files are written; durable when this returns.
     /// Returns the change id that the caller, the audit log and the answer share.
     pub fn stage(&self, meta: &Meta<'_>, drafts: &[Draft<'_>]) -> Result<String, HistoryError> {
+        let contents = self.prepare(drafts)?;
+        self.stage_prepared(meta, drafts, contents)
+    }
+
+    /// `stage` with the drafts' contents already prepared.
+    fn stage_prepared(
+        &self,
+        meta: &Meta<'_>,
+        drafts: &[Draft<'_>],
+        mut contents: Vec<BeforeAfter<'_>>,
+    ) -> Result<String, HistoryError> {
         let time_ms = now_ms();
         let id = new_change_id(time_ms);
         let mut connection = self.lock();
@@ -200,14 +215,14 @@ impl History {
             params![id, time_ms, meta.identity, meta.tool, meta.kind.as_str(), meta.undoes],
         )?;
         let seq = transaction.last_insert_rowid();
-        for draft in drafts {
-            let before = draft
-                .before
-                .map(|bytes| store(&transaction, bytes))
+        for (draft, (before, after)) in drafts.iter().zip(contents.iter_mut()) {
+            let before = before
+                .as_mut()
+                .map(|content| content::store(&transaction, content))
                 .transpose()?;
-            let after = draft
-                .after
-                .map(|bytes| store(&transaction, bytes))
+            let after = after
+                .as_mut()
+                .map(|content| content::store(&transaction, content))
                 .transpose()?;
             transaction.execute(
                 "INSERT INTO versions(change_seq, path, previous_path, kind, revision_before, revision_after, bytes_before, bytes_after)
@@ -226,6 +241,43 @@ impl History {
         }
         transaction.commit()?;
         Ok(id)
+    }
+
+    /// Each draft's contents before and after, hashed, and compressed unless the history holds
+    /// them already: the connection is taken only for that look-up.
+    fn prepare<'a>(&self, drafts: &[Draft<'a>]) -> Result<Vec<BeforeAfter<'a>>, HistoryError> {
+        let mut contents: Vec<BeforeAfter<'a>> = drafts
+            .iter()
+            .map(|draft| {
+                (
+                    draft.before.map(Prepared::hashed),
+                    draft.after.map(Prepared::hashed),
+                )
+            })
+            .collect();
+        let unknown: Vec<bool> = {
+            let connection = self.lock();
+            let mut unknown = Vec::new();
+            for content in contents
+                .iter()
+                .flat_map(|(before, after)| [before, after])
+                .flatten()
+            {
+                unknown.push(!content::known(&connection, content.revision())?);
+            }
+            unknown
+        };
+        let mut unknown = unknown.into_iter();
+        for content in contents
+            .iter_mut()
+            .flat_map(|(before, after)| [before, after])
+            .flatten()
+        {
+            if unknown.next().unwrap_or(true) {
+                content.compress()?;
+            }
+        }
+        Ok(contents)
     }
 
     /// The change's files were written: it is history now.
@@ -373,30 +425,6 @@ fn stored_sum(connection: &Connection) -> rusqlite::Result<u64> {
             row.get(0)
         })?;
     Ok(u64::try_from(stored).unwrap_or(0))
-}
-
-/// Stores `bytes` once under their revision; returns the revision and the size.
-fn store(
-    transaction: &rusqlite::Transaction<'_>,
-    bytes: &[u8],
-) -> Result<(String, i64), HistoryError> {
-    let revision = Revision::of(bytes).to_string();
-    let size = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
-    let known: Option<i64> = transaction
-        .query_row(
-            "SELECT bytes FROM contents WHERE revision = ?1",
-            [&revision],
-            |row| row.get(0),
-        )
-        .optional()?;
-    if known.is_none() {
-        let data = zstd::encode_all(bytes, LEVEL).map_err(HistoryError::Content)?;
-        transaction.execute(
-            "INSERT INTO contents(revision, bytes, stored, data) VALUES(?1, ?2, ?3, ?4)",
-            params![revision, size, data.len() as i64, data],
-        )?;
-    }
-    Ok((revision, size))
 }
 
 fn delete_changes(

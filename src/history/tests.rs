@@ -2,6 +2,7 @@
 //! pending, read back as a user of the history tools would.
 
 use super::*;
+use crate::vault::Revision;
 
 fn open(dir: &tempfile::TempDir) -> History {
     History::open(&dir.path().join("history.db"), Retention::default()).expect("history opens")
@@ -350,4 +351,28 @@ fn a_first_version_history_is_carried_forward() {
     drop(connection);
     let history = History::open(&path, Retention::default()).expect("migrated");
     assert_eq!(history.undone_by("ch_old").expect("query"), None);
+}
+
+/// Contents are hashed and compressed before the connection is taken; one that was stored then
+/// but dropped before the insert (another write refused meanwhile) is compressed after all.
+#[test]
+fn content_dropped_between_preparing_and_staging_is_stored_all_the_same() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    let refused = history
+        .stage(&meta(Kind::Write), &[write("a.md", None, b"shared\n")])
+        .expect("staged");
+    let drafts = [write("b.md", None, b"shared\n")];
+    let prepared = history.prepare(&drafts).expect("prepared");
+    history.abandon(&refused).expect("abandoned");
+    let revision = Revision::of(b"shared\n").to_string();
+    assert_eq!(history.content(&revision).expect("read"), None);
+    let kept = history
+        .stage_prepared(&meta(Kind::Write), &drafts, prepared)
+        .expect("staged");
+    history.finish(&kept).expect("finished");
+    assert_eq!(
+        history.content(&revision).expect("read").as_deref(),
+        Some(&b"shared\n"[..])
+    );
 }
