@@ -95,7 +95,7 @@ def main() -> None:
             figures["floor: bare FTS5 (s)"] = wall
             (work / "floor.db").unlink()
         began = time.monotonic()
-        server = Server(quire_bin(), args.vault, work)
+        server = Server(quire_bin(), args.vault, work, token_wait=900)
         try:
             figures["cold index to ready (s)"] = time_to_ready(server, began)
             figures["peak RSS while indexing (MB)"] = status_kb(server, "VmHWM") / 1024
@@ -115,7 +115,7 @@ def main() -> None:
         finally:
             server.stop()
         began = time.monotonic()
-        server = Server(quire_bin(), args.vault, work)
+        server = Server(quire_bin(), args.vault, work, token_wait=900)
         try:
             figures["restart to ready (s)"] = time_to_ready(server, began)
             figures["RSS after restart (MB)"] = status_kb(server, "VmRSS") / 1024

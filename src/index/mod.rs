@@ -325,13 +325,17 @@ impl Index {
                 loop {
                     let mut lagged = false;
                     let mut paths = Vec::new();
+                    // Lost changes (this listener fell behind, or the kernel's queue
+                    // overflowed) are found by reconciling the whole vault.
                     match changes.blocking_recv() {
+                        Ok(change) if change.kind == ChangeKind::Rescan => lagged = true,
                         Ok(change) => paths.push(change.path),
                         Err(broadcast::error::RecvError::Lagged(_)) => lagged = true,
                         Err(broadcast::error::RecvError::Closed) => return,
                     }
                     loop {
                         match changes.try_recv() {
+                            Ok(change) if change.kind == ChangeKind::Rescan => lagged = true,
                             Ok(change) => paths.push(change.path),
                             Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
                             Err(_) => break,

@@ -23,6 +23,9 @@ pub enum ChangeKind {
     Created,
     Modified,
     Removed,
+    /// Changes were lost (the kernel's event queue overflowed in a burst): anything may have
+    /// changed. `path` is empty; the index reconciles the whole vault.
+    Rescan,
 }
 
 /// One visible file that appeared, changed or vanished.
@@ -128,6 +131,12 @@ fn root_event(root: &Path, event: &notify::Event) -> Option<u8> {
 }
 
 fn changes_of(root: &Path, event: &notify::Event) -> Vec<VaultChange> {
+    if event.need_rescan() {
+        return vec![VaultChange {
+            path: String::new(),
+            kind: ChangeKind::Rescan,
+        }];
+    }
     let kinds: Vec<(ChangeKind, &PathBuf)> = match event.kind {
         EventKind::Create(_) => event
             .paths
@@ -208,6 +217,25 @@ fn vault_relative(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// inotify drops events when its queue overflows (a burst of thousands of edits on a large
+    /// vault) and says so once: that must reach the index as a rescan, not vanish.
+    #[test]
+    fn a_lost_burst_of_events_is_a_rescan() {
+        let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert_eq!(
+            changes_of(Path::new("/v"), &overflow),
+            [VaultChange {
+                path: String::new(),
+                kind: ChangeKind::Rescan
+            }]
+        );
+        let plain = notify::Event::new(EventKind::Other).add_path(PathBuf::from("/v/a.md"));
+        assert_eq!(
+            changes_of(Path::new("/v"), &plain)[0].kind,
+            ChangeKind::Modified
+        );
+    }
 
     #[test]
     fn hidden_and_outside_paths_are_not_changes() {

@@ -67,7 +67,7 @@ def vault_source(size: int | None) -> Path:
 
 
 class Server:
-    def __init__(self, binary: Path, vault: Path, work: Path):
+    def __init__(self, binary: Path, vault: Path, work: Path, token_wait: float = 60):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -82,7 +82,8 @@ class Server:
             [str(binary), "serve", "--vault", str(vault), "--http", f"127.0.0.1:{self.port}",
              "--config", str(config)],
             stdout=open(self.out, "w"), stderr=open(work / "server.err", "w"), env=env)
-        deadline = time.time() + 60
+        # It listens once the vault is open: seconds at a million notes (benches/million.py).
+        deadline = time.time() + token_wait
         self.token = None
         while time.time() < deadline and self.token is None:
             match = re.search(r"^  Token: (\S+)", self.out.read_text(), re.M)

@@ -33,8 +33,13 @@ fn bulk_cache_kib() -> i64 {
 
 /// Notes written per transaction during a reconcile, so the WAL stays bounded.
 const BATCH: usize = 2000;
-/// After a reconcile that parsed this many notes, the full-text index is merged into one segment.
+/// After a reconcile that parsed this many notes, and at least a `BULK_SHARE`th of those the
+/// index knew, the full-text index is merged into one segment.
 const OPTIMIZE_AFTER: usize = 1000;
+/// 'optimize' rewrites the whole full-text index: after a first build or a change to a large
+/// share of the vault that is cheaper than merging as it goes, but 10,000 outside edits in a
+/// million-note vault held the writer for minutes with it (`benches/million.py`).
+const BULK_SHARE: usize = 4;
 /// The writer's page cache while a first build fills an empty index (negative: KiB), instead of
 /// `schema::CACHE_KIB`: a batch of notes then rarely spills dirty pages before its commit.
 const BULK_CACHE_KIB: i64 = -65_536;
@@ -88,7 +93,7 @@ impl Writer {
         }
         // A large batch is merged into one segment at the end ('optimize'); merging the segments
         // along the way as well would rewrite the same data several times.
-        let bulk = total >= OPTIMIZE_AFTER;
+        let bulk = total >= OPTIMIZE_AFTER && total >= plan.known.len() / BULK_SHARE;
         let deferred = self.defer_indexes_for_first_build(bulk && plan.known.is_empty())?;
         // Through the merge at the end, the WAL is copied into the database on another core.
         let checkpointer = bulk.then(|| Checkpointer::start(&self.connection, &self.db_path));
