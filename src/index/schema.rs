@@ -204,8 +204,11 @@ macro_rules! folder_of {
 }
 
 /// Keeps the count tables (`tag_counts`, `key_notes`, `key_spellings`, `value_notes`,
-/// `value_spellings`) equal to counting `tags` and `properties` per folder, as rows come and go:
-/// a note's rows are always written and removed while its `notes` row exists (`writer::rows`),
+/// `value_spellings`) equal to counting `tags` and `properties` per folder, as rows come and go.
+/// Whether a note has another row of a key is looked up by note (`INDEXED BY`): left to itself
+/// SQLite walked `properties_key`, every note with that key and value, so one property written in
+/// a million-note vault read hundreds of thousands of rows.
+/// A note's rows are always written and removed while its `notes` row exists (`writer::rows`),
 /// so its folder is there to read. Dropped during a first bulk build and made again, with the
 /// counts recomputed, by `restore_secondary_indexes`.
 const COUNT_TRIGGERS: &str = concat!(
@@ -236,7 +239,7 @@ const COUNT_TRIGGERS: &str = concat!(
         SELECT ",
     folder_of!("NEW"),
     ", NEW.key_lower, 1
-        WHERE NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = NEW.note_id
+        WHERE NOT EXISTS (SELECT 1 FROM properties p INDEXED BY properties_note WHERE p.note_id = NEW.note_id
                           AND p.key_lower = NEW.key_lower AND p.rowid <> NEW.rowid)
         ON CONFLICT DO UPDATE SET notes = notes + 1;
         INSERT INTO value_spellings(folder, key_lower, value_lower, value, rows)
@@ -250,7 +253,7 @@ const COUNT_TRIGGERS: &str = concat!(
     folder_of!("NEW"),
     ", NEW.key_lower, NEW.value_lower, 1
         WHERE NEW.value IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = NEW.note_id
+          AND NOT EXISTS (SELECT 1 FROM properties p INDEXED BY properties_note WHERE p.note_id = NEW.note_id
                           AND p.key_lower = NEW.key_lower AND p.value_lower = NEW.value_lower
                           AND p.rowid <> NEW.rowid)
         ON CONFLICT DO UPDATE SET notes = notes + 1;
@@ -268,7 +271,7 @@ const COUNT_TRIGGERS: &str = concat!(
         WHERE folder = ",
     folder_of!("OLD"),
     " AND key_lower = OLD.key_lower
-          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = OLD.note_id
+          AND NOT EXISTS (SELECT 1 FROM properties p INDEXED BY properties_note WHERE p.note_id = OLD.note_id
                           AND p.key_lower = OLD.key_lower);
         DELETE FROM key_notes
         WHERE folder = ",
@@ -289,7 +292,7 @@ const COUNT_TRIGGERS: &str = concat!(
           AND folder = ",
     folder_of!("OLD"),
     " AND value_lower = OLD.value_lower
-          AND NOT EXISTS (SELECT 1 FROM properties p WHERE p.note_id = OLD.note_id
+          AND NOT EXISTS (SELECT 1 FROM properties p INDEXED BY properties_note WHERE p.note_id = OLD.note_id
                           AND p.key_lower = OLD.key_lower AND p.value_lower = OLD.value_lower);
         DELETE FROM value_notes
         WHERE OLD.value IS NOT NULL AND key_lower = OLD.key_lower
