@@ -15,7 +15,7 @@ pub const PART_BYTES: usize = 128 * 1024;
 /// A part's full-text rowid is `part << NOTE_BITS | note id` (parts count from 1); a note kept
 /// whole has its id as its rowid. Note ids stay far below `2^40`: SQLite gives each new note the
 /// largest id plus one.
-const NOTE_BITS: u32 = 40;
+pub const NOTE_BITS: u32 = 40;
 
 /// The rowid bits that name the note.
 pub const NOTE_MASK: i64 = (1 << NOTE_BITS) - 1;

@@ -116,6 +116,29 @@ fn a_large_note_is_found_by_words_that_sit_in_different_parts() {
         !search_as(&vault, &reader, "zygote").contains(&"Other/Elsewhere.md".to_string()),
         "the reader sees only Logs/"
     );
+    // A filter applies to such a note as to any other.
+    let in_folder = |folder: &str| -> Vec<String> {
+        vault
+            .ops
+            .search(
+                &owner,
+                ops::SearchNotes {
+                    query: "aardvark zygote".into(),
+                    filters: ops::SearchFilters {
+                        folder: Some(folder.into()),
+                        ..ops::SearchFilters::default()
+                    },
+                    ..ops::SearchNotes::default()
+                },
+            )
+            .expect("search")
+            .results
+            .into_iter()
+            .map(|result| result.path)
+            .collect()
+    };
+    assert_eq!(in_folder("Logs"), ["Logs/Big.md"]);
+    assert_eq!(in_folder("Other"), ["Other/Elsewhere.md"]);
 }
 
 #[test]

@@ -3,6 +3,8 @@
 
 use rusqlite::Connection;
 
+use crate::index::parts::{NOTE_BITS, NOTE_MASK};
+
 /// Every fact the index holds, one sorted line each, with row ids replaced by paths: two indexes
 /// of the same vault dump the same lines however they were built.
 pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
@@ -18,9 +20,6 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT 'property ' || n.path || ' ' || p.key || ' ' || p.key_lower || ' = ' || ifnull(p.value, 'NULL')
             || ' / ' || ifnull(p.value_lower, 'NULL') || ' / ' || ifnull(p.number, 'NULL')
             FROM properties p JOIN notes n ON n.id = p.note_id",
-        // A note stored as parts has a row per part: its rowid's high bits (`index::parts`).
-        "SELECT 'term ' || n.path || ' ' || (v.doc >> 40) || ' ' || v.col || ' ' || v.offset || ' ' || v.term
-            FROM temp.notes_terms v JOIN notes n ON n.id = (v.doc & 1099511627775)",
         "SELECT 'part ' || n.path || ' ' || p.part FROM note_parts p JOIN notes n ON n.id = p.note_id",
         "SELECT 'task ' || n.path || ':' || t.line || ' depth=' || t.depth || ' parent=' || ifnull(t.parent_line, '-')
             || ' heading=' || ifnull(t.heading_line, '-') || ':' || ifnull(t.heading, '-')
@@ -35,8 +34,6 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
             FROM tasks t JOIN notes n ON n.id = t.note_id",
         "SELECT 'orphan-task ' || t.note_id || ':' || t.line FROM tasks t
             WHERE t.note_id NOT IN (SELECT id FROM notes)",
-        "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
-            WHERE (v.doc & 1099511627775) NOT IN (SELECT id FROM notes)",
         "SELECT 'file ' || path || ' size=' || size || ' mtime=' || mtime FROM files",
         "SELECT 'file-text ' || f.path || ' ' || length(t.body) || ' ' || substr(t.body, 1, 40)
             FROM files_fts t JOIN files f ON f.id = t.rowid",
@@ -60,6 +57,7 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
     for sql in queries
         .iter()
         .copied()
+        .chain(term_queries().iter().map(String::as_str))
         .chain(count_queries().iter().map(String::as_str))
     {
         let mut statement = connection.prepare(sql)?;
@@ -70,6 +68,21 @@ pub fn dump(connection: &Connection) -> rusqlite::Result<Vec<String>> {
     }
     lines.sort();
     Ok(lines)
+}
+
+/// Every full-text term with its note, and terms of no note. A note stored as parts has a row
+/// per part, its rowid's high bits (`index::parts`).
+fn term_queries() -> [String; 2] {
+    [
+        format!(
+            "SELECT 'term ' || n.path || ' ' || (v.doc >> {NOTE_BITS}) || ' ' || v.col || ' ' || v.offset || ' ' || v.term
+             FROM temp.notes_terms v JOIN notes n ON n.id = (v.doc & {NOTE_MASK})"
+        ),
+        format!(
+            "SELECT 'orphan-term ' || v.doc || ' ' || v.term FROM temp.notes_terms v
+             WHERE (v.doc & {NOTE_MASK}) NOT IN (SELECT id FROM notes)"
+        ),
+    ]
 }
 
 /// The kept counts, and any difference between them and counting the rows now (`drift` lines,

@@ -30,11 +30,13 @@ impl Writer {
     ) -> Result<Vec<Split>, IndexError> {
         let started = Instant::now();
         let transaction = self.connection.transaction()?;
-        let later = &mut Vec::new();
+        let mut later = Vec::new();
         let mut done = HashSet::new();
         for note in preloaded {
             let path = note.path().to_string();
-            if paths.contains(&path) && apply_preloaded(&transaction, &self.vault, note, later)? {
+            if paths.contains(&path)
+                && apply_preloaded(&transaction, &self.vault, note, &mut later)?
+            {
                 done.insert(path);
             }
         }
@@ -50,7 +52,7 @@ impl Writer {
                     let known = known_note(&transaction, path.as_str())?;
                     notes.push((path, fs_path, known));
                 }
-                _ => refresh_path(&transaction, &self.vault, raw, later)?,
+                _ => refresh_path(&transaction, &self.vault, raw, &mut later)?,
             }
         }
         if !notes.is_empty() {
@@ -65,12 +67,12 @@ impl Writer {
             if loaded.len() != notes.len() {
                 // A loader thread died: fall back to refreshing every note here.
                 for (path, ..) in &notes {
-                    refresh_path(&transaction, &self.vault, path.as_str(), later)?;
+                    refresh_path(&transaction, &self.vault, path.as_str(), &mut later)?;
                 }
             } else {
                 let phases = &mut Writing::default();
                 for (_, loaded) in loaded {
-                    apply(&transaction, loaded, phases, later)?;
+                    apply(&transaction, loaded, phases, &mut later)?;
                 }
             }
             tracing::debug!(
@@ -85,7 +87,7 @@ impl Writer {
                 "refresh: committed"
             );
         }
-        Ok(std::mem::take(later))
+        Ok(later)
     }
 }
 
