@@ -189,6 +189,36 @@ impl Policy {
         }
     }
 
+    /// Whether `principal` may read the notes directly inside `folder` (`""` is the root) when the
+    /// rules decide them all alike; `None` when a rule names a note directly inside it, so its
+    /// notes must be checked one by one. It holds for every note (a name ending in `.md`) whose name, in compatibility
+    /// form without marks, has no `/` and does not start with `.`: such a name folds to one
+    /// segment below the folder's, so only rules on the folder or above it can cover the note.
+    /// A restricted caller's counts sum whole folders through this instead of checking each note.
+    pub fn folder_reads(&self, principal: &Principal, folder: &str) -> Option<bool> {
+        let folder = folder.trim_matches('/');
+        let folded = fold(folder);
+        let normal = rule::nfc(folder);
+        let by_fold = |rules: &[Rule]| rules.iter().any(|rule| rule.names_note_in(&folded, true));
+        let exactly = |rules: &[Rule]| rules.iter().any(|rule| rule.names_note_in(&normal, false));
+        if by_fold(&self.always_deny) {
+            return None;
+        }
+        if let Principal::Identity { name, .. } = principal
+            && let Some(rules) = self.identities.get(name)
+            && (by_fold(&rules.deny) || exactly(&rules.read) || exactly(&rules.write))
+        {
+            return None;
+        }
+        // Any name no rule names stands for every note of the folder.
+        let probe = if folder.is_empty() {
+            "any-note.md".to_owned()
+        } else {
+            format!("{folder}/any-note.md")
+        };
+        Some(self.allows(principal, Action::Read, &probe))
+    }
+
     /// Shorthand for `check(..).allowed`.
     pub fn allows(&self, principal: &Principal, action: Action, path: &str) -> bool {
         self.check(principal, action, path).allowed

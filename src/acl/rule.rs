@@ -123,6 +123,22 @@ impl Rule {
         }
     }
 
+    /// Whether the rule can cover a note (a name ending in `.md`, any case) directly inside
+    /// `folder` (`""` is the root) without covering the folder: by folded skeleton when `folded`
+    /// (`folder` folded too, as deny rules match), else exactly (`folder` in NFC, as allow rules
+    /// match). A folder rule covers such a note only when spelled as its path.
+    pub(super) fn names_note_in(&self, folder: &str, folded: bool) -> bool {
+        let target = match (&self.target, folded) {
+            (Target::All, _) => return false,
+            (_, true) => self.folded.as_str(),
+            (Target::Folder(target) | Target::File(target), false) => target.as_str(),
+        };
+        let (parent, name) = target.rsplit_once('/').unwrap_or(("", target));
+        let names_a_note =
+            matches!(self.target, Target::File(_)) || name.to_lowercase().ends_with(".md");
+        names_a_note && parent == folder
+    }
+
     /// Whether the rule's target lies strictly below `folder` (`""` is the root).
     pub fn is_below(&self, folder: &str) -> bool {
         let target = self.target();

@@ -229,3 +229,73 @@ proptest! {
         prop_assert_eq!(rule::nfc(&text), text.nfc().collect::<String>());
     }
 }
+
+/// A random rule over a few names, spelled several ways, as folder or file.
+fn random_rule() -> impl Strategy<Value = String> {
+    let names = prop::sample::select(vec![
+        "A", "b", "Privé", "PRIVE", "Ｂ", "n.md", "N.MD", "ñ.md", "Ｎ.md",
+    ]);
+    (
+        prop::collection::vec(names, 1..4),
+        any::<bool>(),
+        any::<u8>(),
+    )
+        .prop_map(|(segments, folder, all)| {
+            if all % 16 == 0 {
+                return "/".to_owned();
+            }
+            let path = segments.join("/");
+            if folder { format!("{path}/") } else { path }
+        })
+}
+
+proptest! {
+    /// Where `folder_reads` answers for a folder, every note in it with a usual name is decided
+    /// as the answer says, for the owner and for an identity, whatever the rules.
+    #[test]
+    fn a_folder_decides_its_notes_as_checking_each_would(
+        always in prop::collection::vec(random_rule(), 0..2),
+        read in prop::collection::vec(random_rule(), 0..3),
+        write in prop::collection::vec(random_rule(), 0..2),
+        deny in prop::collection::vec(random_rule(), 0..3),
+        folder in prop::sample::select(vec!["", "A", "a", "b", "A/b", "Privé", "prive\u{301}", "Ａ/B"]),
+        name in prop::sample::select(vec!["n.md", "N.md", "x.md", "privé.md", "Ｎ.md", "any-note.md", "ñ.md"]),
+    ) {
+        let parsed = |list: &[String]| list.iter().map(|raw| Rule::parse(raw).expect("rules parse")).collect::<Vec<_>>();
+        let mut identities = BTreeMap::new();
+        identities.insert("agent".to_owned(), IdentityRules { read: parsed(&read), write: parsed(&write), deny: parsed(&deny) });
+        let policy = Policy::new(parsed(&always), identities);
+        let path = if folder.is_empty() { name.to_owned() } else { format!("{folder}/{name}") };
+        for principal in [Principal::Owner, who("agent"), who("stranger")] {
+            if let Some(decided) = policy.folder_reads(&principal, folder) {
+                prop_assert_eq!(policy.allows(&principal, Action::Read, &path), decided, "{:?} {}", principal, path);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_rule_on_a_note_inside_a_folder_leaves_it_to_each_note() {
+    let policy = policy();
+    let reader = who("reader");
+    assert_eq!(policy.folder_reads(&reader, "Journal"), None);
+    assert_eq!(
+        policy.folder_reads(&reader, "journal"),
+        None,
+        "deny rules match folded"
+    );
+    assert_eq!(policy.folder_reads(&reader, "Inbox"), Some(true));
+    assert_eq!(policy.folder_reads(&reader, "PRIVE"), Some(false));
+    assert_eq!(policy.folder_reads(&who("narrow"), "Notes"), None);
+    assert_eq!(policy.folder_reads(&who("narrow"), "Projects"), Some(false));
+    assert_eq!(
+        policy.folder_reads(&who("narrow"), "Projects/Public/Hidden"),
+        Some(false)
+    );
+    assert_eq!(
+        policy.folder_reads(&who("narrow"), "Projects/Public"),
+        Some(true),
+        "a denied subfolder is not a note of the folder"
+    );
+    assert_eq!(policy.folder_reads(&Principal::Owner, ""), Some(true));
+}

@@ -40,9 +40,9 @@ pub use document::{
 pub use graph::{LinkGraph, StoredLink, WrittenLink};
 pub use query_text::MatchQuery;
 pub use read::{
-    Count, FileFilter, FileHit, FileRecord, MemoryHit, NoteFilter, NoteRow, Page, PropertyFilter,
-    PropertyValue, RecentOrder, RecordFilter, SearchHit, SearchPage, SearchPosition, TagFilter,
-    TimeRange,
+    Count, CountScope, FileFilter, FileHit, FileRecord, Judge, MemoryHit, NoteFilter, NoteRow,
+    Page, PropertyFilter, PropertyValue, RecentOrder, RecordFilter, SearchHit, SearchPage,
+    SearchPosition, TagFilter, TimeRange,
 };
 pub use schema::SCHEMA_VERSION;
 pub use tasks::{
@@ -610,30 +610,30 @@ impl Index {
 
     pub fn tag_counts(
         &self,
-        filter: &NoteFilter,
+        scope: &CountScope<'_>,
         offset: usize,
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
-        self.read(|connection| read::tag_counts(connection, filter, offset, limit))
+        self.read(|connection| read::tag_counts(connection, scope, offset, limit))
     }
 
     pub fn property_key_counts(
         &self,
-        filter: &NoteFilter,
+        scope: &CountScope<'_>,
         offset: usize,
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
-        self.read(|connection| read::property_key_counts(connection, filter, offset, limit))
+        self.read(|connection| read::property_key_counts(connection, scope, offset, limit))
     }
 
     pub fn property_value_counts(
         &self,
         key: &str,
-        filter: &NoteFilter,
+        scope: &CountScope<'_>,
         offset: usize,
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
-        self.read(|connection| read::property_value_counts(connection, key, filter, offset, limit))
+        self.read(|connection| read::property_value_counts(connection, key, scope, offset, limit))
     }
 
     /// Every note and other file with what Bases reads of it, notes first, by path.

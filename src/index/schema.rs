@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 /// Bump whenever the schema or what is stored in it changes; older indexes are then rebuilt.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 const SCHEMA: &str = "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -142,6 +142,7 @@ CREATE VIRTUAL TABLE memory_fts USING fts5(
     content = '', contentless_delete = 1,
     tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE TABLE alone_notes(path TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE tag_counts(
     folder TEXT NOT NULL,
     lower TEXT NOT NULL,

@@ -139,6 +139,24 @@ impl Visibility {
             && self.real_path_allowed(path, Action::Read)
     }
 
+    /// Whether the caller may see every note directly inside `folder` (`""` is the root) that is
+    /// not a symbolic link and whose name is usual (`vault::unusual_name`), or none of them:
+    /// `None` when the rules or a missing folder leave each to `shows`. The folder is judged where
+    /// the client names it and where it really is, as `shows` judges each note.
+    pub(crate) fn folder_shows(&self, folder: &str) -> Option<bool> {
+        if !self.policy.has_rules_for(&self.principal) {
+            return Some(true);
+        }
+        let named = self.policy.folder_reads(&self.principal, folder)?;
+        let parent = match folder {
+            "" => None,
+            folder => Some(VaultPath::parse(folder).ok()?),
+        };
+        let real = self.real_folder(parent.as_ref())?;
+        let there = self.policy.folder_reads(&self.principal, real.rel())?;
+        Some(named && there)
+    }
+
     /// Whether no rule can hide anything from the caller (the owner without `always_deny`): then a
     /// listing of what a vault walk found (never a hidden path) needs no check per row.
     pub(crate) fn unrestricted(&self) -> bool {
@@ -182,17 +200,21 @@ impl Visibility {
 
     /// `Vault::real_location`, with the real place of each parent folder found once.
     fn real_location(&self, path: &VaultPath) -> Option<String> {
-        let parent = path.parent();
-        let key = parent.as_ref().map_or("", VaultPath::as_str).to_owned();
-        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
-        let folder = folders
-            .entry(key)
-            .or_insert_with(|| self.vault.real_folder(parent.as_ref()));
-        match folder {
-            Some(folder) => self.vault.real_child(folder, path.file_name()),
+        match self.real_folder(path.parent().as_ref()) {
+            Some(folder) => self.vault.real_child(&folder, path.file_name()),
             // A folder that does not exist (yet): the walk judges where it would be made.
             None => self.vault.real_location(path),
         }
+    }
+
+    /// `Vault::real_folder`, found once per folder.
+    fn real_folder(&self, folder: Option<&VaultPath>) -> Option<RealFolder> {
+        let key = folder.map_or("", VaultPath::as_str).to_owned();
+        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        folders
+            .entry(key)
+            .or_insert_with(|| self.vault.real_folder(folder))
+            .clone()
     }
 }
 

@@ -93,8 +93,9 @@ impl Ops {
                 .collect()
         };
         let index = self.walls.index(&visibility);
-        let tags = index.tag_counts(&all, 0, VOCABULARY_ENTRIES)?;
-        let property_keys = index.property_key_counts(&all, 0, VOCABULARY_ENTRIES)?;
+        let tags = index.tag_counts(&index::CountScope::Notes(&all), 0, VOCABULARY_ENTRIES)?;
+        let property_keys =
+            index.property_key_counts(&index::CountScope::Notes(&all), 0, VOCABULARY_ENTRIES)?;
         let note_count = match &all.only_paths {
             Some(visible) => visible.len() as u64,
             None => index.note_count()?,

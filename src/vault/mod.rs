@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 pub use lock::{FileLock, LockTable};
-pub use path::{PathError, VaultPath};
+pub use path::{PathError, VaultPath, unusual_name};
 pub use regular::{open_regular, read_regular, read_regular_to_string, read_sized};
 pub use resolve::{RealFolder, Resolved};
 pub use revision::Revision;

@@ -246,6 +246,24 @@ pub(crate) fn nfc(text: &str) -> String {
     }
 }
 
+/// Whether a name's compatibility form has a `/` or starts with a `.` (a full-width solidus, a
+/// one-dot leader): folded as deny rules fold paths, such a name does not stand where its folder
+/// does, so the ACL judges the note alone rather than with its folder. No ASCII name is unusual
+/// (a `VaultPath` has no `/` in a name, and hidden names are never paths).
+pub fn unusual_name(name: &str) -> bool {
+    if name.is_ascii() {
+        return false;
+    }
+    let mut compatible = name
+        .nfkd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .peekable();
+    if compatible.peek() == Some(&'.') {
+        return true;
+    }
+    compatible.any(|c| c == '/')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,6 +141,13 @@ pub struct RealFolder {
     rel: String,
 }
 
+impl RealFolder {
+    /// Its vault-relative place in NFC (`""`: the root).
+    pub fn rel(&self) -> &str {
+        &self.rel
+    }
+}
+
 /// The real place of the existing folder `path` (`None` is the root); `None` when it does not
 /// exist as a folder or cannot be resolved inside the vault.
 pub(super) fn real_folder(root: &Path, path: Option<&VaultPath>) -> Option<RealFolder> {

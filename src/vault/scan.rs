@@ -19,6 +19,8 @@ pub struct ScannedFile {
     pub fs_path: PathBuf,
     pub bytes: u64,
     pub modified: SystemTime,
+    /// The file is a symbolic link (to a visible file inside the vault).
+    pub linked: bool,
 }
 
 pub(super) fn scan(
@@ -152,6 +154,7 @@ fn walk(
             modified: metadata
                 .and_then(|metadata| metadata.modified().ok())
                 .unwrap_or(SystemTime::UNIX_EPOCH),
+            linked: file_type.is_symlink(),
         });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));

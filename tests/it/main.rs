@@ -21,6 +21,7 @@ mod mcp;
 mod memory;
 mod memory_recall;
 mod move_note;
+mod restricted_counts;
 mod sandbox;
 mod search;
 mod semantic;

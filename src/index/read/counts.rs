@@ -3,19 +3,78 @@
 //!
 //! A caller who sees every note, asking for the whole vault or a folder, is answered from the
 //! count tables the writer keeps per folder (`schema::COUNT_TRIGGERS`): a sum over folders, not a
-//! count over notes. Any other filter, and a restricted caller (whose notes are judged one by one,
-//! symlinks and per-file rules included), is counted over the notes themselves.
+//! count over notes. A restricted caller is answered from them too, folder by folder as the ACL
+//! judges it (`judged.rs`). Any other filter is counted over the notes themselves.
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
 
 use super::conditions::{Conditions, paths_json};
+use super::judged::{self, Judge};
 use super::paging::page_by_offset;
 use super::{Count, NoteFilter, Page, TimeRange};
 use crate::index::schema::subtree_range;
 
+/// The notes counted: those a filter keeps, or those a restricted caller's ACL shows by folder.
+pub enum CountScope<'a> {
+    Notes(&'a NoteFilter),
+    Judged {
+        /// Below this folder (`None`: the whole vault).
+        folder: Option<&'a str>,
+        judge: Judge<'a>,
+    },
+}
+
 /// Counts of notes per tag (case variants merged), most used first.
 pub fn tag_counts(
+    connection: &Connection,
+    scope: &CountScope<'_>,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    match scope {
+        CountScope::Notes(filter) => filtered_tag_counts(connection, filter, offset, limit),
+        CountScope::Judged { folder, judge } => {
+            let shown = judged::judge(connection, *folder, judge)?;
+            judged::tag_counts(connection, &shown, offset, limit)
+        }
+    }
+}
+
+/// Counts of notes per property key (case variants merged), most used first.
+pub fn property_key_counts(
+    connection: &Connection,
+    scope: &CountScope<'_>,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    match scope {
+        CountScope::Notes(filter) => filtered_key_counts(connection, filter, offset, limit),
+        CountScope::Judged { folder, judge } => {
+            let shown = judged::judge(connection, *folder, judge)?;
+            judged::property_key_counts(connection, &shown, offset, limit)
+        }
+    }
+}
+
+/// Counts of notes per value of one property (list values unpacked, case variants merged).
+pub fn property_value_counts(
+    connection: &Connection,
+    key: &str,
+    scope: &CountScope<'_>,
+    offset: usize,
+    limit: usize,
+) -> rusqlite::Result<Page<Count, usize>> {
+    match scope {
+        CountScope::Notes(filter) => filtered_value_counts(connection, key, filter, offset, limit),
+        CountScope::Judged { folder, judge } => {
+            let shown = judged::judge(connection, *folder, judge)?;
+            judged::property_value_counts(connection, key, &shown, offset, limit)
+        }
+    }
+}
+
+fn filtered_tag_counts(
     connection: &Connection,
     filter: &NoteFilter,
     offset: usize,
@@ -40,8 +99,7 @@ pub fn tag_counts(
     counts(connection, &sql, conditions.params, offset, limit)
 }
 
-/// Counts of notes per property key (case variants merged), most used first.
-pub fn property_key_counts(
+fn filtered_key_counts(
     connection: &Connection,
     filter: &NoteFilter,
     offset: usize,
@@ -66,8 +124,7 @@ pub fn property_key_counts(
     counts(connection, &sql, conditions.params, offset, limit)
 }
 
-/// Counts of notes per value of one property (list values unpacked, case variants merged).
-pub fn property_value_counts(
+fn filtered_value_counts(
     connection: &Connection,
     key: &str,
     filter: &NoteFilter,
@@ -160,7 +217,7 @@ fn spelling_scope(
     }
 }
 
-fn counts(
+pub(super) fn counts(
     connection: &Connection,
     sql: &str,
     params: Vec<SqlValue>,

@@ -7,13 +7,14 @@
 //!
 //! This file owns the types every query shares; the queries live in rooms: `conditions.rs`
 //! (filters as SQL), `paging.rs`, `lists.rs`, `search.rs` (BM25 by FTS5), `scoped.rs` (BM25 over
-//! what a restricted caller sees), `counts.rs`, `files.rs`, `facts.rs` (what Bases reads of every file), `memory.rs` and `dump.rs`.
+//! what a restricted caller sees), `counts.rs`, `judged.rs` (counts for a caller judged folder by folder), `files.rs`, `facts.rs` (what Bases reads of every file), `memory.rs` and `dump.rs`.
 
 mod conditions;
 mod counts;
 mod dump;
 mod facts;
 mod files;
+mod judged;
 mod lists;
 mod memory;
 mod paging;
@@ -24,10 +25,11 @@ mod search;
 use rusqlite::Row;
 
 pub(in crate::index) use conditions::Conditions;
-pub use counts::{property_key_counts, property_value_counts, tag_counts};
+pub use counts::{CountScope, property_key_counts, property_value_counts, tag_counts};
 pub use dump::dump;
 pub use facts::{FileRecord, RecordFilter, file_records, file_records_where};
 pub use files::{FileFilter, FileHit, search_files, search_files_scoped};
+pub use judged::Judge;
 pub use lists::{list_by_path, list_recent, note_count, note_paths};
 pub(in crate::index) use memory::memory_hit;
 pub use memory::{MemoryHit, search_memory};

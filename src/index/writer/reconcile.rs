@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::alone;
 use super::load::{KNOWN_COLUMNS, is_note, known_row, load, nanos};
 use super::other_files::reconcile_files;
 use super::rows::{apply, remove_exact};
@@ -57,6 +58,8 @@ struct Plan {
     todo: Vec<ScannedFile>,
     /// Notes the index holds that the vault no longer has.
     gone: Vec<String>,
+    /// Notes the ACL judges one by one (`alone.rs`).
+    alone: Vec<String>,
 }
 
 /// A progress report; returning `false` stops the reconcile (see `ProgressFn`).
@@ -145,6 +148,7 @@ impl Writer {
                 .collect()
         };
         let notes = scanned.len();
+        let alone = alone::of_scan(&scanned);
         let todo: Vec<ScannedFile> = scanned
             .into_iter()
             .filter(|file| {
@@ -166,6 +170,7 @@ impl Writer {
             known,
             todo,
             gone,
+            alone,
         })
     }
 
@@ -180,6 +185,7 @@ impl Writer {
         for path in &plan.gone {
             remove_exact(&transaction, path)?;
         }
+        alone::replace_all(&transaction, &plan.alone)?;
         reconcile_files(&transaction, &self.vault, &plan.others, None, force)?;
         transaction.commit()?;
         Ok(())

@@ -9,6 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use rusqlite::{Transaction, params};
 
+use super::alone;
 use super::load::{KNOWN_COLUMNS, is_note, known_note, known_row, load, nanos};
 use super::other_files::{reconcile_files, upsert_file};
 use super::rows::{apply, remove_exact, remove_subtree};
@@ -79,6 +80,9 @@ impl Writer {
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "refresh: rows written"
             );
+        }
+        for raw in paths {
+            alone::mark_resolved(&transaction, &self.vault, raw)?;
         }
         transaction.commit()?;
         if paths.len() >= PARALLEL_REFRESH {
@@ -330,6 +334,7 @@ fn refresh_folder(
     for path in indexed.keys() {
         remove_exact(transaction, path)?;
     }
+    alone::mark_scanned(transaction, &files)?;
     let others: Vec<ScannedFile> = files
         .into_iter()
         .filter(|file| !is_note(&file.path))

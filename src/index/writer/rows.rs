@@ -427,6 +427,9 @@ pub(super) fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<
     transaction
         .prepare_cached("DELETE FROM files WHERE path = ?1")?
         .execute([path])?;
+    transaction
+        .prepare_cached("DELETE FROM alone_notes WHERE path = ?1")?
+        .execute([path])?;
     let id: Option<i64> = transaction
         .prepare_cached("SELECT id FROM notes WHERE path = ?1")?
         .query_row([path], |row| row.get(0))
@@ -443,6 +446,7 @@ pub(super) fn remove_exact(transaction: &Transaction<'_>, path: &str) -> Result<
 /// Removes `path` and every note below it (a deleted or renamed folder).
 pub(super) fn remove_subtree(transaction: &Transaction<'_>, path: &str) -> Result<(), IndexError> {
     remove_exact(transaction, path)?;
+    super::alone::forget(transaction, path)?;
     let (low, high) = subtree_range(path);
     let paths: Vec<String> = transaction
         .prepare_cached(

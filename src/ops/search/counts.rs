@@ -1,7 +1,7 @@
 //! The counted vocabularies: tags, property keys and property values with the number of notes
 //! carrying each, over the notes the caller may see.
 
-use crate::index::{Count, NoteFilter};
+use crate::index::{Count, CountScope, Judge, NoteFilter};
 use crate::ops::access::Visibility;
 use crate::ops::error::OpsError;
 use crate::ops::paging::{Cursor, check_limit};
@@ -42,11 +42,10 @@ pub struct ListPropertyValues {
 
 impl Ops {
     pub fn list_tags(&self, ctx: &Context, request: CountList) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit, visibility) = self.count_request(ctx, &request)?;
-        let page = self
-            .walls
-            .index(&visibility)
-            .tag_counts(&filter, offset, limit)?;
+        let counting = self.counting(ctx, &request)?;
+        let index = self.walls.index(&counting.visibility);
+        let page =
+            counting.scope(|scope| index.tag_counts(scope, counting.offset, counting.limit))?;
         Ok(counted(page.rows, page.next))
     }
 
@@ -55,12 +54,11 @@ impl Ops {
         ctx: &Context,
         request: CountList,
     ) -> Result<CountedList, OpsError> {
-        let (filter, offset, limit, visibility) = self.count_request(ctx, &request)?;
-        let page = self
-            .walls
-            .index(&visibility)
-            .property_key_counts(&filter, offset, limit)?;
-        let types = self.walls.vault(&visibility).property_types();
+        let counting = self.counting(ctx, &request)?;
+        let index = self.walls.index(&counting.visibility);
+        let page = counting
+            .scope(|scope| index.property_key_counts(scope, counting.offset, counting.limit))?;
+        let types = self.walls.vault(&counting.visibility).property_types();
         let mut list = counted(page.rows, page.next);
         for item in &mut list.items {
             item.declared_type = types.get(&item.value.to_lowercase()).cloned();
@@ -74,7 +72,7 @@ impl Ops {
         request: ListPropertyValues,
     ) -> Result<CountedList, OpsError> {
         let key = parse_key(&request.key)?;
-        let (filter, offset, limit, visibility) = self.count_request(
+        let counting = self.counting(
             ctx,
             &CountList {
                 folder: request.folder,
@@ -82,15 +80,25 @@ impl Ops {
                 cursor: request.cursor,
             },
         )?;
-        let page = self
-            .walls
-            .index(&visibility)
-            .property_value_counts(&key, &filter, offset, limit)?;
+        let index = self.walls.index(&counting.visibility);
+        let page = counting.scope(|scope| {
+            index.property_value_counts(&key, scope, counting.offset, counting.limit)
+        })?;
         Ok(counted(page.rows, page.next))
     }
 
+    /// What a counted listing counts: the folder asked for, the page, and the caller's visibility.
+    fn counting(&self, ctx: &Context, request: &CountList) -> Result<Counting, OpsError> {
+        Ok(Counting {
+            limit: check_limit(request.limit)?,
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
+            offset: Cursor::offset(request.cursor.as_deref())?,
+            visibility: self.visibility(ctx),
+        })
+    }
+
     /// The filter, offset and page size of a paged request, restricted to the notes the caller
-    /// may see: counts, recent notes and the orientation vocabulary all page through this.
+    /// may see: recent notes and the orientation vocabulary page through this.
     pub(in crate::ops) fn count_request(
         &self,
         ctx: &Context,
@@ -109,6 +117,37 @@ impl Ops {
         }
         let offset = Cursor::offset(request.cursor.as_deref())?;
         Ok((filter, offset, limit, visibility))
+    }
+}
+
+struct Counting {
+    folder: Option<String>,
+    offset: usize,
+    limit: usize,
+    visibility: Visibility,
+}
+
+impl Counting {
+    /// Runs `count` over the notes the caller may see: every note below the folder when no rule
+    /// can restrict it, else whole folders as the ACL judges them, with the notes it must judge
+    /// alone (symbolic links, unusual names, folders a rule looks into) judged one by one.
+    fn scope<T>(&self, count: impl FnOnce(&CountScope<'_>) -> T) -> T {
+        if self.visibility.unrestricted() {
+            let filter = NoteFilter {
+                folder: self.folder.clone(),
+                ..NoteFilter::default()
+            };
+            return count(&CountScope::Notes(&filter));
+        }
+        let folder = |folder: &str| self.visibility.folder_shows(folder);
+        let note = |path: &str| self.visibility.shows(path);
+        count(&CountScope::Judged {
+            folder: self.folder.as_deref(),
+            judge: Judge {
+                folder: &folder,
+                note: &note,
+            },
+        })
     }
 }
 
