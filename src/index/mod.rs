@@ -160,6 +160,10 @@ impl Gate {
         self.opened.notify_all();
     }
 
+    fn is_open(&self) -> bool {
+        self.lock().is_some()
+    }
+
     fn wait(&self) -> Result<ReconcileStats, IndexError> {
         let mut state = self.lock();
         loop {
@@ -252,6 +256,11 @@ impl Index {
     /// Blocks until the startup reconcile has finished and reports what it did.
     pub fn wait_ready(&self) -> Result<ReconcileStats, IndexError> {
         self.shared.gate.wait()
+    }
+
+    /// Whether queries answer now, without waiting for the startup reconcile.
+    pub fn is_ready(&self) -> bool {
+        self.shared.gate.is_open()
     }
 
     /// Brings the given vault-relative paths (notes or folders, present or gone) in line with the
@@ -634,6 +643,11 @@ impl Index {
         limit: usize,
     ) -> Result<Page<Count, usize>, IndexError> {
         self.read(|connection| read::property_value_counts(connection, key, scope, offset, limit))
+    }
+
+    /// Notes per folder (with its trailing `/`), in folder order.
+    pub fn folder_counts(&self, scope: &CountScope<'_>) -> Result<Vec<(String, u64)>, IndexError> {
+        self.read(|connection| read::folder_counts(connection, scope))
     }
 
     /// Every note and other file with what Bases reads of it, notes first, by path.

@@ -143,6 +143,7 @@ CREATE VIRTUAL TABLE memory_fts USING fts5(
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TABLE alone_notes(path TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE folder_notes(folder TEXT PRIMARY KEY, notes INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE tag_counts(
     folder TEXT NOT NULL,
     lower TEXT NOT NULL,
@@ -204,8 +205,9 @@ macro_rules! folder_of {
     };
 }
 
-/// Keeps the count tables (`tag_counts`, `key_notes`, `key_spellings`, `value_notes`,
-/// `value_spellings`) equal to counting `tags` and `properties` per folder, as rows come and go.
+/// Keeps the count tables (`folder_notes`, `tag_counts`, `key_notes`, `key_spellings`,
+/// `value_notes`, `value_spellings`) equal to counting `notes`, `tags` and `properties` per
+/// folder, as rows come and go.
 /// Whether a note has another row of a key is looked up by note (`INDEXED BY`): left to itself
 /// SQLite walked `properties_key`, every note with that key and value, so one property written in
 /// a million-note vault read hundreds of thousands of rows.
@@ -213,7 +215,15 @@ macro_rules! folder_of {
 /// so its folder is there to read. Dropped during a first bulk build and made again, with the
 /// counts recomputed, by `restore_secondary_indexes`.
 const COUNT_TRIGGERS: &str = concat!(
-    "CREATE TRIGGER tags_counted AFTER INSERT ON tags BEGIN
+    "CREATE TRIGGER notes_counted AFTER INSERT ON notes BEGIN
+        INSERT INTO folder_notes(folder, notes) VALUES (rtrim(NEW.path, replace(NEW.path, '/', '')), 1)
+        ON CONFLICT DO UPDATE SET notes = notes + 1;
+    END;
+    CREATE TRIGGER notes_uncounted AFTER DELETE ON notes BEGIN
+        UPDATE folder_notes SET notes = notes - 1 WHERE folder = rtrim(OLD.path, replace(OLD.path, '/', ''));
+        DELETE FROM folder_notes WHERE folder = rtrim(OLD.path, replace(OLD.path, '/', '')) AND notes <= 0;
+    END;
+    CREATE TRIGGER tags_counted AFTER INSERT ON tags BEGIN
         INSERT INTO tag_counts(folder, lower, tag, notes)
         SELECT ",
     folder_of!("NEW"),
@@ -313,6 +323,8 @@ const RECOUNT: &str = concat!(
     INSERT INTO recount_folders SELECT id, ",
     notes_folder!(),
     " FROM notes;
+    DELETE FROM folder_notes;
+    INSERT INTO folder_notes(folder, notes) SELECT folder, count(*) FROM recount_folders GROUP BY folder;
     DELETE FROM tag_counts;
     INSERT INTO tag_counts(folder, lower, tag, notes)
     SELECT f.folder, t.lower, t.tag, count(*)
@@ -627,8 +639,8 @@ mod tests {
         let all = index_names(&connection);
         assert!(all.len() >= 10, "{all:?}");
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
-        // The indexes, and the two count triggers of `tags` and of `properties`.
-        assert_eq!(statements.len(), all.len() + 4);
+        // The indexes, and the two count triggers of `notes`, of `tags` and of `properties`.
+        assert_eq!(statements.len(), all.len() + 6);
         assert!(index_names(&connection).is_empty());
         drop(connection);
         // The process died here: the next open starts over, with every index.

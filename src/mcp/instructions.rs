@@ -1,9 +1,11 @@
 //! The server instructions: one text for every session, kept current in the background.
 //!
 //! A 2026-07-28 client makes every request stateless, so rmcp builds a handler per request; the
-//! instructions name the vault's size and folders, which takes a walk of the vault. Computing
-//! that per request made a 0.3 ms read cost 66 ms on a 10k-note vault. So the text is computed
-//! once at startup and recomputed off the request path, after changes have settled.
+//! instructions name the vault's size and folders. Computing that per request made a 0.3 ms read
+//! cost 66 ms on a 10k-note vault (it walked the vault then). So the text is computed once and
+//! recomputed off the request path, after changes have settled. The size and folders come from
+//! the index: until its startup reconcile is done the text names no figure, so a large vault's
+//! restart never waits for it, and it is recomputed as soon as the index answers.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -31,7 +33,7 @@ pub struct Instructions {
 impl Instructions {
     pub fn new(ops: &Ops, offered: Vec<String>) -> Instructions {
         Instructions {
-            text: RwLock::new(compose(ops, &offered).into()),
+            text: RwLock::new(compose(ops, &offered, ops.index().is_ready()).into()),
             offered: offered.into(),
         }
     }
@@ -53,6 +55,15 @@ impl Instructions {
         mut changes: broadcast::Receiver<VaultChange>,
         mut reloads: broadcast::Receiver<()>,
     ) {
+        if !ops.index().is_ready() {
+            let ready = Arc::clone(&ops);
+            let offered = Arc::clone(&self.offered);
+            if let Ok(text) =
+                tokio::task::spawn_blocking(move || compose(&ready, &offered, true)).await
+            {
+                self.replace(text);
+            }
+        }
         let mut last = tokio::time::Instant::now();
         loop {
             let woke_by_change = tokio::select! {
@@ -75,7 +86,7 @@ impl Instructions {
             last = tokio::time::Instant::now();
             let ops = Arc::clone(&ops);
             let offered = Arc::clone(&self.offered);
-            match tokio::task::spawn_blocking(move || compose(&ops, &offered)).await {
+            match tokio::task::spawn_blocking(move || compose(&ops, &offered, true)).await {
                 Ok(text) => self.replace(text),
                 Err(error) => {
                     tracing::warn!(%error, "the server instructions could not be updated")
@@ -86,11 +97,14 @@ impl Instructions {
 }
 
 /// The text for `offered` tools: a sentence naming a tool the deployment does not offer is left out.
-fn compose(ops: &Ops, offered: &[String]) -> String {
+/// Without `with_figures` (the index is not ready) it names no size or folder.
+fn compose(ops: &Ops, offered: &[String], with_figures: bool) -> String {
     // Instructions are sent before the caller is known; with identities configured they must not
     // name folders some identity may not see.
     let overview = if ops.policy().has_identities() {
         Err(OpsError::invalid_argument("identities are configured"))
+    } else if !with_figures {
+        Err(OpsError::invalid_argument("the index is not ready"))
     } else {
         ops.overview(&Context::owner())
     };

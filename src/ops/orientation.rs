@@ -1,9 +1,11 @@
 //! What orients an agent in a vault: its name, note count, top folders and recent notes, and its
 //! most used tags and property keys, each as the caller may see them.
 
+use std::collections::BTreeMap;
+
 use super::error::OpsError;
-use super::shared::{Context, Ops, rfc3339};
-use super::{notes, search};
+use super::search::visible_scope;
+use super::shared::{Context, Ops, rfc3339_nanos};
 use crate::index;
 
 /// A short description of the vault for server instructions and orientation.
@@ -32,74 +34,68 @@ pub struct VaultVocabulary {
 }
 
 impl Ops {
+    /// The vault's name, note count, top folders and recent notes as the caller may see them,
+    /// from the index's counts (waits for the startup reconcile).
     pub fn overview(&self, ctx: &Context) -> Result<VaultOverview, OpsError> {
         let visibility = self.visibility(ctx);
-        let vault = self.walls.vault(&visibility);
-        let mut notes: Vec<_> = vault
-            .scan(None)
-            .map_err(|e| OpsError::from_vault(e, None))?
-            .into_iter()
-            .filter(|file| notes::is_note(&file.path) && visibility.shows(file.path.as_str()))
-            .collect();
-        let mut folders: Vec<(String, usize)> = Vec::new();
-        for note in &notes {
-            let mut segments = note.path.segments();
-            let (Some(first), Some(_)) = (segments.next(), segments.next()) else {
-                continue;
-            };
-            match folders.last_mut() {
-                Some((name, count)) if name == first => *count += 1,
-                _ => folders.push((first.to_string(), 1)),
+        let index = self.walls.index(&visibility);
+        let per_folder = visible_scope(&visibility, None, |scope| index.folder_counts(scope))?;
+        let note_count = per_folder.iter().map(|(_, notes)| *notes as usize).sum();
+        let mut folders: BTreeMap<String, usize> = BTreeMap::new();
+        for (folder, notes) in per_folder {
+            // `Top/` and everything below it; the root's own notes name no folder.
+            if let Some((top, _)) = folder.split_once('/') {
+                *folders.entry(top.to_owned()).or_default() += notes as usize;
             }
         }
-        let note_count = notes.len();
-        notes.sort_by_key(|note| std::cmp::Reverse(note.modified));
-        let recent = notes
-            .iter()
-            .take(RECENT_NOTES)
-            .map(|note| (note.path.to_string(), rfc3339(note.modified)))
+        let recent = index
+            .list_recent(
+                &index::NoteFilter::default(),
+                index::RecentOrder::Modified,
+                0,
+                RECENT_NOTES,
+                &|row| visibility.shows(&row.path),
+            )?
+            .rows
+            .into_iter()
+            .map(|row| (row.path, rfc3339_nanos(row.mtime_ns)))
             .collect();
         Ok(VaultOverview {
-            name: vault
+            name: self
+                .walls
                 .root()
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "vault".into()),
             note_count,
-            folders,
+            folders: folders.into_iter().collect(),
             recent,
         })
     }
-}
 
-impl Ops {
     /// The most used tags and property keys. Waits for the startup reconcile, so call it only
     /// when a client asks (never while a session is being set up).
     pub fn vocabulary(&self, ctx: &Context) -> Result<VaultVocabulary, OpsError> {
-        // The same visibility filter as vault_list_tags: an identity never learns a tag or a
-        // property key that only its denied notes carry.
-        let (all, _, _, visibility) = self.count_request(
-            ctx,
-            &search::CountList {
-                folder: None,
-                limit: None,
-                cursor: None,
-            },
-        )?;
+        // The same visibility as vault_list_tags: an identity never learns a tag or a property
+        // key that only its denied notes carry.
+        let visibility = self.visibility(ctx);
+        let index = self.walls.index(&visibility);
         let pairs = |counts: Vec<index::Count>| -> Vec<(String, u64)> {
             counts
                 .into_iter()
                 .map(|count| (count.value, count.notes))
                 .collect()
         };
-        let index = self.walls.index(&visibility);
-        let tags = index.tag_counts(&index::CountScope::Notes(&all), 0, VOCABULARY_ENTRIES)?;
-        let property_keys =
-            index.property_key_counts(&index::CountScope::Notes(&all), 0, VOCABULARY_ENTRIES)?;
-        let note_count = match &all.only_paths {
-            Some(visible) => visible.len() as u64,
-            None => index.note_count()?,
-        };
+        let (note_count, tags, property_keys) = visible_scope(&visibility, None, |scope| {
+            let notes: u64 = index
+                .folder_counts(scope)?
+                .iter()
+                .map(|(_, notes)| notes)
+                .sum();
+            let tags = index.tag_counts(scope, 0, VOCABULARY_ENTRIES)?;
+            let keys = index.property_key_counts(scope, 0, VOCABULARY_ENTRIES)?;
+            Ok::<_, index::IndexError>((notes, tags, keys))
+        })?;
         Ok(VaultVocabulary {
             note_count,
             tags: pairs(tags.rows),

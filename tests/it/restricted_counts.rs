@@ -2,7 +2,8 @@
 //! tables folder by folder (`index/read/judged.rs`). Generated vaults and rules check that they
 //! are exactly what counting the notes it may read one by one gives: symbolic links to denied
 //! notes, a folder linked to a denied one, names that fold to a slash or a leading dot, rules on
-//! single notes, every spelling of a denied folder, and the owner bound by `always_deny`.
+//! single notes, every spelling of a denied folder, and the owner bound by `always_deny`. The
+//! orientation's note and folder counts come from the same sums.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -142,6 +143,11 @@ fn build(notes: &[Note]) -> (TestVault, HashMap<String, Note>) {
         key: "",
         value: "",
     };
+    let plain = Note {
+        tags: Vec::new(),
+        ..deep.clone()
+    };
+    by_path.insert("A/plain.md".into(), plain);
     by_path.insert("Privé/deep.md".into(), deep.clone());
     by_path.insert("Linked/deep.md".into(), deep);
     (vault, by_path)
@@ -181,8 +187,27 @@ fn expected<'a>(spellings: impl Iterator<Item = &'a str>) -> Listing {
         .collect()
 }
 
+/// The orientation's note count and top folders are the readable notes counted one by one.
+fn check_overview(vault: &TestVault, ctx: &Context, readable: &[(&String, &Note)]) {
+    let mut folders: BTreeMap<String, usize> = BTreeMap::new();
+    for (path, _) in readable {
+        if let Some((top, _)) = path.split_once('/') {
+            *folders.entry(top.to_owned()).or_default() += 1;
+        }
+    }
+    let overview = vault.ops.overview(ctx).expect("overview");
+    assert_eq!(overview.note_count, readable.len(), "notes for {ctx:?}");
+    assert_eq!(
+        overview.folders,
+        folders.into_iter().collect::<Vec<_>>(),
+        "folders for {ctx:?}"
+    );
+    let vocabulary = vault.ops.vocabulary(ctx).expect("vocabulary");
+    assert_eq!(vocabulary.note_count, readable.len() as u64);
+}
+
 fn check(vault: &TestVault, notes: &HashMap<String, Note>, ctx: &Context, folder: Option<&str>) {
-    let readable: Vec<&Note> = notes
+    let readable: Vec<(&String, &Note)> = notes
         .iter()
         .filter(|(path, _)| folder.is_none_or(|folder| path.starts_with(&format!("{folder}/"))))
         .filter(|(path, _)| {
@@ -200,8 +225,11 @@ fn check(vault: &TestVault, notes: &HashMap<String, Note>, ctx: &Context, folder
                 )
                 .is_ok()
         })
-        .map(|(_, note)| note)
         .collect();
+    if folder.is_none() {
+        check_overview(vault, ctx, &readable);
+    }
+    let readable: Vec<&Note> = readable.into_iter().map(|(_, note)| note).collect();
     let request = || ops::CountList {
         folder: folder.map(str::to_owned),
         limit: Some(100),

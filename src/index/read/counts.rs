@@ -74,6 +74,27 @@ pub fn property_value_counts(
     }
 }
 
+/// Notes per folder (with its trailing `/`, `""` the root), in folder order.
+pub fn folder_counts(
+    connection: &Connection,
+    scope: &CountScope<'_>,
+) -> rusqlite::Result<Vec<(String, u64)>> {
+    let (folder, judge) = match scope {
+        CountScope::Judged { folder, judge } => (*folder, judge),
+        CountScope::Notes(filter) => {
+            // Every note below the folder: the count table as it is.
+            let everything = Judge {
+                folder: &|_| Some(true),
+                note: &|_| true,
+            };
+            let shown = judged::judge(connection, filter.folder.as_deref(), &everything)?;
+            return judged::folder_counts(connection, &shown);
+        }
+    };
+    let shown = judged::judge(connection, folder, judge)?;
+    judged::folder_counts(connection, &shown)
+}
+
 fn filtered_tag_counts(
     connection: &Connection,
     filter: &NoteFilter,

@@ -90,6 +90,11 @@ fn term_queries() -> [String; 2] {
 fn count_queries() -> Vec<String> {
     let kept = [
         (
+            "folder_notes",
+            "folder || '|' || notes",
+            "SELECT f || '|' || count(*) FROM (SELECT rtrim(path, replace(path, '/', '')) AS f FROM notes) GROUP BY f",
+        ),
+        (
             "tag_counts",
             "folder || '|' || lower || '|' || tag || '|' || notes",
             "SELECT f || '|' || lower || '|' || tag || '|' || count(*) FROM (SELECT rtrim(n.path, replace(n.path, '/', '')) AS f,

@@ -107,19 +107,12 @@ fn scope_params(judged: &Judged) -> Vec<SqlValue> {
         .collect()
 }
 
-/// The folders the count tables hold rows for, below `folder` (`None`: all), with their
-/// trailing `/`: every folder a caller's counts could sum.
+/// The folders holding notes below `folder` (`None`: all), with their trailing `/`: every
+/// folder a caller's counts could sum.
 fn counted_folders(connection: &Connection, folder: Option<&str>) -> rusqlite::Result<Vec<String>> {
     let (low, high) = bounds(folder);
-    // One seek per folder rather than a pass over every counted tag and key.
-    let mut statement = connection.prepare_cached(
-        "WITH RECURSIVE
-           t(folder) AS (SELECT (SELECT min(folder) FROM tag_counts WHERE folder >= ?1 AND folder < ?2)
-             UNION ALL SELECT (SELECT min(folder) FROM tag_counts WHERE folder > t.folder AND folder < ?2) FROM t WHERE t.folder IS NOT NULL),
-           k(folder) AS (SELECT (SELECT min(folder) FROM key_notes WHERE folder >= ?1 AND folder < ?2)
-             UNION ALL SELECT (SELECT min(folder) FROM key_notes WHERE folder > k.folder AND folder < ?2) FROM k WHERE k.folder IS NOT NULL)
-         SELECT folder FROM t WHERE folder IS NOT NULL UNION SELECT folder FROM k WHERE folder IS NOT NULL",
-    )?;
+    let mut statement = connection
+        .prepare_cached("SELECT folder FROM folder_notes WHERE folder >= ?1 AND folder < ?2")?;
     let rows = statement.query_map(rusqlite::params![low, high], |row| row.get(0))?;
     rows.collect()
 }
@@ -214,4 +207,23 @@ pub fn property_value_counts(
     let mut params = scope_params(judged);
     params.push(SqlValue::Text(key.to_lowercase()));
     counts(connection, &sql, params, offset, limit)
+}
+
+/// Notes per folder (with its trailing `/`, `""` the root) among those `judged` shows.
+pub fn folder_counts(
+    connection: &Connection,
+    judged: &Judged,
+) -> rusqlite::Result<Vec<(String, u64)>> {
+    let sql = format!(
+        "{SCOPE}SELECT folder, sum(n) AS total FROM (
+           SELECT folder, notes AS n FROM folder_notes WHERE folder IN (SELECT folder FROM shown)
+           UNION ALL SELECT rtrim(path, replace(path, '/', '')), 1 FROM notes WHERE id IN (SELECT id FROM plus)
+           UNION ALL SELECT rtrim(path, replace(path, '/', '')), -1 FROM notes WHERE id IN (SELECT id FROM minus))
+         GROUP BY folder HAVING total > 0 ORDER BY folder"
+    );
+    let mut statement = connection.prepare_cached(&sql)?;
+    let rows = statement.query_map(rusqlite::params_from_iter(scope_params(judged)), |row| {
+        Ok((row.get(0)?, row.get::<_, i64>(1)?.max(0) as u64))
+    })?;
+    rows.collect()
 }

@@ -25,7 +25,9 @@ mod search;
 use rusqlite::Row;
 
 pub(in crate::index) use conditions::Conditions;
-pub use counts::{CountScope, property_key_counts, property_value_counts, tag_counts};
+pub use counts::{
+    CountScope, folder_counts, property_key_counts, property_value_counts, tag_counts,
+};
 pub use dump::dump;
 pub use facts::{FileRecord, RecordFilter, file_records, file_records_where};
 pub use files::{FileFilter, FileHit, search_files, search_files_scoped};

@@ -128,29 +128,36 @@ struct Counting {
 }
 
 impl Counting {
-    /// Runs `count` over the notes the caller may see: every note below the folder when no rule
-    /// can restrict it, else whole folders as the ACL judges them, with the notes it must judge
-    /// alone (symbolic links, unusual names, folders a rule looks into) judged one by one.
     fn scope<T>(&self, count: impl FnOnce(&CountScope<'_>) -> T) -> T {
-        if self.visibility.unrestricted() {
-            let filter = NoteFilter {
-                folder: self.folder.clone(),
-                ..NoteFilter::default()
-            };
-            return count(&CountScope::Notes(&filter));
-        }
-        let folder = |folder: &str| self.visibility.folder_shows(folder);
-        let note = |path: &str| self.visibility.shows(path);
-        count(&CountScope::Judged {
-            folder: self.folder.as_deref(),
-            judge: Judge {
-                folder: &folder,
-                note: &note,
-            },
-        })
+        visible_scope(&self.visibility, self.folder.as_deref(), count)
     }
 }
 
+/// Runs `count` over the notes below `folder` the caller may see: every note when no rule can
+/// restrict it, else whole folders as the ACL judges them, with the notes it must judge alone
+/// (symbolic links, unusual names, folders a rule looks into) judged one by one.
+pub(in crate::ops) fn visible_scope<T>(
+    visibility: &Visibility,
+    folder: Option<&str>,
+    count: impl FnOnce(&CountScope<'_>) -> T,
+) -> T {
+    if visibility.unrestricted() {
+        let filter = NoteFilter {
+            folder: folder.map(str::to_owned),
+            ..NoteFilter::default()
+        };
+        return count(&CountScope::Notes(&filter));
+    }
+    let judge_folder = |folder: &str| visibility.folder_shows(folder);
+    let note = |path: &str| visibility.shows(path);
+    count(&CountScope::Judged {
+        folder,
+        judge: Judge {
+            folder: &judge_folder,
+            note: &note,
+        },
+    })
+}
 fn counted(rows: Vec<Count>, next: Option<usize>) -> CountedList {
     CountedList {
         items: rows

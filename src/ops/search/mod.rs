@@ -18,6 +18,7 @@ mod listings;
 mod notes;
 mod semantic;
 
+pub(in crate::ops) use counts::visible_scope;
 pub use counts::{CountList, Counted, CountedList, ListPropertyValues};
 pub use filters::{DateFilter, SearchFilters};
 pub use grep::{DEFAULT_GREP_BUDGET, Grep, GrepHit, GrepResult};
