@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The counted vocabularies at scale (issue 52, item 1): `vault_list_tags`,
-`vault_list_property_keys` and `vault_list_property_values` through `quire serve --http`
+`vault_list_property_keys`, `vault_list_property_values` and the `vault-orientation` prompt
+(note and folder counts) through `quire serve --http`
 (sandbox on), stateless 2026-07-28 requests, for the owner and for an identity that reads three
 of the vault's top folders. Prints p50 and p95 over the measured calls. A figure, not an assertion.
 
@@ -27,23 +28,26 @@ CALLS = [
     ("vault_list_tags", {"limit": 50}),
     ("vault_list_property_keys", {"limit": 50}),
     ("vault_list_property_values", {"key": "status", "limit": 50}),
+    # The orientation an agent asks for first: note and folder counts, recent notes, vocabulary.
+    ("prompt:vault-orientation", {}),
 ]
 
 
 def call(url: str, token: str, tool: str, arguments: dict) -> float:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": tool, "arguments": arguments,
+    method, name = ("prompts/get", tool[len("prompt:"):]) if tool.startswith("prompt:") else ("tools/call", tool)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": {
+        "name": name, "arguments": arguments,
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
     request = urllib.request.Request(url, data=body, headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": "tools/call", "Mcp-Name": tool})
+        "Mcp-Method": method, "Mcp-Name": name})
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=120) as answer:
         text = answer.read().decode()
     elapsed = (time.perf_counter() - started) * 1000
-    if '"isError":true' in text or '"items":[]' in text:
+    if '"isError":true' in text or '"items":[]' in text or '"error":{' in text:
         raise SystemExit(f"{tool} answered {text[:400]}")
     return elapsed
 

@@ -103,13 +103,7 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
         },
     )?;
     if !config.read_only {
-        let removed = ops.vault().remove_orphaned_temp_files();
-        if removed > 0 {
-            tracing::info!(
-                removed,
-                "removed temp files left by a Quire killed mid-write"
-            );
-        }
+        sweep_temp_files(ops.vault().root().to_path_buf());
         let finished = ops.recover_moves();
         if finished > 0 {
             tracing::info!(finished, "finished moves that a killed Quire had cut short");
@@ -129,6 +123,26 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
         Err(error) => tracing::warn!(%error, "cannot create the memory layer's starter files"),
     }
     Ok(ops)
+}
+
+/// Removes the temp files of writers killed mid-write, on a thread of its own: the sweep walks the
+/// whole vault (3 s of a million-note vault's restart), and a temp file is hidden, so no client
+/// waits for it. Quire's own writes name temp files of this process, which the sweep leaves.
+fn sweep_temp_files(root: std::path::PathBuf) {
+    let spawned = std::thread::Builder::new()
+        .name("quire-temp-sweep".into())
+        .spawn(move || {
+            let removed = crate::vault::remove_orphaned_temp_files(&root);
+            if removed > 0 {
+                tracing::info!(
+                    removed,
+                    "removed temp files left by a Quire killed mid-write"
+                );
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start the sweep of temp files left by a killed Quire");
+    }
 }
 
 /// Keeps the versions other programs make in the history, on a thread of its own, batching

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use notify::EventKind;
 use notify::event::{ModifyKind, RenameMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer_opt};
 use tokio::sync::broadcast;
 use unicode_normalization::UnicodeNormalization;
 
@@ -70,7 +70,11 @@ impl VaultWatcher {
         let root_for_events = root.to_path_buf();
         let state = Arc::new(AtomicU8::new(LIVE));
         let state_in_handler = Arc::clone(&state);
-        let mut debouncer = new_debouncer(DEBOUNCE, None, move |result: DebounceEventResult| {
+        // Links are not followed while registering watches: following them made the walk `stat`
+        // every file (6 s of a million-note vault's restart), and scans never descend a linked
+        // folder, so the index has nothing there to keep current.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let handler = move |result: DebounceEventResult| {
             let events = match result {
                 Ok(events) => events,
                 Err(errors) => {
@@ -100,7 +104,14 @@ impl VaultWatcher {
                     let _ = sender.send(change);
                 }
             }
-        })?;
+        };
+        let mut debouncer = new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
+            DEBOUNCE,
+            None,
+            handler,
+            RecommendedCache::new(),
+            config,
+        )?;
         debouncer.watch(root, notify::RecursiveMode::Recursive)?;
         Ok(VaultWatcher {
             _debouncer: debouncer,

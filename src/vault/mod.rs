@@ -34,6 +34,12 @@ pub use settings::{LinkSettings, NewLinkFormat};
 pub use sync::{SyncLock, is_conflict_copy};
 pub use write::process_alive;
 
+/// Removes the hidden temp files that writers killed mid-write left in the vault at `root` (see
+/// `write::remove_orphaned_temps`); returns how many.
+pub fn remove_orphaned_temp_files(root: &Path) -> usize {
+    write::remove_orphaned_temps(root)
+}
+
 /// What can go wrong between a valid `VaultPath` and the disk.
 #[derive(Debug, thiserror::Error)]
 pub enum VaultError {
@@ -302,12 +308,6 @@ impl Vault {
             bytes,
             modified,
         })
-    }
-
-    /// Removes the hidden temp files that writers killed mid-write left in the vault (see
-    /// `write::remove_orphaned_temps`); returns how many.
-    pub fn remove_orphaned_temp_files(&self) -> usize {
-        write::remove_orphaned_temps(&self.root)
     }
 
     /// Why the folders of a new file could not be made: a file where a folder should be (EEXIST

@@ -361,6 +361,11 @@ def main() -> int:
             # A tool call waits for the index, so the restart's reconcile is done after it.
             now_broken = broken_links(server)
             after = snapshot(vault)
+            # The sweep of a killed writer's temp files runs beside the startup, on its own thread.
+            deadline = time.monotonic() + 10
+            while temp_files(after) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                after = snapshot(vault)
             description = f"{tool} {json.dumps(arguments, ensure_ascii=False)[:300]} (delay {delay * 1000:.1f} ms)"
 
             leftovers = temp_files(after)

@@ -170,7 +170,11 @@ pub fn memory_entry_text(file: &str, section: &str, text: &str) -> String {
 }
 
 pub(super) fn is_note(path: &VaultPath) -> bool {
-    path.extension().as_deref() == Some("md")
+    // As `extension() == "md"`, without lower-casing into a new string: a reconcile asks this of
+    // every file (no other character lower-cases to an ASCII letter of `md`).
+    let name = path.file_name();
+    name.rfind('.')
+        .is_some_and(|dot| dot > 0 && name[dot + 1..].eq_ignore_ascii_case("md"))
 }
 
 pub(super) fn nanos(time: SystemTime) -> i64 {

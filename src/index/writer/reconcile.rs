@@ -3,7 +3,6 @@
 //! writes their rows in batches; a first build of a large vault defers its secondary indexes and
 //! merges the full-text index once at the end.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -19,6 +18,9 @@ use crate::index::phases::{Parsing, Writing};
 use crate::index::schema;
 use crate::index::{IndexError, ReconcileStats};
 use crate::vault::ScannedFile;
+
+/// Maps keyed by note path, hashed with foldhash: SipHash was a tenth of a million-note restart.
+type FastMap<V> = foldhash::HashMap<String, V>;
 
 /// With the `test-faults` feature, `QUIRE_TEST_FAULT=small-sort-cache` gives a first build a page
 /// cache of 256 KiB, so SQLite's sorter spills to temporary files at a few thousand notes as it
@@ -51,8 +53,10 @@ struct Plan {
     notes: usize,
     /// The vault's files that are not notes.
     others: Vec<ScannedFile>,
-    /// What the index held about each note before.
-    known: HashMap<String, Known>,
+    /// How many notes the index held before.
+    indexed: usize,
+    /// What the index held about each note in `todo` it knew.
+    known: FastMap<Known>,
     /// Notes whose size or time changed (every note when forced): read, and parsed when their
     /// bytes changed.
     todo: Vec<ScannedFile>,
@@ -96,8 +100,8 @@ impl Writer {
         }
         // A large batch is merged into one segment at the end ('optimize'); merging the segments
         // along the way as well would rewrite the same data several times.
-        let bulk = total >= OPTIMIZE_AFTER && total >= plan.known.len() / BULK_SHARE;
-        let deferred = self.defer_indexes_for_first_build(bulk && plan.known.is_empty())?;
+        let bulk = total >= OPTIMIZE_AFTER && total >= plan.indexed / BULK_SHARE;
+        let deferred = self.defer_indexes_for_first_build(bulk && plan.indexed == 0)?;
         // Through the merge at the end, the WAL is copied into the database on another core.
         let checkpointer = bulk.then(|| Checkpointer::start(&self.connection, &self.db_path));
         if bulk {
@@ -130,7 +134,9 @@ impl Writer {
         Ok(stats)
     }
 
-    /// Scans the vault and compares each note's size and time with what the index holds.
+    /// Scans the vault and compares each note's size and time with what the index holds. Each
+    /// known note is taken out of the map once: what is left has vanished from the vault, and only
+    /// changed notes keep what the index knew (a million-note restart is this comparison).
     fn plan_reconcile(&self, force: bool, started: Instant) -> Result<Plan, IndexError> {
         let (scanned, others): (Vec<_>, Vec<_>) = self
             .vault
@@ -138,27 +144,26 @@ impl Writer {
             .map_err(|error| IndexError::Scan(error.to_string()))?
             .into_iter()
             .partition(|file| is_note(&file.path));
-        let known = self.known_notes()?;
-        let gone: Vec<String> = {
-            let seen: HashSet<&str> = scanned.iter().map(|file| file.path.as_str()).collect();
-            known
-                .keys()
-                .filter(|path| !seen.contains(path.as_str()))
-                .cloned()
-                .collect()
-        };
+        let mut unmatched = self.known_notes()?;
+        let indexed = unmatched.len();
         let notes = scanned.len();
         let alone = alone::of_scan(&scanned);
-        let todo: Vec<ScannedFile> = scanned
-            .into_iter()
-            .filter(|file| {
-                let unchanged = !force
-                    && known.get(file.path.as_str()).is_some_and(|known| {
-                        known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
-                    });
-                !unchanged
-            })
-            .collect();
+        let mut known = FastMap::default();
+        let mut todo = Vec::new();
+        for file in scanned {
+            match unmatched.remove(file.path.as_str()) {
+                Some(before)
+                    if !force
+                        && before.size == file.bytes as i64
+                        && before.mtime == nanos(file.modified) => {}
+                Some(before) => {
+                    known.insert(file.path.to_string(), before);
+                    todo.push(file);
+                }
+                None => todo.push(file),
+            }
+        }
+        let gone = unmatched.into_keys().collect();
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             notes,
@@ -167,6 +172,7 @@ impl Writer {
         Ok(Plan {
             notes,
             others,
+            indexed,
             known,
             todo,
             gone,
@@ -342,7 +348,7 @@ impl Writer {
         Ok(())
     }
 
-    fn known_notes(&self) -> Result<HashMap<String, Known>, IndexError> {
+    fn known_notes(&self) -> Result<FastMap<Known>, IndexError> {
         let mut statement = self
             .connection
             .prepare(&format!("SELECT {KNOWN_COLUMNS} FROM notes"))?;
