@@ -32,13 +32,12 @@ pub fn tag_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
-    match scope {
-        CountScope::Notes(filter) => filtered_tag_counts(connection, filter, offset, limit),
-        CountScope::Judged { folder, judge } => {
-            let shown = judged::judge(connection, *folder, judge)?;
-            judged::tag_counts(connection, &shown, offset, limit)
-        }
-    }
+    by_scope(
+        connection,
+        scope,
+        |filter| filtered_tag_counts(connection, filter, offset, limit),
+        |shown| judged::tag_counts(connection, shown, offset, limit),
+    )
 }
 
 /// Counts of notes per property key (case variants merged), most used first.
@@ -48,13 +47,12 @@ pub fn property_key_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
-    match scope {
-        CountScope::Notes(filter) => filtered_key_counts(connection, filter, offset, limit),
-        CountScope::Judged { folder, judge } => {
-            let shown = judged::judge(connection, *folder, judge)?;
-            judged::property_key_counts(connection, &shown, offset, limit)
-        }
-    }
+    by_scope(
+        connection,
+        scope,
+        |filter| filtered_key_counts(connection, filter, offset, limit),
+        |shown| judged::property_key_counts(connection, shown, offset, limit),
+    )
 }
 
 /// Counts of notes per value of one property (list values unpacked, case variants merged).
@@ -65,12 +63,24 @@ pub fn property_value_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
+    by_scope(
+        connection,
+        scope,
+        |filter| filtered_value_counts(connection, key, filter, offset, limit),
+        |shown| judged::property_value_counts(connection, key, shown, offset, limit),
+    )
+}
+
+/// Counts `scope` with `filtered` (a filter's notes) or `shown` (what the ACL's judgement shows).
+fn by_scope<T>(
+    connection: &Connection,
+    scope: &CountScope<'_>,
+    filtered: impl FnOnce(&NoteFilter) -> rusqlite::Result<T>,
+    shown: impl FnOnce(&judged::Judged) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
     match scope {
-        CountScope::Notes(filter) => filtered_value_counts(connection, key, filter, offset, limit),
-        CountScope::Judged { folder, judge } => {
-            let shown = judged::judge(connection, *folder, judge)?;
-            judged::property_value_counts(connection, key, &shown, offset, limit)
-        }
+        CountScope::Notes(filter) => filtered(filter),
+        CountScope::Judged { folder, judge } => shown(&judged::judge(connection, *folder, judge)?),
     }
 }
 
