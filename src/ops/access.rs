@@ -153,7 +153,7 @@ impl Visibility {
             folder => Some(VaultPath::parse(folder).ok()?),
         };
         let real = self.real_folder(parent.as_ref())?;
-        let there = self.policy.folder_reads(&self.principal, real.rel())?;
+        let there = self.policy.folder_reads(&self.principal, &real)?;
         Some(named && there)
     }
 
@@ -200,21 +200,33 @@ impl Visibility {
 
     /// `Vault::real_location`, with the real place of each parent folder found once.
     fn real_location(&self, path: &VaultPath) -> Option<String> {
-        match self.real_folder(path.parent().as_ref()) {
-            Some(folder) => self.vault.real_child(&folder, path.file_name()),
+        let parent = path.parent();
+        let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        match self.real_folder_in(&mut folders, parent.as_ref()) {
+            Some(folder) => self.vault.real_child(folder, path.file_name()),
             // A folder that does not exist (yet): the walk judges where it would be made.
             None => self.vault.real_location(path),
         }
     }
 
-    /// `Vault::real_folder`, found once per folder.
-    fn real_folder(&self, folder: Option<&VaultPath>) -> Option<RealFolder> {
-        let key = folder.map_or("", VaultPath::as_str).to_owned();
+    /// The vault-relative real place of the existing folder `folder` (`None`: the root).
+    fn real_folder(&self, folder: Option<&VaultPath>) -> Option<String> {
         let mut folders = self.folders.lock().unwrap_or_else(|p| p.into_inner());
+        self.real_folder_in(&mut folders, folder)
+            .map(|real| real.rel().to_owned())
+    }
+
+    /// `Vault::real_folder`, found once per folder and kept in `folders`.
+    fn real_folder_in<'a>(
+        &self,
+        folders: &'a mut HashMap<String, Option<RealFolder>>,
+        folder: Option<&VaultPath>,
+    ) -> Option<&'a RealFolder> {
+        let key = folder.map_or("", VaultPath::as_str).to_owned();
         folders
             .entry(key)
             .or_insert_with(|| self.vault.real_folder(folder))
-            .clone()
+            .as_ref()
     }
 }
 
