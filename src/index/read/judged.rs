@@ -56,7 +56,7 @@ pub fn judge(
     for path in alone_notes(connection, folder)? {
         let folder = path.rfind('/').map_or("", |slash| &path[..=slash]);
         let Some(&shown) = decided.get(folder) else {
-            // Judged with its folder's notes above, or its folder holds nothing counted.
+            // Judged with its folder's notes above, or a marked path left without a note.
             continue;
         };
         match (shown, (judge.note)(&path)) {
@@ -128,6 +128,30 @@ fn alone_notes(connection: &Connection, folder: Option<&str>) -> rusqlite::Resul
     rows.collect()
 }
 
+/// The rows counted for the notes `judged` shows: `whole`, a count table's rows for the folders
+/// in `shown`, then `per_note` once for the notes in `plus` and once, negated, for those in
+/// `minus`. `per_note` names the set of notes `{set}` and writes `{sign}` before its count.
+fn signed(whole: &str, per_note: &str) -> String {
+    let note = |set: &str, sign: &str| per_note.replace("{set}", set).replace("{sign}", sign);
+    format!(
+        "{whole}\n UNION ALL {}\n UNION ALL {}",
+        note("plus", ""),
+        note("minus", "-")
+    )
+}
+
+/// The counted page: each lower-case name of `counted(name, n)` with its total, highest first,
+/// and the spelling `spellings(spelling, n)` counts most for it (`{name}` the name asked for).
+fn page_sql(counted: &str, spellings: &str) -> String {
+    format!(
+        "{SCOPE}, counted(name, n) AS ({counted})
+         SELECT (SELECT spelling FROM ({spellings})
+                 GROUP BY spelling ORDER BY sum(n) DESC, spelling LIMIT 1), c.total
+         FROM (SELECT name, sum(n) AS total FROM counted GROUP BY name HAVING total > 0
+               ORDER BY total DESC, name LIMIT ? OFFSET ?) c"
+    )
+}
+
 /// `counts::tag_counts` over the notes `judged` shows.
 pub fn tag_counts(
     connection: &Connection,
@@ -135,18 +159,15 @@ pub fn tag_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
-    let sql = format!(
-        "{SCOPE}, counted(lower, n) AS (
-           SELECT lower, notes FROM tag_counts WHERE folder IN (SELECT folder FROM shown)
-           UNION ALL SELECT lower, 1 FROM tags INDEXED BY tags_note WHERE note_id IN (SELECT id FROM plus)
-           UNION ALL SELECT lower, -1 FROM tags INDEXED BY tags_note WHERE note_id IN (SELECT id FROM minus))
-         SELECT (SELECT tag FROM (
-                   SELECT tag, notes AS n FROM tag_counts WHERE lower = c.lower AND folder IN (SELECT folder FROM shown)
-                   UNION ALL SELECT tag, 1 FROM tags WHERE lower = c.lower AND note_id IN (SELECT id FROM plus)
-                   UNION ALL SELECT tag, -1 FROM tags WHERE lower = c.lower AND note_id IN (SELECT id FROM minus))
-                 GROUP BY tag ORDER BY sum(n) DESC, tag LIMIT 1), c.total
-         FROM (SELECT lower, sum(n) AS total FROM counted GROUP BY lower HAVING total > 0
-               ORDER BY total DESC, lower LIMIT ? OFFSET ?) c"
+    let sql = page_sql(
+        &signed(
+            "SELECT lower, notes FROM tag_counts WHERE folder IN (SELECT folder FROM shown)",
+            "SELECT lower, {sign}1 FROM tags INDEXED BY tags_note WHERE note_id IN (SELECT id FROM {set})",
+        ),
+        &signed(
+            "SELECT tag AS spelling, notes AS n FROM tag_counts WHERE lower = c.name AND folder IN (SELECT folder FROM shown)",
+            "SELECT tag, {sign}1 FROM tags WHERE lower = c.name AND note_id IN (SELECT id FROM {set})",
+        ),
     );
     counts(connection, &sql, scope_params(judged), offset, limit)
 }
@@ -158,22 +179,17 @@ pub fn property_key_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
-    let sql = format!(
-        "{SCOPE}, counted(k, n) AS (
-           SELECT key_lower, notes FROM key_notes WHERE folder IN (SELECT folder FROM shown)
-           UNION ALL SELECT key_lower, count(DISTINCT note_id) FROM properties INDEXED BY properties_note
-             WHERE note_id IN (SELECT id FROM plus) GROUP BY key_lower
-           UNION ALL SELECT key_lower, -count(DISTINCT note_id) FROM properties INDEXED BY properties_note
-             WHERE note_id IN (SELECT id FROM minus) GROUP BY key_lower)
-         SELECT (SELECT key FROM (
-                   SELECT key, rows AS n FROM key_spellings WHERE key_lower = c.k AND folder IN (SELECT folder FROM shown)
-                   UNION ALL SELECT key, 1 FROM properties INDEXED BY properties_note
-                     WHERE note_id IN (SELECT id FROM plus) AND key_lower = c.k
-                   UNION ALL SELECT key, -1 FROM properties INDEXED BY properties_note
-                     WHERE note_id IN (SELECT id FROM minus) AND key_lower = c.k)
-                 GROUP BY key ORDER BY sum(n) DESC, key LIMIT 1), c.total
-         FROM (SELECT k, sum(n) AS total FROM counted GROUP BY k HAVING total > 0
-               ORDER BY total DESC, k LIMIT ? OFFSET ?) c"
+    let sql = page_sql(
+        &signed(
+            "SELECT key_lower, notes FROM key_notes WHERE folder IN (SELECT folder FROM shown)",
+            "SELECT key_lower, {sign}count(DISTINCT note_id) FROM properties INDEXED BY properties_note
+               WHERE note_id IN (SELECT id FROM {set}) GROUP BY key_lower",
+        ),
+        &signed(
+            "SELECT key AS spelling, rows AS n FROM key_spellings WHERE key_lower = c.name AND folder IN (SELECT folder FROM shown)",
+            "SELECT key, {sign}1 FROM properties INDEXED BY properties_note
+               WHERE note_id IN (SELECT id FROM {set}) AND key_lower = c.name",
+        ),
     );
     counts(connection, &sql, scope_params(judged), offset, limit)
 }
@@ -186,23 +202,18 @@ pub fn property_value_counts(
     offset: usize,
     limit: usize,
 ) -> rusqlite::Result<Page<Count, usize>> {
-    let sql = format!(
-        "{SCOPE}, counted(v, n) AS (
-           SELECT value_lower, notes FROM value_notes WHERE key_lower = ?4 AND folder IN (SELECT folder FROM shown)
-           UNION ALL SELECT value_lower, count(DISTINCT note_id) FROM properties INDEXED BY properties_note
-             WHERE note_id IN (SELECT id FROM plus) AND key_lower = ?4 AND value IS NOT NULL GROUP BY value_lower
-           UNION ALL SELECT value_lower, -count(DISTINCT note_id) FROM properties INDEXED BY properties_note
-             WHERE note_id IN (SELECT id FROM minus) AND key_lower = ?4 AND value IS NOT NULL GROUP BY value_lower)
-         SELECT (SELECT value FROM (
-                   SELECT value, rows AS n FROM value_spellings
-                     WHERE key_lower = ?4 AND value_lower = c.v AND folder IN (SELECT folder FROM shown)
-                   UNION ALL SELECT value, 1 FROM properties INDEXED BY properties_note
-                     WHERE note_id IN (SELECT id FROM plus) AND key_lower = ?4 AND value_lower = c.v
-                   UNION ALL SELECT value, -1 FROM properties INDEXED BY properties_note
-                     WHERE note_id IN (SELECT id FROM minus) AND key_lower = ?4 AND value_lower = c.v)
-                 GROUP BY value ORDER BY sum(n) DESC, value LIMIT 1), c.total
-         FROM (SELECT v, sum(n) AS total FROM counted GROUP BY v HAVING total > 0
-               ORDER BY total DESC, v LIMIT ? OFFSET ?) c"
+    let sql = page_sql(
+        &signed(
+            "SELECT value_lower, notes FROM value_notes WHERE key_lower = ?4 AND folder IN (SELECT folder FROM shown)",
+            "SELECT value_lower, {sign}count(DISTINCT note_id) FROM properties INDEXED BY properties_note
+               WHERE note_id IN (SELECT id FROM {set}) AND key_lower = ?4 AND value IS NOT NULL GROUP BY value_lower",
+        ),
+        &signed(
+            "SELECT value AS spelling, rows AS n FROM value_spellings
+               WHERE key_lower = ?4 AND value_lower = c.name AND folder IN (SELECT folder FROM shown)",
+            "SELECT value, {sign}1 FROM properties INDEXED BY properties_note
+               WHERE note_id IN (SELECT id FROM {set}) AND key_lower = ?4 AND value_lower = c.name",
+        ),
     );
     let mut params = scope_params(judged);
     params.push(SqlValue::Text(key.to_lowercase()));
@@ -214,11 +225,12 @@ pub fn folder_counts(
     connection: &Connection,
     judged: &Judged,
 ) -> rusqlite::Result<Vec<(String, u64)>> {
+    let counted = signed(
+        "SELECT folder, notes AS n FROM folder_notes WHERE folder IN (SELECT folder FROM shown)",
+        "SELECT rtrim(path, replace(path, '/', '')), {sign}1 FROM notes WHERE id IN (SELECT id FROM {set})",
+    );
     let sql = format!(
-        "{SCOPE}SELECT folder, sum(n) AS total FROM (
-           SELECT folder, notes AS n FROM folder_notes WHERE folder IN (SELECT folder FROM shown)
-           UNION ALL SELECT rtrim(path, replace(path, '/', '')), 1 FROM notes WHERE id IN (SELECT id FROM plus)
-           UNION ALL SELECT rtrim(path, replace(path, '/', '')), -1 FROM notes WHERE id IN (SELECT id FROM minus))
+        "{SCOPE}SELECT folder, sum(n) AS total FROM ({counted})
          GROUP BY folder HAVING total > 0 ORDER BY folder"
     );
     let mut statement = connection.prepare_cached(&sql)?;
