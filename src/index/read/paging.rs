@@ -26,9 +26,10 @@ pub(super) fn page_by_offset_at<R>(
     mut fetch: impl FnMut(usize, usize) -> rusqlite::Result<Vec<R>>,
     keep: &dyn Fn(&R) -> bool,
 ) -> rusqlite::Result<Page<(usize, R), usize>> {
-    // One more row than the page, to know whether another page follows; excluded rows are rare,
-    // so a second batch is rarely needed.
-    let batch = limit + 1;
+    // One more row than the page, to know whether another page follows. Each batch then doubles:
+    // a caller who may see few of the rows would otherwise cost a query per page's worth of rows,
+    // each skipping its whole offset again.
+    let mut batch = limit + 1;
     let mut rows = Vec::new();
     let mut at = offset;
     loop {
@@ -49,8 +50,12 @@ pub(super) fn page_by_offset_at<R>(
         if count < batch {
             return Ok(Page { rows, next: None });
         }
+        batch = batch.saturating_mul(2).min(MAX_BATCH.max(limit + 1));
     }
 }
+
+/// The most rows one batch fetches: a query's rows are held in memory until kept or dropped.
+const MAX_BATCH: usize = 4096;
 
 /// Like `page_by_offset` for queries ordered by path, resuming after a path (a keyset cursor, so
 /// notes created or deleted between pages never cause a skip or a repeat).

@@ -96,28 +96,6 @@ impl Ops {
             visibility: self.visibility(ctx),
         })
     }
-
-    /// The filter, offset and page size of a paged request, restricted to the notes the caller
-    /// may see: recent notes and the orientation vocabulary page through this.
-    pub(in crate::ops) fn count_request(
-        &self,
-        ctx: &Context,
-        request: &CountList,
-    ) -> Result<(NoteFilter, usize, usize, Visibility), OpsError> {
-        let limit = check_limit(request.limit)?;
-        let mut filter = NoteFilter {
-            folder: self.check_folder(ctx, request.folder.as_deref())?,
-            ..NoteFilter::default()
-        };
-        let visibility = self.visibility(ctx);
-        if self.policy().has_rules_for(&ctx.principal) {
-            let mut paths = self.walls.index(&visibility).note_paths(&filter)?;
-            paths.retain(|path| visibility.shows(path));
-            filter.only_paths = Some(paths);
-        }
-        let offset = Cursor::offset(request.cursor.as_deref())?;
-        Ok((filter, offset, limit, visibility))
-    }
 }
 
 struct Counting {

@@ -11,7 +11,6 @@ use crate::ops::notes::{NoteList, summary};
 use crate::ops::paging::{Cursor, check_limit};
 use crate::ops::shared::{Context, Ops};
 
-use super::counts::CountList;
 use super::filters::{parse_key, parse_tag, push_property_filters};
 
 #[derive(Debug, Clone, Default)]
@@ -90,14 +89,14 @@ impl Ops {
     }
 
     pub fn recent_notes(&self, ctx: &Context, request: RecentNotes) -> Result<NoteList, OpsError> {
-        let (filter, offset, limit, _) = self.count_request(
-            ctx,
-            &CountList {
-                folder: request.folder.clone(),
-                limit: request.limit,
-                cursor: request.cursor.clone(),
-            },
-        )?;
+        // The caller's visibility is applied while paging (`keep`), so a restricted caller's
+        // recent notes cost the rows read up to its page, not a list of every note it may see.
+        let limit = check_limit(request.limit)?;
+        let filter = NoteFilter {
+            folder: self.check_folder(ctx, request.folder.as_deref())?,
+            ..NoteFilter::default()
+        };
+        let offset = Cursor::offset(request.cursor.as_deref())?;
         let order = match request.sort_by {
             RecentSort::Modified => RecentOrder::Modified,
             RecentSort::Created => RecentOrder::Created,
