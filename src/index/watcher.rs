@@ -73,7 +73,11 @@ impl VaultWatcher {
         // Links are not followed while registering watches: following them made the walk `stat`
         // every file (6 s of a million-note vault's restart), and scans never descend a linked
         // folder, so the index has nothing there to keep current.
-        let config = notify::Config::default().with_follow_symlinks(false);
+        // Nor are opens asked for (`CORE` leaves out access events): every read of a note, ours
+        // included, was an event to carry through the debouncer, 10,000 a second under load.
+        let config = notify::Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(notify::EventKindMask::CORE);
         let handler = move |result: DebounceEventResult| {
             let events = match result {
                 Ok(events) => events,
@@ -105,12 +109,13 @@ impl VaultWatcher {
                 }
             }
         };
+        let config = notify_debouncer_full::Config::default()
+            .with_timeout(DEBOUNCE)
+            .with_notify_config(config);
         let mut debouncer = new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
-            DEBOUNCE,
-            None,
+            config,
             handler,
             RecommendedCache::new(),
-            config,
         )?;
         debouncer.watch(root, notify::RecursiveMode::Recursive)?;
         Ok(VaultWatcher {
