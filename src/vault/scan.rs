@@ -110,6 +110,8 @@ fn walk(
             })
         });
     let mut files = Vec::new();
+    // Per file: whether it is a regular file still to `stat` (after the walk, on every core).
+    let mut unstated = Vec::new();
     let mut folders = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -136,11 +138,6 @@ fn walk(
             }
         } else if !file_type.is_file() {
             continue;
-        } else if stat {
-            match entry.metadata() {
-                Ok(metadata) => Some(metadata),
-                Err(_) => continue,
-            }
         } else {
             None
         };
@@ -156,12 +153,54 @@ fn walk(
                 .unwrap_or(SystemTime::UNIX_EPOCH),
             linked: file_type.is_symlink(),
         });
+        unstated.push(stat && !file_type.is_symlink());
+    }
+    if stat {
+        stat_files(&mut files, &unstated);
     }
     // Paths are unique, so an unstable sort orders them the same, without a buffer.
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     folders.sort();
     Ok(FolderListing { files, folders })
 }
+
+/// Fills in the size and time of each file marked in `unstated`, dropping those that vanished
+/// since the walk. A million-note vault's restart is mostly these calls (their path lookups in
+/// the kernel), so they are shared among the cores.
+fn stat_files(files: &mut Vec<ScannedFile>, unstated: &[bool]) {
+    let mut present = vec![true; files.len()];
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let share = files.len().div_ceil(workers).max(STAT_SHARE_MIN);
+    std::thread::scope(|scope| {
+        for ((files, unstated), present) in files
+            .chunks_mut(share)
+            .zip(unstated.chunks(share))
+            .zip(present.chunks_mut(share))
+        {
+            scope.spawn(move || {
+                for ((file, _), present) in files
+                    .iter_mut()
+                    .zip(unstated)
+                    .zip(present.iter_mut())
+                    .filter(|((_, unstated), _)| **unstated)
+                {
+                    match std::fs::symlink_metadata(&file.fs_path) {
+                        Ok(metadata) => {
+                            file.bytes = metadata.len();
+                            file.modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                        }
+                        Err(_) => *present = false,
+                    }
+                }
+            });
+        }
+    });
+    let mut kept = present.into_iter();
+    files.retain(|_| kept.next().unwrap_or(false));
+}
+
+/// Below this many files a second thread costs more than it saves.
+const STAT_SHARE_MIN: usize = 2048;
 
 /// The vault path of `entry` found below `start` (the folder whose vault segments are `prefix`).
 fn vault_path(start: &Path, prefix: &[String], entry: &Path) -> Option<VaultPath> {

@@ -209,3 +209,33 @@ fn nfd_names_on_disk_resolve_from_nfc_input() {
     assert!(resolved.exists, "the NFD file is found under its NFC name");
     assert_eq!(std::fs::read(&resolved.fs_path).expect("read"), b"x");
 }
+
+/// A scan large enough to `stat` its files on several threads still gives each file its own size,
+/// and a link its target's, whichever thread looked.
+#[test]
+fn a_large_scan_gives_every_file_its_own_size() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("vault");
+    let count = 6000;
+    for i in 0..count {
+        let folder = root.join(format!("f{}", i % 7));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        std::fs::write(folder.join(format!("n{i:05}.md")), vec![b'x'; i % 1000 + 1])
+            .expect("write");
+    }
+    symlink(root.join("f0/n00000.md"), root.join("link.md")).expect("symlink");
+    let vault = Vault::open(&root, 1 << 20).expect("open");
+    let scanned = vault.scan(None).expect("scan");
+    assert_eq!(scanned.len(), count + 1);
+    for file in &scanned {
+        let name = file.path.as_str();
+        if name == "link.md" {
+            assert!(file.linked);
+            assert_eq!(file.bytes, 1);
+            continue;
+        }
+        let i: usize = name[4..9].parse().expect("number");
+        assert_eq!(file.bytes, (i % 1000 + 1) as u64, "{name}");
+        assert!(!file.linked && file.modified > std::time::SystemTime::UNIX_EPOCH);
+    }
+}
