@@ -111,7 +111,7 @@ fn walk(
         });
     let mut files = Vec::new();
     // Per file: whether it is a regular file still to `stat` (after the walk, on every core).
-    let mut unstated = Vec::new();
+    let mut to_stat = Vec::new();
     let mut folders = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -153,10 +153,10 @@ fn walk(
                 .unwrap_or(SystemTime::UNIX_EPOCH),
             linked: file_type.is_symlink(),
         });
-        unstated.push(stat && !file_type.is_symlink());
+        to_stat.push(stat && !file_type.is_symlink());
     }
     if stat {
-        stat_files(&mut files, &unstated);
+        stat_files(&mut files, &to_stat);
     }
     // Paths are unique, so an unstable sort orders them the same, without a buffer.
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
@@ -164,25 +164,25 @@ fn walk(
     Ok(FolderListing { files, folders })
 }
 
-/// Fills in the size and time of each file marked in `unstated`, dropping those that vanished
-/// since the walk. A million-note vault's restart is mostly these calls (their path lookups in
-/// the kernel), so they are shared among the cores.
-fn stat_files(files: &mut Vec<ScannedFile>, unstated: &[bool]) {
+/// Fills in the size and time of each file marked in `to_stat`, dropping those that vanished
+/// since the walk. A million-note vault's restart is mostly these calls, so they are shared
+/// among the cores.
+fn stat_files(files: &mut Vec<ScannedFile>, to_stat: &[bool]) {
     let mut present = vec![true; files.len()];
     let workers = std::thread::available_parallelism().map_or(1, usize::from);
     let share = files.len().div_ceil(workers).max(STAT_SHARE_MIN);
     std::thread::scope(|scope| {
-        for ((files, unstated), present) in files
+        for ((files, to_stat), present) in files
             .chunks_mut(share)
-            .zip(unstated.chunks(share))
+            .zip(to_stat.chunks(share))
             .zip(present.chunks_mut(share))
         {
             scope.spawn(move || {
                 for ((file, _), present) in files
                     .iter_mut()
-                    .zip(unstated)
+                    .zip(to_stat)
                     .zip(present.iter_mut())
-                    .filter(|((_, unstated), _)| **unstated)
+                    .filter(|((_, to_stat), _)| **to_stat)
                 {
                     match std::fs::symlink_metadata(&file.fs_path) {
                         Ok(metadata) => {
