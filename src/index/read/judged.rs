@@ -141,7 +141,7 @@ fn signed(whole: &str, per_note: &str) -> String {
 }
 
 /// The counted page: each lower-case name of `counted(name, n)` with its total, highest first,
-/// and the spelling `spellings(spelling, n)` counts most for it (`{name}` the name asked for).
+/// and the spelling `spellings(spelling, n)` counts most for it (`c.name`, the name in hand).
 fn page_sql(counted: &str, spellings: &str) -> String {
     format!(
         "{SCOPE}, counted(name, n) AS ({counted})

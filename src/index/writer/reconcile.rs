@@ -151,13 +151,13 @@ impl Writer {
         let mut known = FastMap::default();
         let mut todo = Vec::new();
         for file in scanned {
-            match unmatched.remove(file.path.as_str()) {
-                Some(before)
+            match unmatched.remove_entry(file.path.as_str()) {
+                Some((_, before))
                     if !force
                         && before.size == file.bytes as i64
                         && before.mtime == nanos(file.modified) => {}
-                Some(before) => {
-                    known.insert(file.path.to_string(), before);
+                Some((path, before)) => {
+                    known.insert(path, before);
                     todo.push(file);
                 }
                 None => todo.push(file),
