@@ -78,6 +78,8 @@ pub enum IndexError {
     PartsFailed(String),
     #[error("SQLite cannot keep its temporary files in {0}: the name is not UTF-8")]
     TempFolder(String),
+    #[error("the full-text index of a first build failed: {0}")]
+    FullTextBeside(String),
     #[error("cannot start the index writer thread: {0}")]
     Thread(#[source] std::io::Error),
 }

@@ -522,7 +522,8 @@ pub(super) fn defer_secondary_indexes(
     Ok(indexes.into_iter().map(|(_, _, sql)| sql).collect())
 }
 
-/// Makes the indexes `defer_secondary_indexes` dropped and clears its mark, in one transaction.
+/// Makes the indexes `defer_secondary_indexes` dropped, in one transaction. Its mark stays until
+/// `finish_bulk_load`: a first build's full-text index may still be on its way (`writer::beside`).
 pub(super) fn restore_secondary_indexes(
     connection: &Connection,
     statements: &[String],
@@ -540,8 +541,13 @@ pub(super) fn restore_secondary_indexes(
     for sql in triggers {
         transaction.execute_batch(sql)?;
     }
-    transaction.execute("DELETE FROM meta WHERE key = ?1", [BULK_LOAD])?;
     transaction.commit()
+}
+
+/// Clears `defer_secondary_indexes`' mark: the first build is whole, and the next open keeps it.
+pub(super) fn finish_bulk_load(connection: &Connection) -> Result<(), rusqlite::Error> {
+    connection.execute("DELETE FROM meta WHERE key = ?1", [BULK_LOAD])?;
+    Ok(())
 }
 
 /// A read-only connection for queries.
@@ -654,6 +660,12 @@ mod tests {
         let mut connection = connection;
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
         restore_secondary_indexes(&connection, &statements).expect("restored");
+        drop(connection);
+        let (mut connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
+        assert!(created, "until the build says it is whole, it is not kept");
+        let statements = defer_secondary_indexes(&mut connection).expect("dropped");
+        restore_secondary_indexes(&connection, &statements).expect("restored");
+        finish_bulk_load(&connection).expect("finished");
         drop(connection);
         let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
         assert!(!created);

@@ -279,6 +279,13 @@ fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
             at % 28 + 1,
             (at * 7) % 1200,
         );
+        // Two notes larger than one full-text row, stored as parts (`index::parts`).
+        let text = if at % 600 == 5 {
+            let words: String = (0..25_000).map(|word| format!("w{word}x{at} ")).collect();
+            format!("{text}\n{words}\n")
+        } else {
+            text
+        };
         (format!("{folder}note {at}.md"), text)
     };
     let first: Vec<(String, String)> = (0..300).map(note).collect();
@@ -296,7 +303,11 @@ fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
         .expect("refresh");
     let live = vault.ops.index().dump().expect("dump");
     // 1,200 notes the new index has never seen: the bulk path.
-    let bulk = vault.rebuilt_index().dump().expect("dump");
+    let rebuilt = vault.rebuilt_index();
+    let bulk = rebuilt.dump().expect("dump");
+    // Its full text was made beside the writer, in a scratch file that is gone.
+    let scratch = vault.dir.path().join("rebuilt.db.full-text-build");
+    assert!(!scratch.exists(), "{} is left behind", scratch.display());
     assert!(live.len() > 10_000, "{} facts", live.len());
     assert_eq!(live, bulk);
     let indexes = |db: &Path| -> Vec<String> {
@@ -319,6 +330,41 @@ fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
             .any(|sql| sql.starts_with("tasks_by_due"))
     );
     assert_eq!(indexes(&vault.dir.path().join("rebuilt.db")), live_indexes);
+    // Ranked alike: the full text's document sizes and totals came along.
+    let ranks = |db: &Path| -> Vec<(String, String)> {
+        let connection = rusqlite::Connection::open(db).expect("open");
+        let mut statement = connection
+            .prepare(
+                "SELECT n.path, printf('%.9f', bm25(notes_fts)) FROM notes_fts
+                 JOIN notes n ON n.id = (notes_fts.rowid & ((1 << 40) - 1))
+                 WHERE notes_fts MATCH 'gardens OR w17x5' ORDER BY n.path, 2",
+            )
+            .expect("prepare");
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("ranks")
+    };
+    let live_ranks = ranks(&vault.config.index);
+    assert!(live_ranks.len() > 1_000, "{} ranked", live_ranks.len());
+    assert_eq!(ranks(&vault.dir.path().join("rebuilt.db")), live_ranks);
+    // And its rows leave as other rows do, a large note's parts with it.
+    let gone = ["A/note 5.md".to_string(), "A/note 9.md".to_string()];
+    for path in &gone {
+        std::fs::remove_file(vault.path(path)).expect("remove");
+    }
+    vault.ops.index().refresh(gone.to_vec()).expect("refresh");
+    rebuilt.refresh(gone.to_vec()).expect("refresh");
+    let (live, bulk) = (vault.ops.index().dump(), rebuilt.dump());
+    assert!(
+        !live
+            .as_ref()
+            .expect("dump")
+            .iter()
+            .any(|fact| fact.contains("w17x5"))
+    );
+    assert_eq!(live.expect("dump"), bulk.expect("dump"));
 }
 
 /// Where semantic search is not set up the index keeps no embedding chunks and nothing else

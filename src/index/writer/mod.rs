@@ -10,9 +10,11 @@
 //! vault against the index), `refresh.rs` (the paths reported), `load.rs` (reading and parsing
 //! one note into a record), `rows.rs` (a note's rows written or removed), `turns.rs` (the later
 //! parts of very large notes, written between commands), `other_files.rs` (the rows of files that
-//! are not notes), `alone.rs` (the notes the ACL judges one by one).
+//! are not notes), `alone.rs` (the notes the ACL judges one by one), `beside.rs` (a first
+//! build's full text, made on a thread of its own).
 
 mod alone;
+mod beside;
 mod load;
 mod other_files;
 mod reconcile;

@@ -8,9 +8,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::alone;
+use super::beside::Beside;
 use super::load::{KNOWN_COLUMNS, is_note, known_row, load, nanos};
 use super::other_files::reconcile_files;
-use super::rows::{apply, remove_exact};
+use super::rows::{FullText, apply_with, remove_exact};
 use super::turns::write_all;
 use super::{Known, Loaded, Writer};
 use crate::index::checkpoints::Checkpointer;
@@ -101,25 +102,51 @@ impl Writer {
         // A large batch is merged into one segment at the end ('optimize'); merging the segments
         // along the way as well would rewrite the same data several times.
         let bulk = total >= OPTIMIZE_AFTER && total >= plan.indexed / BULK_SHARE;
-        let deferred = self.defer_indexes_for_first_build(bulk && plan.indexed == 0)?;
+        let first_build = bulk && plan.indexed == 0;
+        let deferred = self.defer_indexes_for_first_build(first_build)?;
         // Through the merge at the end, the WAL is copied into the database on another core.
         let checkpointer = bulk.then(|| Checkpointer::start(&self.connection, &self.db_path));
         if bulk {
             self.merge_only_at_the_end()?;
         }
+        let mut beside = if first_build {
+            Some(Beside::start(&self.connection, &self.db_path)?)
+        } else {
+            None
+        };
         let chunks = schema::keeps_chunks(&self.connection)?;
         let parsing = Parsing::default();
         let mut writing = Writing::default();
-        let filled = self.fill(&plan, force, chunks, progress, &parsing, &mut writing);
+        let full_text = beside.as_ref().map_or(FullText::Table, FullText::Beside);
+        let filled = self.fill(
+            &plan,
+            force,
+            chunks,
+            progress,
+            &parsing,
+            &mut writing,
+            full_text,
+        );
+        if let Some(beside) = &mut beside {
+            // Its merge runs while this thread makes the lookup indexes.
+            beside.close_input();
+        }
         // Made even when the fill failed or stopped early: the index stays usable either way.
         self.restore_deferred_indexes(&deferred, &mut writing)?;
+        if let Some(beside) = beside {
+            writing.merge += beside.copy_into(&self.db_path)?;
+        }
+        if !deferred.is_empty() {
+            schema::finish_bulk_load(&self.connection)?;
+        }
         stats.parsed = filled?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             "notes read, parsed and written"
         );
         if bulk {
-            self.merge_full_text(&mut writing)?;
+            // A first build's full text was merged where it was made.
+            self.merge_full_text(&mut writing, !first_build)?;
         }
         drop(checkpointer);
         tracing::debug!(
@@ -227,6 +254,10 @@ impl Writer {
     /// Reads and parses the planned notes on up to eight threads while this one writes their
     /// rows, committing every `BATCH`; the number of notes parsed. A `progress` that answers
     /// `false` stops it: what was written stays.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the phases of one reconcile, passed down"
+    )]
     fn fill(
         &self,
         plan: &Plan,
@@ -235,6 +266,7 @@ impl Writer {
         progress: Progress<'_>,
         parsing: &Parsing,
         writing: &mut Writing,
+        full_text: FullText<'_>,
     ) -> Result<usize, IndexError> {
         let total = plan.todo.len();
         let workers = std::thread::available_parallelism()
@@ -280,13 +312,14 @@ impl Writer {
                 if matches!(loaded, Loaded::Note(_)) {
                     parsed += 1;
                 }
-                apply(&transaction, loaded, writing, later)?;
+                apply_with(&transaction, loaded, writing, later, full_text)?;
                 // A reconcile holds the writer anyway: large notes go in whole.
                 write_all(&transaction, later)?;
                 done += 1;
                 if done % BATCH == 0 {
                     let lap = Instant::now();
                     transaction.commit()?;
+                    committed(full_text)?;
                     transaction = connection.unchecked_transaction()?;
                     writing.commit += lap.elapsed();
                 }
@@ -306,6 +339,7 @@ impl Writer {
             }
             let lap = Instant::now();
             transaction.commit()?;
+            committed(full_text)?;
             writing.commit += lap.elapsed();
             Ok(parsed)
         })
@@ -326,12 +360,15 @@ impl Writer {
         Ok(())
     }
 
-    /// Merges the full-text index into one segment, then lets FTS5 merge as it writes again.
-    fn merge_full_text(&self, writing: &mut Writing) -> Result<(), IndexError> {
-        let lap = Instant::now();
-        self.connection
-            .execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
-        writing.merge += lap.elapsed();
+    /// Merges the full-text index into one segment (unless `optimize` is false: it is one
+    /// already), then lets FTS5 merge as it writes again.
+    fn merge_full_text(&self, writing: &mut Writing, optimize: bool) -> Result<(), IndexError> {
+        if optimize {
+            let lap = Instant::now();
+            self.connection
+                .execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
+            writing.merge += lap.elapsed();
+        }
         self.connection.execute(
             "INSERT INTO notes_fts(notes_fts, rank) VALUES('automerge', 4)",
             [],
@@ -354,6 +391,14 @@ impl Writer {
             .prepare(&format!("SELECT {KNOWN_COLUMNS} FROM notes"))?;
         let rows = statement.query_map([], known_row)?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// Tells a first build's full-text thread that the writer committed what it was handed.
+fn committed(full_text: FullText<'_>) -> Result<(), IndexError> {
+    match full_text {
+        FullText::Beside(beside) => beside.committed(),
+        FullText::Table => Ok(()),
     }
 }
 

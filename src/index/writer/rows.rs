@@ -1,8 +1,10 @@
 //! A note's rows written or removed on the writer's transaction: the note, its full text,
 //! links, tags, tasks, properties, chunks and memory entries. Nothing here reads the disk.
+//! A first build hands the full text to a thread of its own instead (`beside.rs`).
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
+use super::beside::Beside;
 use super::load::memory_entry_text;
 use super::turns::{self, Split};
 use super::{Loaded, NoteRecord};
@@ -59,12 +61,32 @@ fn form_name(form: LinkForm) -> &'static str {
     }
 }
 
+/// Where a note's full-text rows go.
+#[derive(Clone, Copy)]
+pub(super) enum FullText<'a> {
+    /// Into `notes_fts`, on the writer's transaction.
+    Table,
+    /// To a first build's full-text thread, whole record and all (`beside.rs`).
+    Beside(&'a Beside),
+}
+
 /// Writes what was read of a note; the later parts of a very large one are left in `later`.
 pub(super) fn apply(
     transaction: &Transaction<'_>,
     loaded: Loaded,
     phases: &mut Writing,
     later: &mut Vec<Split>,
+) -> Result<(), IndexError> {
+    apply_with(transaction, loaded, phases, later, FullText::Table)
+}
+
+/// `apply`, with the full text sent where `full_text` says.
+pub(super) fn apply_with(
+    transaction: &Transaction<'_>,
+    loaded: Loaded,
+    phases: &mut Writing,
+    later: &mut Vec<Split>,
+    full_text: FullText<'_>,
 ) -> Result<(), IndexError> {
     match loaded {
         Loaded::Same { path, size, mtime } => {
@@ -73,23 +95,35 @@ pub(super) fn apply(
                 .execute(params![path, size, mtime])?;
             Ok(())
         }
-        Loaded::Note(record) => upsert(transaction, &record, phases, later),
+        Loaded::Note(record) => {
+            let id = upsert(transaction, &record, phases, later, full_text)?;
+            if let FullText::Beside(beside) = full_text {
+                let lap = std::time::Instant::now();
+                beside.hand_over(id, record)?;
+                phases.fts += lap.elapsed();
+            }
+            Ok(())
+        }
         Loaded::Gone { path } => remove_exact(transaction, &path),
     }
 }
 
-/// Writes every row of a parsed note, replacing the old ones of a note the index knew.
+/// Writes every row of a parsed note, replacing the old ones of a note the index knew: its id.
 fn upsert(
     transaction: &Transaction<'_>,
     record: &NoteRecord,
     phases: &mut Writing,
     later: &mut Vec<Split>,
-) -> Result<(), IndexError> {
+    full_text: FullText<'_>,
+) -> Result<i64, IndexError> {
     let mut lap = Lap::start();
     let parsed = &record.parsed;
     let id = write_note_row(transaction, record)?;
     phases.notes += lap.split();
-    insert_full_text(transaction, id, record, later)?;
+    match full_text {
+        FullText::Table => insert_full_text(transaction, id, record, later)?,
+        FullText::Beside(_) => record_parts(transaction, id, &record.parsed)?,
+    }
     phases.fts += lap.split();
     // A note the index did not know has no links to delete.
     if record.known {
@@ -106,7 +140,7 @@ fn upsert(
     insert_chunks(transaction, id, parsed)?;
     insert_memory_entries(transaction, id, record)?;
     phases.chunks += lap.split();
-    Ok(())
+    Ok(id)
 }
 
 /// The note's own row, updated in place (its old content rows removed) or inserted: its id.
@@ -172,13 +206,7 @@ fn insert_full_text(
     record: &NoteRecord,
     later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
-    let parsed = &record.parsed;
-    let columns = parts::Columns {
-        title: &parsed.title_text,
-        headings: &parsed.headings_text,
-        properties: &parsed.properties_text,
-        body: &parsed.body,
-    };
+    let columns = full_text_columns(&record.parsed);
     let Some(rows) = parts::split(id, columns) else {
         return insert_fts_row(transaction, id, columns);
     };
@@ -220,10 +248,38 @@ pub(super) fn insert_part(
     columns: parts::Columns<'_>,
 ) -> Result<(), IndexError> {
     insert_fts_row(transaction, parts::rowid(id, part), columns)?;
+    insert_part_row(transaction, id, part)
+}
+
+/// The `note_parts` rows of a note whose full text another thread stores: one per part, so
+/// searches and removals find its rows.
+fn record_parts(
+    transaction: &Transaction<'_>,
+    id: i64,
+    parsed: &ParsedNote,
+) -> Result<(), IndexError> {
+    let count = parts::split(id, full_text_columns(parsed)).map_or(0, |rows| rows.len());
+    for part in 1..=count {
+        insert_part_row(transaction, id, part)?;
+    }
+    Ok(())
+}
+
+fn insert_part_row(transaction: &Transaction<'_>, id: i64, part: usize) -> Result<(), IndexError> {
     transaction
         .prepare_cached("INSERT INTO note_parts(note_id, part) VALUES(?1, ?2)")?
         .execute(params![id, part as i64])?;
     Ok(())
+}
+
+/// A parsed note's full-text columns.
+pub(super) fn full_text_columns(parsed: &ParsedNote) -> parts::Columns<'_> {
+    parts::Columns {
+        title: &parsed.title_text,
+        headings: &parsed.headings_text,
+        properties: &parsed.properties_text,
+        body: &parsed.body,
+    }
 }
 
 fn insert_fts_row(
