@@ -10,8 +10,9 @@
 //! Invariants:
 //! - The scratch table is made by the index's own `CREATE` statement, in the same SQLite, so the
 //!   copied tables (`_data`, `_idx`, `_docsize`) are in the format the index's FTS5 reads.
-//! - The scratch commits when the writer tells it the writer committed, and drops the rest: what
-//!   is copied is the full text of exactly the notes the index holds, even after a failed batch.
+//! - What is copied is the full text of exactly the notes the index holds, even after a batch
+//!   the writer failed to commit: the rows of notes handed over since the writer last said it
+//!   committed are deleted again at the end.
 //! - The copy runs on the scratch connection, not the writer's. The writer's FTS5 caches the
 //!   index's structure until `PRAGMA data_version` says another connection changed the file.
 
@@ -64,9 +65,9 @@ impl Beside {
         remove_scratch(&path);
         let connection = Connection::open(&path)?;
         // A scratch file: a crash leaves the index marked unfinished (`schema::BULK_LOAD`) and
-        // the next first build starts a new one, so nothing here needs to survive one. The
-        // journal stays (in memory) so that a batch the writer did not commit can be dropped.
-        connection.pragma_update(None, "journal_mode", "MEMORY")?;
+        // the next first build starts a new one, so nothing here needs to survive one. No
+        // journal, not even in memory: the merge at the end rewrites every page.
+        connection.pragma_update(None, "journal_mode", "OFF")?;
         connection.pragma_update(None, "synchronous", "OFF")?;
         connection.execute_batch(&table)?;
         // One merge at the end, as the writer does for a bulk build.
@@ -86,7 +87,7 @@ impl Beside {
         })
     }
 
-    /// Hands note `id` over; its full text is stored at the writer's next `committed`.
+    /// Hands note `id` over; its full text is kept if the writer says `committed` after it.
     pub(super) fn hand_over(&self, id: i64, record: Box<NoteRecord>) -> Result<(), IndexError> {
         self.send(Feed::Note(id, record))
     }
@@ -157,14 +158,26 @@ fn build(connection: Connection, feed: Receiver<Feed>) -> Result<Built, rusqlite
         let mut insert = connection.prepare(
             "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
         )?;
+        // Rows of notes the writer has not said it committed. Without a journal there is no
+        // rollback (SQLite leaves one undefined then), so they are deleted one by one.
+        let mut uncommitted = Vec::new();
+        // Transactions only so that FTS5 flushes its pending terms when they are large, not
+        // after every row.
         connection.execute_batch("BEGIN")?;
         for item in feed {
             match item {
-                Feed::Note(id, record) => insert_note(&mut insert, id, &record)?,
-                Feed::Committed => connection.execute_batch("COMMIT; BEGIN")?,
+                Feed::Note(id, record) => insert_note(&mut insert, id, &record, &mut uncommitted)?,
+                Feed::Committed => {
+                    connection.execute_batch("COMMIT; BEGIN")?;
+                    uncommitted.clear();
+                }
             }
         }
-        connection.execute_batch("ROLLBACK")?;
+        let mut delete = connection.prepare("DELETE FROM notes_fts WHERE rowid = ?1")?;
+        for rowid in uncommitted {
+            delete.execute([rowid])?;
+        }
+        connection.execute_batch("COMMIT")?;
     }
     let inserts = started.elapsed();
     connection.execute("INSERT INTO notes_fts(notes_fts) VALUES('optimize')", [])?;
@@ -180,13 +193,14 @@ fn insert_note(
     insert: &mut Statement<'_>,
     id: i64,
     record: &NoteRecord,
+    inserted: &mut Vec<i64>,
 ) -> Result<(), rusqlite::Error> {
     let columns = full_text_columns(&record.parsed);
     let Some(rows) = parts::split(id, columns) else {
-        return insert_row(insert, id, columns);
+        return insert_row(insert, id, columns, inserted);
     };
     for (at, row) in rows.into_iter().enumerate() {
-        insert_row(insert, parts::rowid(id, at + 1), row)?;
+        insert_row(insert, parts::rowid(id, at + 1), row, inserted)?;
     }
     Ok(())
 }
@@ -195,7 +209,9 @@ fn insert_row(
     insert: &mut Statement<'_>,
     rowid: i64,
     columns: parts::Columns<'_>,
+    inserted: &mut Vec<i64>,
 ) -> Result<(), rusqlite::Error> {
+    inserted.push(rowid);
     insert.execute(params![
         rowid,
         columns.title,
@@ -245,5 +261,65 @@ fn remove_scratch(path: &Path) {
         {
             tracing::warn!(path = %path.display(), %error, "cannot remove a first build's scratch file");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{document, schema};
+
+    fn record(text: &str) -> Box<NoteRecord> {
+        Box::new(NoteRecord {
+            path: "n.md".into(),
+            name: "n".into(),
+            size: 0,
+            mtime: 0,
+            hash: String::new(),
+            created: 0,
+            known: false,
+            properties_json: "{}".into(),
+            tags_json: "[]".into(),
+            tags: Vec::new(),
+            properties: Vec::new(),
+            parsed: document::parse("n", text, false),
+            memory: Vec::new(),
+        })
+    }
+
+    fn matching(connection: &Connection, word: &str) -> Vec<i64> {
+        let mut statement = connection
+            .prepare("SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?1 ORDER BY rowid")
+            .expect("prepare");
+        statement
+            .query_map([word], |row| row.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    }
+
+    /// The writer's own connection, which cached the empty full-text index, sees the copy; and a
+    /// note handed over after the writer's last commit (a batch that failed) is not in it.
+    #[test]
+    fn the_index_gets_what_the_writer_committed_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("index.db");
+        let (writer, _) = schema::open_writer(&db, dir.path(), false, false).expect("index");
+        assert!(matching(&writer, "words").is_empty());
+        let mut beside = Beside::start(&writer, &db).expect("started");
+        beside.hand_over(1, record("kept words")).expect("handed");
+        beside.hand_over(2, record("more words")).expect("handed");
+        beside.committed().expect("committed");
+        beside.hand_over(3, record("lost words")).expect("handed");
+        beside.close_input();
+        beside.copy_into(&db).expect("copied");
+        assert_eq!(matching(&writer, "words"), [1, 2]);
+        assert!(matching(&writer, "lost").is_empty());
+        assert!(!scratch_path(&db).exists());
+        // And it takes later changes as any full-text index does.
+        writer
+            .execute("DELETE FROM notes_fts WHERE rowid = 1", [])
+            .expect("deleted");
+        assert_eq!(matching(&writer, "words"), [2]);
     }
 }
