@@ -522,11 +522,13 @@ pub(super) fn defer_secondary_indexes(
     Ok(indexes.into_iter().map(|(_, _, sql)| sql).collect())
 }
 
-/// Makes the indexes `defer_secondary_indexes` dropped, in one transaction. Its mark stays until
-/// `finish_bulk_load`: a first build's full-text index may still be on its way (`writer::beside`).
+/// Makes the indexes `defer_secondary_indexes` dropped and the count tables, by `count` (`recount`,
+/// or a first build's tally), in one transaction. Its mark stays until `finish_bulk_load`: a first
+/// build's full-text index may still be on its way (`writer::beside`).
 pub(super) fn restore_secondary_indexes(
     connection: &Connection,
     statements: &[String],
+    count: impl FnOnce(&Connection) -> Result<(), rusqlite::Error>,
 ) -> Result<(), rusqlite::Error> {
     let transaction = connection.unchecked_transaction()?;
     let (indexes, triggers): (Vec<&String>, Vec<&String>) = statements.iter().partition(|sql| {
@@ -537,11 +539,16 @@ pub(super) fn restore_secondary_indexes(
     for sql in indexes {
         transaction.execute_batch(sql)?;
     }
-    transaction.execute_batch(RECOUNT)?;
+    count(&transaction)?;
     for sql in triggers {
         transaction.execute_batch(sql)?;
     }
     transaction.commit()
+}
+
+/// The count tables made again from the rows they count.
+pub(super) fn recount(connection: &Connection) -> Result<(), rusqlite::Error> {
+    connection.execute_batch(RECOUNT)
 }
 
 /// Clears `defer_secondary_indexes`' mark: the first build is whole, and the next open keeps it.
@@ -659,12 +666,12 @@ mod tests {
         // A build that finishes restores them and is kept.
         let mut connection = connection;
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
-        restore_secondary_indexes(&connection, &statements).expect("restored");
+        restore_secondary_indexes(&connection, &statements, recount).expect("restored");
         drop(connection);
         let (mut connection, created) = open_writer(&db, &vault, false, true).expect("reopened");
         assert!(created, "until the build says it is whole, it is not kept");
         let statements = defer_secondary_indexes(&mut connection).expect("dropped");
-        restore_secondary_indexes(&connection, &statements).expect("restored");
+        restore_secondary_indexes(&connection, &statements, recount).expect("restored");
         finish_bulk_load(&connection).expect("finished");
         drop(connection);
         let (connection, created) = open_writer(&db, &vault, false, true).expect("reopened");

@@ -268,8 +268,9 @@ fn a_bulk_first_build_equals_the_same_notes_indexed_a_few_at_a_time() {
     let note = |at: usize| -> (String, String) {
         let folder = ["", "A/", "A/B/", "Café/"][at % 4];
         let text = format!(
-            "---\ntags: [t{}, shared]\nrating: {}\nstatus: s{}\n---\n# Note {at}\n\
-             Words about gardens {at} and #inline{} tags.\n\
+            "---\ntags: [t{}, shared]\nrating: {}\nstatus: s{}\nalso: [x{at}, X{at}, x{at}, y]\n---\n\
+             # Note {at}\n\
+             Words about gardens {at} and #inline{} tags, #Shared and #T1 again.\n\
              - [ ] task {at} 📅 2025-06-{:02} ⏫\n- [x] done {at} ✅ 2025-05-01\n\
              See [[note {}]] and ![[missing {at}.png]].\n",
             at % 7,

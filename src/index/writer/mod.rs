@@ -11,7 +11,8 @@
 //! one note into a record), `rows.rs` (a note's rows written or removed), `turns.rs` (the later
 //! parts of very large notes, written between commands), `other_files.rs` (the rows of files that
 //! are not notes), `alone.rs` (the notes the ACL judges one by one), `beside.rs` (a first
-//! build's full text, made on a thread of its own).
+//! build's full text, made on a thread of its own), `tally.rs` (a first build's counts, kept in
+//! memory).
 
 mod alone;
 mod beside;
@@ -20,6 +21,7 @@ mod other_files;
 mod reconcile;
 mod refresh;
 mod rows;
+mod tally;
 mod turns;
 
 use std::path::PathBuf;

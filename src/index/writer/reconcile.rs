@@ -11,7 +11,8 @@ use super::alone;
 use super::beside::Beside;
 use super::load::{KNOWN_COLUMNS, is_note, known_row, load, nanos};
 use super::other_files::reconcile_files;
-use super::rows::{FullText, apply_with, remove_exact};
+use super::rows::{Mode, apply_with, remove_exact};
+use super::tally::Tally;
 use super::turns::write_all;
 use super::{Known, Loaded, Writer};
 use crate::index::checkpoints::Checkpointer;
@@ -117,22 +118,25 @@ impl Writer {
         let chunks = schema::keeps_chunks(&self.connection)?;
         let parsing = Parsing::default();
         let mut writing = Writing::default();
-        let full_text = beside.as_ref().map_or(FullText::Table, FullText::Beside);
-        let filled = self.fill(
-            &plan,
-            force,
-            chunks,
-            progress,
-            &parsing,
-            &mut writing,
-            full_text,
-        );
+        let tally = std::cell::RefCell::new(Tally::default());
+        let mode = beside
+            .as_ref()
+            .map_or(Mode::Live, |beside| Mode::FirstBuild(beside, &tally));
+        let filled = self.fill(&plan, force, chunks, progress, &parsing, &mut writing, mode);
         if let Some(beside) = &mut beside {
             // Its merge runs while this thread makes the lookup indexes.
             beside.close_input();
         }
         // Made even when the fill failed or stopped early: the index stays usable either way.
-        self.restore_deferred_indexes(&deferred, &mut writing)?;
+        // A failed batch was rolled back after the tally saw it, so it is counted in SQL then.
+        let counted = filled.is_ok() && beside.is_some();
+        self.restore_deferred_indexes(&deferred, &mut writing, |connection| {
+            if counted {
+                tally.borrow().write(connection)
+            } else {
+                schema::recount(connection)
+            }
+        })?;
         if let Some(beside) = beside {
             writing.merge += beside.copy_into(&self.db_path)?;
         }
@@ -266,7 +270,7 @@ impl Writer {
         progress: Progress<'_>,
         parsing: &Parsing,
         writing: &mut Writing,
-        full_text: FullText<'_>,
+        mode: Mode<'_>,
     ) -> Result<usize, IndexError> {
         let total = plan.todo.len();
         let workers = std::thread::available_parallelism()
@@ -312,14 +316,14 @@ impl Writer {
                 if matches!(loaded, Loaded::Note(_)) {
                     parsed += 1;
                 }
-                apply_with(&transaction, loaded, writing, later, full_text)?;
+                apply_with(&transaction, loaded, writing, later, mode)?;
                 // A reconcile holds the writer anyway: large notes go in whole.
                 write_all(&transaction, later)?;
                 done += 1;
                 if done % BATCH == 0 {
                     let lap = Instant::now();
                     transaction.commit()?;
-                    committed(full_text)?;
+                    committed(mode)?;
                     transaction = connection.unchecked_transaction()?;
                     writing.commit += lap.elapsed();
                 }
@@ -339,7 +343,7 @@ impl Writer {
             }
             let lap = Instant::now();
             transaction.commit()?;
-            committed(full_text)?;
+            committed(mode)?;
             writing.commit += lap.elapsed();
             Ok(parsed)
         })
@@ -349,10 +353,11 @@ impl Writer {
         &self,
         deferred: &[String],
         writing: &mut Writing,
+        count: impl FnOnce(&rusqlite::Connection) -> Result<(), rusqlite::Error>,
     ) -> Result<(), IndexError> {
         if !deferred.is_empty() {
             let lap = Instant::now();
-            schema::restore_secondary_indexes(&self.connection, deferred)?;
+            schema::restore_secondary_indexes(&self.connection, deferred, count)?;
             self.connection
                 .pragma_update(None, "cache_size", schema::CACHE_KIB)?;
             writing.indexes += lap.elapsed();
@@ -395,10 +400,10 @@ impl Writer {
 }
 
 /// Tells a first build's full-text thread that the writer committed what it was handed.
-fn committed(full_text: FullText<'_>) -> Result<(), IndexError> {
-    match full_text {
-        FullText::Beside(beside) => beside.committed(),
-        FullText::Table => Ok(()),
+fn committed(mode: Mode<'_>) -> Result<(), IndexError> {
+    match mode {
+        Mode::FirstBuild(beside, _) => beside.committed(),
+        Mode::Live => Ok(()),
     }
 }
 

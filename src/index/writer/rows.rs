@@ -1,11 +1,15 @@
 //! A note's rows written or removed on the writer's transaction: the note, its full text,
 //! links, tags, tasks, properties, chunks and memory entries. Nothing here reads the disk.
-//! A first build hands the full text to a thread of its own instead (`beside.rs`).
+//! A first build hands the full text to a thread of its own instead (`beside.rs`) and counts in
+//! memory (`tally.rs`).
+
+use std::cell::RefCell;
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::beside::Beside;
 use super::load::memory_entry_text;
+use super::tally::{self, Tally};
 use super::turns::{self, Split};
 use super::{Loaded, NoteRecord};
 use crate::index::IndexError;
@@ -61,13 +65,14 @@ fn form_name(form: LinkForm) -> &'static str {
     }
 }
 
-/// Where a note's full-text rows go.
+/// How a note's rows are written.
 #[derive(Clone, Copy)]
-pub(super) enum FullText<'a> {
-    /// Into `notes_fts`, on the writer's transaction.
-    Table,
-    /// To a first build's full-text thread, whole record and all (`beside.rs`).
-    Beside(&'a Beside),
+pub(super) enum Mode<'a> {
+    /// Every row on the writer's transaction; the count tables kept by their triggers.
+    Live,
+    /// A first build, whose count triggers are dropped: the full text goes to a thread of its own
+    /// (`beside.rs`), whole record and all, and the counts are kept in memory (`tally.rs`).
+    FirstBuild(&'a Beside, &'a RefCell<Tally>),
 }
 
 /// Writes what was read of a note; the later parts of a very large one are left in `later`.
@@ -77,16 +82,16 @@ pub(super) fn apply(
     phases: &mut Writing,
     later: &mut Vec<Split>,
 ) -> Result<(), IndexError> {
-    apply_with(transaction, loaded, phases, later, FullText::Table)
+    apply_with(transaction, loaded, phases, later, Mode::Live)
 }
 
-/// `apply`, with the full text sent where `full_text` says.
+/// `apply`, as `mode` says.
 pub(super) fn apply_with(
     transaction: &Transaction<'_>,
     loaded: Loaded,
     phases: &mut Writing,
     later: &mut Vec<Split>,
-    full_text: FullText<'_>,
+    mode: Mode<'_>,
 ) -> Result<(), IndexError> {
     match loaded {
         Loaded::Same { path, size, mtime } => {
@@ -96,8 +101,8 @@ pub(super) fn apply_with(
             Ok(())
         }
         Loaded::Note(record) => {
-            let id = upsert(transaction, &record, phases, later, full_text)?;
-            if let FullText::Beside(beside) = full_text {
+            let id = upsert(transaction, &record, phases, later, mode)?;
+            if let Mode::FirstBuild(beside, _) = mode {
                 let lap = std::time::Instant::now();
                 beside.hand_over(id, record)?;
                 phases.fts += lap.elapsed();
@@ -114,16 +119,23 @@ fn upsert(
     record: &NoteRecord,
     phases: &mut Writing,
     later: &mut Vec<Split>,
-    full_text: FullText<'_>,
+    mode: Mode<'_>,
 ) -> Result<i64, IndexError> {
     let mut lap = Lap::start();
     let parsed = &record.parsed;
     let id = write_note_row(transaction, record)?;
     phases.notes += lap.split();
-    match full_text {
-        FullText::Table => insert_full_text(transaction, id, record, later)?,
-        FullText::Beside(_) => record_parts(transaction, id, &record.parsed)?,
-    }
+    let mut tally = match mode {
+        Mode::Live => {
+            insert_full_text(transaction, id, record, later)?;
+            None
+        }
+        Mode::FirstBuild(_, tally) => {
+            record_parts(transaction, id, &record.parsed)?;
+            Some(tally.borrow_mut())
+        }
+    };
+    let folder = tally::folder_of(&record.path);
     phases.fts += lap.split();
     // A note the index did not know has no links to delete.
     if record.known {
@@ -131,11 +143,17 @@ fn upsert(
     }
     insert_links(transaction, &record.path, &parsed.links, &parsed.link_names)?;
     phases.links += lap.split();
-    insert_tags(transaction, id, record)?;
+    if let Some(tally) = tally.as_deref_mut() {
+        tally.note(folder);
+    }
+    insert_tags(transaction, id, record, tally.as_deref_mut(), folder)?;
     phases.tags += lap.split();
     insert_tasks(transaction, id, parsed)?;
     phases.tasks += lap.split();
     insert_properties(transaction, id, record)?;
+    if let Some(tally) = tally.as_deref_mut() {
+        tally.properties(folder, &record.properties);
+    }
     phases.properties += lap.split();
     insert_chunks(transaction, id, parsed)?;
     insert_memory_entries(transaction, id, record)?;
@@ -301,15 +319,23 @@ fn insert_fts_row(
     Ok(())
 }
 
+/// The note's tag rows, each one inserted counted in `tally` when there is one.
 fn insert_tags(
     transaction: &Transaction<'_>,
     id: i64,
     record: &NoteRecord,
+    mut tally: Option<&mut Tally>,
+    folder: &str,
 ) -> Result<(), IndexError> {
     let mut insert_tag = transaction
         .prepare_cached("INSERT OR IGNORE INTO tags(lower, note_id, tag) VALUES(?1, ?2, ?3)")?;
     for (lower, tag) in &record.tags {
-        insert_tag.execute(params![lower, id, tag])?;
+        let inserted = insert_tag.execute(params![lower, id, tag])?;
+        if let Some(tally) = tally.as_deref_mut()
+            && inserted == 1
+        {
+            tally.tag(folder, lower, tag);
+        }
     }
     Ok(())
 }
