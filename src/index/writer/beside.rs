@@ -21,10 +21,10 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, Statement, params};
+use rusqlite::{Connection, Statement};
 
 use super::NoteRecord;
-use super::rows::full_text_columns;
+use super::rows::{INSERT_FULL_TEXT, execute_full_text, full_text_columns};
 use crate::index::{IndexError, parts};
 
 /// Notes handed over and not yet stored: room to keep this thread busy, and little to hold.
@@ -155,9 +155,7 @@ impl Drop for Beside {
 fn build(connection: Connection, feed: Receiver<Feed>) -> Result<Built, rusqlite::Error> {
     let started = Instant::now();
     {
-        let mut insert = connection.prepare(
-            "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
-        )?;
+        let mut insert = connection.prepare(INSERT_FULL_TEXT)?;
         // Rows of notes the writer has not said it committed. Without a journal there is no
         // rollback (SQLite leaves one undefined then), so they are deleted one by one.
         let mut uncommitted = Vec::new();
@@ -212,14 +210,7 @@ fn insert_row(
     inserted: &mut Vec<i64>,
 ) -> Result<(), rusqlite::Error> {
     inserted.push(rowid);
-    insert.execute(params![
-        rowid,
-        columns.title,
-        columns.headings,
-        columns.properties,
-        columns.body
-    ])?;
-    Ok(())
+    execute_full_text(insert, rowid, columns)
 }
 
 /// FTS5's tables copied from the scratch database into the index, replacing what they held.

@@ -5,7 +5,7 @@
 
 use std::cell::RefCell;
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, Statement, Transaction, params};
 
 use super::beside::Beside;
 use super::load::memory_entry_text;
@@ -305,17 +305,28 @@ fn insert_fts_row(
     rowid: i64,
     columns: parts::Columns<'_>,
 ) -> Result<(), IndexError> {
-    transaction
-        .prepare_cached(
-            "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![
-            rowid,
-            columns.title,
-            columns.headings,
-            columns.properties,
-            columns.body
-        ])?;
+    let mut insert = transaction.prepare_cached(INSERT_FULL_TEXT)?;
+    execute_full_text(&mut insert, rowid, columns)?;
+    Ok(())
+}
+
+/// A full-text row's statement, on the index and on a first build's scratch database alike.
+pub(super) const INSERT_FULL_TEXT: &str =
+    "INSERT INTO notes_fts(rowid, title, headings, properties, body) VALUES(?1, ?2, ?3, ?4, ?5)";
+
+/// Runs `INSERT_FULL_TEXT` for one row.
+pub(super) fn execute_full_text(
+    insert: &mut Statement<'_>,
+    rowid: i64,
+    columns: parts::Columns<'_>,
+) -> Result<(), rusqlite::Error> {
+    insert.execute(params![
+        rowid,
+        columns.title,
+        columns.headings,
+        columns.properties,
+        columns.body
+    ])?;
     Ok(())
 }
 
