@@ -417,10 +417,13 @@ async def test_r47_forwarded_for_names_the_caller_only_behind_a_trusted_proxy(oa
     from conftest import HttpServer, server_env
     from test_acl import CONFIG
 
+    # A flooded bucket gains a request every 200 ms (`CALLER_PER_SECOND`), so on a slow machine
+    # one of a few requests made just after a flood may pass; a caller the header fooled would
+    # pass them all.
     server, client = oauth
     statuses = await flood_without_client_id(client.http, client.base, "198.51.100.1", 100)
     assert 429 in statuses and statuses[0] == 400, statuses
-    assert await flood_without_client_id(client.http, client.base, "198.51.100.2", 1) == [429]
+    assert 429 in await flood_without_client_id(client.http, client.base, "198.51.100.2", 3)
 
     config = tmp_path / "proxied.toml"
     config.write_text(CONFIG + '\n[http]\ntrusted_proxies = ["127.0.0.1"]\n')
@@ -429,10 +432,10 @@ async def test_r47_forwarded_for_names_the_caller_only_behind_a_trusted_proxy(oa
         base = proxied.url.removesuffix("/mcp")
         statuses = await flood_without_client_id(client.http, base, "198.51.100.1", 100)
         assert 429 in statuses and statuses[0] == 400, statuses
-        assert await flood_without_client_id(client.http, base, "198.51.100.2", 5) == [400] * 5
         # The proxy appends the address that connected to it; what the caller wrote to its left
-        # is not believed.
-        assert await flood_without_client_id(client.http, base, "198.51.100.2, 198.51.100.1", 1) == [429]
+        # is not believed. Asked at once after the flood, before a request trickles back in.
+        assert 429 in await flood_without_client_id(client.http, base, "198.51.100.2, 198.51.100.1", 3)
+        assert await flood_without_client_id(client.http, base, "198.51.100.2", 5) == [400] * 5
     finally:
         proxied.stop()
 
