@@ -103,7 +103,7 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
         },
     )?;
     if !config.read_only {
-        sweep_temp_files(ops.vault().root().to_path_buf());
+        sweep_temp_files(ops.vault().root().to_path_buf(), ops.index().clone());
         let finished = ops.recover_moves();
         if finished > 0 {
             tracing::info!(finished, "finished moves that a killed Quire had cut short");
@@ -125,13 +125,17 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
     Ok(ops)
 }
 
-/// Removes the temp files of writers killed mid-write, on a thread of its own: the sweep walks the
-/// whole vault (3 s of a million-note vault's restart), and a temp file is hidden, so no client
+/// Removes the temp files of writers killed mid-write, on a thread of its own once the startup
+/// reconcile is done: the sweep walks the whole vault (3 s of a million notes), and beside the
+/// reconcile's own walk it delayed the index's readiness. A temp file is hidden, so no client
 /// waits for it. Quire's own writes name temp files of this process, which the sweep leaves.
-fn sweep_temp_files(root: std::path::PathBuf) {
+fn sweep_temp_files(root: std::path::PathBuf, index: crate::index::Index) {
     let spawned = std::thread::Builder::new()
         .name("quire-temp-sweep".into())
         .spawn(move || {
+            // Ready or failed, the reconcile is over; the handle must not keep the writer alive.
+            let _ = index.wait_ready();
+            drop(index);
             let removed = crate::vault::remove_orphaned_temp_files(&root);
             if removed > 0 {
                 tracing::info!(

@@ -361,7 +361,7 @@ def main() -> int:
             # A tool call waits for the index, so the restart's reconcile is done after it.
             now_broken = broken_links(server)
             after = snapshot(vault)
-            # The sweep of a killed writer's temp files runs beside the startup, on its own thread.
+            # The sweep of a killed writer's temp files runs after the startup reconcile, on its own thread.
             deadline = time.monotonic() + 10
             while temp_files(after) and time.monotonic() < deadline:
                 time.sleep(0.05)
