@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use rusqlite::{OptionalExtension, Transaction};
+use rusqlite::OptionalExtension;
 
 use super::{Known, Loaded, MemoryRecord, NoteRecord, PropertyRecord};
 use crate::index::IndexError;
@@ -13,16 +13,25 @@ use crate::index::phases::{Lap, Parsing};
 use crate::markdown::memory;
 use crate::vault::{self, Revision, Vault, VaultPath};
 
-/// What `known_row` reads. A note whose later parts are still waiting (`turns.rs`) shows no size,
-/// so a reconcile reads it again even when its file did not change.
-pub(super) const KNOWN_COLUMNS: &str =
-    "path, CASE WHEN hash LIKE 'parts %' THEN -1 ELSE size END, mtime, hash, created";
+/// A note's size as a reconcile compares it: a note whose later parts are still waiting
+/// (`turns.rs`) shows no size, so a reconcile reads it again even when its file did not change.
+macro_rules! known_size {
+    () => {
+        "CASE WHEN hash LIKE 'parts %' THEN -1 ELSE size END"
+    };
+}
+
+/// What `known_row` reads.
+pub(super) const KNOWN_COLUMNS: &str = concat!("path, ", known_size!(), ", mtime, hash, created");
+
+/// `known_size!()`, for SQL that reads only what a comparison needs.
+pub(super) const KNOWN_SIZE: &str = known_size!();
 
 pub(super) fn known_note(
-    transaction: &Transaction<'_>,
+    connection: &rusqlite::Connection,
     path: &str,
 ) -> Result<Option<Known>, IndexError> {
-    let mut statement = transaction.prepare_cached(&format!(
+    let mut statement = connection.prepare_cached(&format!(
         "SELECT {KNOWN_COLUMNS} FROM notes WHERE path = ?1"
     ))?;
     Ok(statement

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::alone;
 use super::beside::Beside;
-use super::load::{KNOWN_COLUMNS, is_note, known_row, load, nanos};
+use super::load::{KNOWN_SIZE, is_note, known_note, load, nanos};
 use super::other_files::reconcile_files;
 use super::rows::{Mode, apply_with, remove_exact};
 use super::tally::Tally;
@@ -175,7 +175,12 @@ impl Writer {
         let indexed = indexed_notes.len();
         let notes = scanned.len();
         let alone = alone::of_scan(&scanned);
-        let Compared { known, todo, gone } = compare(scanned, indexed_notes, force);
+        let Compared {
+            changed,
+            todo,
+            gone,
+        } = compare(scanned, indexed_notes, force);
+        let known = self.known_of(changed)?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             notes,
@@ -394,23 +399,50 @@ impl Writer {
     }
 
     /// The notes the index holds, in path order: the order of a scan, so the two are compared
-    /// in one pass (a million notes hashed and looked up cost 0.8 s of a restart).
+    /// in one pass (a million notes hashed and looked up cost 0.8 s of a restart). Only what the
+    /// comparison needs: the hashes of a million notes were 100 MB of a restart's peak.
     fn known_notes(&self) -> Result<IndexedNotes, IndexError> {
-        let mut statement = self
-            .connection
-            .prepare(&format!("SELECT {KNOWN_COLUMNS} FROM notes ORDER BY path"))?;
-        let rows = statement.query_map([], known_row)?;
+        let mut statement = self.connection.prepare(&format!(
+            "SELECT path, {KNOWN_SIZE}, mtime FROM notes ORDER BY path"
+        ))?;
+        let rows = statement.query_map([], |row| {
+            Ok(Indexed {
+                path: row.get(0)?,
+                size: row.get(1)?,
+                mtime: row.get(2)?,
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// What the index knows of each changed note, read once the comparison found them. Nothing
+    /// writes between the two reads: this is the writer's thread.
+    fn known_of(&self, changed: Vec<String>) -> Result<FastMap<Known>, IndexError> {
+        let mut known = FastMap::default();
+        for path in changed {
+            if let Some(note) = known_note(&self.connection, &path)? {
+                known.insert(path, note);
+            }
+        }
+        Ok(known)
     }
 }
 
-/// The notes the index holds, by path, in path order.
-type IndexedNotes = Vec<(String, Known)>;
+/// A note the index holds, as a reconcile compares it with the vault.
+struct Indexed {
+    path: String,
+    /// -1 while the note's later parts wait (`load::KNOWN_COLUMNS`).
+    size: i64,
+    mtime: i64,
+}
+
+/// The notes the index holds, in path order.
+type IndexedNotes = Vec<Indexed>;
 
 /// What a scan holds that the index lacks or holds otherwise.
 struct Compared {
-    /// What the index knew of each changed note.
-    known: FastMap<Known>,
+    /// The notes the index holds that changed (every one with `force`).
+    changed: Vec<String>,
     /// The notes to read: new or changed (every note with `force`), in path order.
     todo: Vec<ScannedFile>,
     /// The notes the index holds and the scan did not find.
@@ -421,29 +453,29 @@ struct Compared {
 /// as SQLite's `BINARY` collation does).
 fn compare(scanned: Vec<ScannedFile>, indexed: IndexedNotes, force: bool) -> Compared {
     let mut compared = Compared {
-        known: FastMap::default(),
+        changed: Vec::new(),
         todo: Vec::new(),
         gone: Vec::new(),
     };
     let mut indexed = indexed.into_iter().peekable();
     for file in scanned {
-        while let Some((path, _)) = indexed.next_if(|(path, _)| path.as_str() < file.path.as_str())
-        {
-            compared.gone.push(path);
+        let path = file.path.as_str();
+        while let Some(note) = indexed.next_if(|note| note.path.as_str() < path) {
+            compared.gone.push(note.path);
         }
-        match indexed.next_if(|(path, _)| path.as_str() == file.path.as_str()) {
-            Some((_, before))
+        match indexed.next_if(|note| note.path == path) {
+            Some(note)
                 if !force
-                    && before.size == file.bytes as i64
-                    && before.mtime == nanos(file.modified) => {}
-            Some((path, before)) => {
-                compared.known.insert(path, before);
+                    && note.size == file.bytes as i64
+                    && note.mtime == nanos(file.modified) => {}
+            Some(note) => {
+                compared.changed.push(note.path);
                 compared.todo.push(file);
             }
             None => compared.todo.push(file),
         }
     }
-    compared.gone.extend(indexed.map(|(path, _)| path));
+    compared.gone.extend(indexed.map(|note| note.path));
     compared
 }
 
@@ -487,17 +519,12 @@ mod tests {
         }
     }
 
-    fn known(path: &str, size: i64, mtime: i64) -> (String, Known) {
-        let hash = format!("hash of {path}");
-        (
-            path.to_string(),
-            Known {
-                size,
-                mtime,
-                hash,
-                created: 0,
-            },
-        )
+    fn indexed(path: &str, size: i64, mtime: i64) -> Indexed {
+        Indexed {
+            path: path.to_string(),
+            size,
+            mtime,
+        }
     }
 
     fn sorted_scan(mut files: Vec<ScannedFile>) -> Vec<ScannedFile> {
@@ -516,31 +543,29 @@ mod tests {
             file("z/changed.md", 5, 999),
             file("z/same.md", 7, 700),
         ]);
-        let mut indexed = vec![
-            known("a/x.md", 10, 100),
-            known("a b/x.md", 11, 200),
-            known("gone first.md", 3, 3),
-            known("z/changed.md", 5, 500),
-            known("z/same.md", 7, 700),
-            known("zz/gone last.md", 1, 1),
+        let mut held = vec![
+            indexed("a/x.md", 10, 100),
+            indexed("a b/x.md", 11, 200),
+            indexed("gone first.md", 3, 3),
+            indexed("z/changed.md", 5, 500),
+            indexed("z/same.md", 7, 700),
+            indexed("zz/gone last.md", 1, 1),
         ];
-        indexed.sort_by(|a, b| a.0.cmp(&b.0));
-        let compared = compare(scanned, indexed, false);
+        held.sort_by(|a, b| a.path.cmp(&b.path));
+        let compared = compare(scanned, held, false);
         let todo: Vec<&str> = compared.todo.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(todo, ["new.md", "z/changed.md"]);
         assert_eq!(compared.gone, ["gone first.md", "zz/gone last.md"]);
-        let kept: Vec<&String> = compared.known.keys().collect();
-        assert_eq!(kept, ["z/changed.md"]);
-        assert_eq!(compared.known["z/changed.md"].hash, "hash of z/changed.md");
+        assert_eq!(compared.changed, ["z/changed.md"]);
     }
 
     #[test]
     fn force_reads_every_note_and_keeps_what_the_index_knew_of_each() {
         let scanned = sorted_scan(vec![file("a.md", 1, 1), file("b.md", 2, 2)]);
-        let indexed = vec![known("a.md", 1, 1), known("b.md", 2, 2)];
-        let compared = compare(scanned, indexed, true);
+        let held = vec![indexed("a.md", 1, 1), indexed("b.md", 2, 2)];
+        let compared = compare(scanned, held, true);
         assert_eq!(compared.todo.len(), 2);
-        assert_eq!(compared.known.len(), 2);
+        assert_eq!(compared.changed, ["a.md", "b.md"]);
         assert!(compared.gone.is_empty());
     }
 
@@ -548,7 +573,7 @@ mod tests {
     fn an_empty_index_reads_everything_and_an_empty_vault_loses_everything() {
         let compared = compare(sorted_scan(vec![file("a.md", 1, 1)]), Vec::new(), false);
         assert_eq!(compared.todo.len(), 1);
-        let compared = compare(Vec::new(), vec![known("a.md", 1, 1)], false);
+        let compared = compare(Vec::new(), vec![indexed("a.md", 1, 1)], false);
         assert_eq!(compared.gone, ["a.md"]);
         assert!(compared.todo.is_empty());
     }
