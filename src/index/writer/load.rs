@@ -13,19 +13,12 @@ use crate::index::phases::{Lap, Parsing};
 use crate::markdown::memory;
 use crate::vault::{self, Revision, Vault, VaultPath};
 
-/// A note's size as a reconcile compares it: a note whose later parts are still waiting
-/// (`turns.rs`) shows no size, so a reconcile reads it again even when its file did not change.
-macro_rules! known_size {
-    () => {
-        "CASE WHEN hash LIKE 'parts %' THEN -1 ELSE size END"
-    };
-}
+/// What `known_row` reads: what a changed note's new record keeps of the old.
+const KNOWN_COLUMNS: &str = "hash, created";
 
-/// What `known_row` reads.
-pub(super) const KNOWN_COLUMNS: &str = concat!("path, ", known_size!(), ", mtime, hash, created");
-
-/// `known_size!()`, for SQL that reads only what a comparison needs.
-pub(super) const KNOWN_SIZE: &str = known_size!();
+/// A note's size as a scan is compared with it (`compare.rs`): a note whose later parts are still
+/// waiting (`turns.rs`) shows no size, so it is read again even when its file did not change.
+pub(super) const KNOWN_SIZE: &str = "CASE WHEN hash LIKE 'parts %' THEN -1 ELSE size END";
 
 pub(super) fn known_note(
     connection: &rusqlite::Connection,
@@ -34,23 +27,15 @@ pub(super) fn known_note(
     let mut statement = connection.prepare_cached(&format!(
         "SELECT {KNOWN_COLUMNS} FROM notes WHERE path = ?1"
     ))?;
-    Ok(statement
-        .query_row([path], known_row)
-        .optional()?
-        .map(|(_, known)| known))
+    Ok(statement.query_row([path], known_row).optional()?)
 }
 
 /// One row of `SELECT {KNOWN_COLUMNS} FROM notes ...`.
-pub(super) fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Known)> {
-    Ok((
-        row.get::<_, String>(0)?,
-        Known {
-            size: row.get(1)?,
-            mtime: row.get(2)?,
-            hash: row.get(3)?,
-            created: row.get(4)?,
-        },
-    ))
+fn known_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Known> {
+    Ok(Known {
+        hash: row.get(0)?,
+        created: row.get(1)?,
+    })
 }
 
 /// Reads, hashes and (when the hash changed) parses one note. Runs on any thread.

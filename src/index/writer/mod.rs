@@ -16,6 +16,7 @@
 
 mod alone;
 mod beside;
+mod compare;
 mod load;
 mod other_files;
 mod reconcile;
@@ -111,10 +112,9 @@ pub(super) struct Writer {
     pub chunks: bool,
 }
 
-/// What the index holds about a note, to decide whether it changed.
+/// What the index holds about a changed note: its hash (an unchanged one is not parsed again) and
+/// its creation time.
 struct Known {
-    size: i64,
-    mtime: i64,
     hash: String,
     created: i64,
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::alone;
 use super::beside::Beside;
-use super::load::{KNOWN_SIZE, is_note, known_note, load, nanos};
+use super::compare::{Compared, FastMap, IndexedNotes, compare, indexed_notes, known_of};
+use super::load::{is_note, load};
 use super::other_files::reconcile_files;
 use super::rows::{Mode, apply_with, remove_exact};
 use super::tally::Tally;
@@ -20,10 +21,6 @@ use crate::index::phases::{Parsing, Writing};
 use crate::index::schema;
 use crate::index::{IndexError, ReconcileStats};
 use crate::vault::ScannedFile;
-
-/// Maps keyed by note path, hashed with foldhash (SipHash cost a tenth of a million-note restart
-/// while every note went through one).
-type FastMap<V> = foldhash::HashMap<String, V>;
 
 /// With the `test-faults` feature, `QUIRE_TEST_FAULT=small-sort-cache` gives a first build a page
 /// cache of 256 KiB, so SQLite's sorter spills to temporary files at a few thousand notes as it
@@ -180,7 +177,7 @@ impl Writer {
             todo,
             gone,
         } = compare(scanned, indexed_notes, force);
-        let known = self.known_of(changed)?;
+        let known = known_of(&self.connection, changed)?;
         tracing::debug!(
             elapsed_ms = started.elapsed().as_millis() as u64,
             notes,
@@ -206,7 +203,7 @@ impl Writer {
             let walking = std::thread::Builder::new()
                 .name("quire-index-scan".into())
                 .spawn_scoped(scope, || vault.scan(None));
-            let known = self.known_notes();
+            let known = indexed_notes(&self.connection, None);
             let scan = match walking {
                 Ok(walking) => walking
                     .join()
@@ -397,86 +394,6 @@ impl Writer {
         self.connection.execute_batch("PRAGMA optimize")?;
         Ok(())
     }
-
-    /// The notes the index holds, in path order: the order of a scan, so the two are compared
-    /// in one pass (a million notes hashed and looked up cost 0.8 s of a restart). Only what the
-    /// comparison needs: the hashes of a million notes were 100 MB of a restart's peak.
-    fn known_notes(&self) -> Result<IndexedNotes, IndexError> {
-        let mut statement = self.connection.prepare(&format!(
-            "SELECT path, {KNOWN_SIZE}, mtime FROM notes ORDER BY path"
-        ))?;
-        let rows = statement.query_map([], |row| {
-            Ok(Indexed {
-                path: row.get(0)?,
-                size: row.get(1)?,
-                mtime: row.get(2)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// What the index knows of each changed note, read once the comparison found them. Nothing
-    /// writes between the two reads: this is the writer's thread.
-    fn known_of(&self, changed: Vec<String>) -> Result<FastMap<Known>, IndexError> {
-        let mut known = FastMap::default();
-        for path in changed {
-            if let Some(note) = known_note(&self.connection, &path)? {
-                known.insert(path, note);
-            }
-        }
-        Ok(known)
-    }
-}
-
-/// A note the index holds, as a reconcile compares it with the vault.
-struct Indexed {
-    path: String,
-    /// -1 while the note's later parts wait (`load::KNOWN_COLUMNS`).
-    size: i64,
-    mtime: i64,
-}
-
-/// The notes the index holds, in path order.
-type IndexedNotes = Vec<Indexed>;
-
-/// What a scan holds that the index lacks or holds otherwise.
-struct Compared {
-    /// The notes the index holds that changed (every one with `force`).
-    changed: Vec<String>,
-    /// The notes to read: new or changed (every note with `force`), in path order.
-    todo: Vec<ScannedFile>,
-    /// The notes the index holds and the scan did not find.
-    gone: Vec<String>,
-}
-
-/// Compares a scan's notes with the index's, both in path order (`VaultPath` orders by its bytes,
-/// as SQLite's `BINARY` collation does).
-fn compare(scanned: Vec<ScannedFile>, indexed: IndexedNotes, force: bool) -> Compared {
-    let mut compared = Compared {
-        changed: Vec::new(),
-        todo: Vec::new(),
-        gone: Vec::new(),
-    };
-    let mut indexed = indexed.into_iter().peekable();
-    for file in scanned {
-        let path = file.path.as_str();
-        while let Some(note) = indexed.next_if(|note| note.path.as_str() < path) {
-            compared.gone.push(note.path);
-        }
-        match indexed.next_if(|note| note.path == path) {
-            Some(note)
-                if !force
-                    && note.size == file.bytes as i64
-                    && note.mtime == nanos(file.modified) => {}
-            Some(note) => {
-                compared.changed.push(note.path);
-                compared.todo.push(file);
-            }
-            None => compared.todo.push(file),
-        }
-    }
-    compared.gone.extend(indexed.map(|note| note.path));
-    compared
 }
 
 /// Tells a first build's full-text thread that the writer committed what it was handed.
@@ -499,82 +416,5 @@ fn log_reconciled(stats: &ReconcileStats, reporting: bool, parsing: &Parsing, wr
             elapsed_ms = stats.elapsed.as_millis() as u64,
             "the index is up to date"
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, SystemTime};
-
-    use super::*;
-    use crate::vault::VaultPath;
-
-    fn file(path: &str, bytes: u64, nanos: u64) -> ScannedFile {
-        ScannedFile {
-            path: VaultPath::parse(path).expect("a valid path"),
-            fs_path: path.into(),
-            bytes,
-            modified: SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos),
-            linked: false,
-        }
-    }
-
-    fn indexed(path: &str, size: i64, mtime: i64) -> Indexed {
-        Indexed {
-            path: path.to_string(),
-            size,
-            mtime,
-        }
-    }
-
-    fn sorted_scan(mut files: Vec<ScannedFile>) -> Vec<ScannedFile> {
-        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-        files
-    }
-
-    #[test]
-    fn one_pass_finds_new_changed_and_vanished_notes_between_unchanged_ones() {
-        // "a b/x.md" orders before "a/x.md" by bytes (a space before a slash), not as a tree walk
-        // would list them; both sides are in byte order, as the scan and the SQL give them.
-        let scanned = sorted_scan(vec![
-            file("a/x.md", 10, 100),
-            file("a b/x.md", 11, 200),
-            file("new.md", 1, 1),
-            file("z/changed.md", 5, 999),
-            file("z/same.md", 7, 700),
-        ]);
-        let mut held = vec![
-            indexed("a/x.md", 10, 100),
-            indexed("a b/x.md", 11, 200),
-            indexed("gone first.md", 3, 3),
-            indexed("z/changed.md", 5, 500),
-            indexed("z/same.md", 7, 700),
-            indexed("zz/gone last.md", 1, 1),
-        ];
-        held.sort_by(|a, b| a.path.cmp(&b.path));
-        let compared = compare(scanned, held, false);
-        let todo: Vec<&str> = compared.todo.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(todo, ["new.md", "z/changed.md"]);
-        assert_eq!(compared.gone, ["gone first.md", "zz/gone last.md"]);
-        assert_eq!(compared.changed, ["z/changed.md"]);
-    }
-
-    #[test]
-    fn force_reads_every_note_and_keeps_what_the_index_knew_of_each() {
-        let scanned = sorted_scan(vec![file("a.md", 1, 1), file("b.md", 2, 2)]);
-        let held = vec![indexed("a.md", 1, 1), indexed("b.md", 2, 2)];
-        let compared = compare(scanned, held, true);
-        assert_eq!(compared.todo.len(), 2);
-        assert_eq!(compared.changed, ["a.md", "b.md"]);
-        assert!(compared.gone.is_empty());
-    }
-
-    #[test]
-    fn an_empty_index_reads_everything_and_an_empty_vault_loses_everything() {
-        let compared = compare(sorted_scan(vec![file("a.md", 1, 1)]), Vec::new(), false);
-        assert_eq!(compared.todo.len(), 1);
-        let compared = compare(Vec::new(), vec![indexed("a.md", 1, 1)], false);
-        assert_eq!(compared.gone, ["a.md"]);
-        assert!(compared.todo.is_empty());
     }
 }

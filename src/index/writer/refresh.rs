@@ -2,15 +2,16 @@
 //! with the disk. A note the asking thread already parsed (`preload`) is written as it is when
 //! the file is still the one parsed; many notes at once are read and parsed on every core.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
-use rusqlite::{Transaction, params};
+use rusqlite::Transaction;
 
 use super::alone;
-use super::load::{KNOWN_COLUMNS, is_note, known_note, known_row, load, nanos};
+use super::compare::{Compared, compare, indexed_notes, known_of};
+use super::load::{is_note, known_note, load, nanos};
 use super::other_files::{reconcile_files, upsert_file};
 use super::rows::{apply, remove_exact, remove_subtree};
 use super::turns::Split;
@@ -18,7 +19,7 @@ use super::{Known, Loaded, NoteRecord, Writer};
 use crate::index::IndexError;
 use crate::index::phases::{Parsing, Writing};
 use crate::index::schema::{self, subtree_range};
-use crate::vault::{ScannedFile, Vault, VaultPath};
+use crate::vault::{Vault, VaultPath};
 
 impl Writer {
     /// Brings each path (a note, a folder, or something that vanished) in line with the disk.
@@ -304,41 +305,28 @@ fn refresh_folder(
         Err(_) => return remove_subtree(transaction, folder.as_str()),
     };
     let (low, high) = subtree_range(folder.as_str());
-    let mut indexed: HashMap<String, Known> = HashMap::new();
-    {
-        let mut statement = transaction.prepare_cached(&format!(
-            "SELECT {KNOWN_COLUMNS} FROM notes WHERE path > ?1 AND path < ?2"
-        ))?;
-        let rows = statement.query_map(params![low, high], known_row)?;
-        for row in rows {
-            let (path, known) = row?;
-            indexed.insert(path, known);
-        }
+    let indexed = indexed_notes(transaction, Some((&low, &high)))?;
+    let (notes, others): (Vec<_>, Vec<_>) = files.into_iter().partition(|file| is_note(&file.path));
+    alone::mark_scanned(transaction, &notes)?;
+    let Compared {
+        changed,
+        todo,
+        gone,
+    } = compare(notes, indexed, false);
+    let known = known_of(transaction, changed)?;
+    for file in &todo {
+        reload(
+            transaction,
+            vault,
+            &file.path,
+            &file.fs_path,
+            known.get(file.path.as_str()),
+            later,
+        )?;
     }
-    for file in files.iter().filter(|file| is_note(&file.path)) {
-        let known = indexed.remove(file.path.as_str());
-        let unchanged = known.as_ref().is_some_and(|known| {
-            known.size == file.bytes as i64 && known.mtime == nanos(file.modified)
-        });
-        if !unchanged {
-            reload(
-                transaction,
-                vault,
-                &file.path,
-                &file.fs_path,
-                known.as_ref(),
-                later,
-            )?;
-        }
-    }
-    for path in indexed.keys() {
+    for path in &gone {
         remove_exact(transaction, path)?;
     }
-    alone::mark_scanned(transaction, &files)?;
-    let others: Vec<ScannedFile> = files
-        .into_iter()
-        .filter(|file| !is_note(&file.path))
-        .collect();
     reconcile_files(transaction, vault, &others, Some(folder.as_str()), false)
 }
 
