@@ -246,7 +246,10 @@ impl Vault {
                 path: path.to_string(),
             });
         }
-        let metadata = std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?;
+        let metadata = match &resolved.metadata {
+            Some(metadata) => metadata.clone(),
+            None => std::fs::metadata(&resolved.fs_path).map_err(|e| VaultError::io(path, e))?,
+        };
         if metadata.is_dir() {
             return Err(VaultError::IsFolder {
                 path: path.to_string(),
@@ -265,15 +268,20 @@ impl Vault {
                 limit,
             });
         }
+        let not_regular = || VaultError::NotRegularFile {
+            path: path.to_string(),
+        };
         let read = || {
             read_regular(&resolved.fs_path)
                 .map_err(|e| VaultError::io(path, e))?
-                .ok_or_else(|| VaultError::NotRegularFile {
-                    path: path.to_string(),
-                })
+                .ok_or_else(not_regular)
         };
-        let mut bytes = read()?;
-        let mut modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+        // The `stat` above found a regular file, so the first read opens it without another.
+        let (mut bytes, opened) = regular::open_checked(&resolved.fs_path)
+            .and_then(|opened| opened.map(regular::read_opened).transpose())
+            .map_err(|e| VaultError::io(path, e))?
+            .ok_or_else(not_regular)?;
+        let mut modified = opened.modified().unwrap_or(SystemTime::UNIX_EPOCH);
         // Obsidian and many editors save in place: truncate, then write. A read between the two
         // sees an empty or partial note, and an edit based on it would replace the whole note
         // (races.py found agent appends that wiped a note this way). A file changed in the last

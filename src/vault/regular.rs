@@ -23,6 +23,12 @@ pub fn open_regular(path: &Path) -> io::Result<Option<(File, Metadata)>> {
     if !std::fs::metadata(path)?.is_file() {
         return Ok(None);
     }
+    open_checked(path)
+}
+
+/// `open_regular` for a caller that has just `stat`ed `path` itself and found a regular file: the
+/// open is non-blocking and the opened file is checked with `fstat` all the same.
+pub fn open_checked(path: &Path) -> io::Result<Option<(File, Metadata)>> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -36,12 +42,18 @@ pub fn open_regular(path: &Path) -> io::Result<Option<(File, Metadata)>> {
 
 /// The whole content of `path` if it is a regular file; `Ok(None)` otherwise (see `open_regular`).
 pub fn read_regular(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    let Some((mut file, metadata)) = open_regular(path)? else {
+    let Some(opened) = open_regular(path)? else {
         return Ok(None);
     };
+    Ok(Some(read_opened(opened)?.0))
+}
+
+/// The whole content of a file `open_regular` or `open_checked` opened, with the metadata of the
+/// very file read.
+pub fn read_opened((mut file, metadata): (File, Metadata)) -> io::Result<(Vec<u8>, Metadata)> {
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     read_sized(&mut file, &mut bytes)?;
-    Ok(Some(bytes))
+    Ok((bytes, metadata))
 }
 
 /// Reads `file` to its end into `bytes`, whose capacity the caller already sized from the

@@ -22,12 +22,16 @@ pub struct Resolved {
     pub exists: bool,
     /// The final segment is itself a symlink (whose target is inside the vault).
     pub is_symlink: bool,
+    /// What the final entry is, from the walk's own `lstat`, when it is not a symlink: a read
+    /// needs no second `stat` to know it is a regular file of some size.
+    pub metadata: Option<std::fs::Metadata>,
 }
 
 pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultError> {
     let segments: Vec<&str> = path.segments().collect();
     let mut current = root.to_path_buf();
     let mut is_symlink = false;
+    let mut last = None;
     for (index, segment) in segments.iter().enumerate() {
         let is_last = index + 1 == segments.len();
         let Some((name, metadata)) =
@@ -40,6 +44,7 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
                 fs_path,
                 exists: false,
                 is_symlink: false,
+                metadata: None,
             });
         };
         let candidate = current.join(&name);
@@ -62,6 +67,9 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
             }
         } else {
             current = candidate;
+            if is_last {
+                last = Some(metadata);
+            }
         }
     }
     Ok(Resolved {
@@ -69,6 +77,7 @@ pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultEr
         fs_path: current,
         exists: true,
         is_symlink,
+        metadata: last,
     })
 }
 
