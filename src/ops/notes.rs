@@ -170,12 +170,10 @@ impl Ops {
         };
         match request.mode {
             ReadMode::Full { start_line, limit } => {
-                let lines: Vec<&str> = text.split_inclusive('\n').collect();
                 let start = usize::try_from(start_line.unwrap_or(1)).unwrap_or(usize::MAX);
-                if start == 0 || (start > lines.len() && !(start == 1 && lines.is_empty())) {
+                if start == 0 || (start > total_lines && !(start == 1 && total_lines == 0)) {
                     return Err(OpsError::invalid_argument(format!(
-                        "start_line {start} is past the end of '{path}', which has {} lines; lines are numbered from 1",
-                        lines.len()
+                        "start_line {start} is past the end of '{path}', which has {total_lines} lines; lines are numbered from 1"
                     )));
                 }
                 let limit = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
@@ -187,13 +185,15 @@ impl Ops {
                 let end = start
                     .saturating_sub(1)
                     .saturating_add(limit)
-                    .min(lines.len());
-                let paged = start_line.is_some() || end < lines.len();
-                read.content = Some(lines[start.saturating_sub(1)..end].concat());
+                    .min(total_lines);
+                let paged = start_line.is_some() || end < total_lines;
                 if paged {
+                    read.content = Some(lines_of(&text, start.saturating_sub(1), end).to_string());
                     read.start_line = Some(start);
                     read.end_line = Some(end);
-                    read.next_start_line = (end < lines.len()).then_some(end + 1);
+                    read.next_start_line = (end < total_lines).then_some(end + 1);
+                } else {
+                    read.content = Some(text);
                 }
             }
             ReadMode::PropertiesOnly => {
@@ -663,4 +663,21 @@ impl NoteGlob {
             self.matcher.is_match(path)
         }
     }
+}
+
+/// Lines `from + 1` to `to` of `text` (numbered from 1), each with its line end: a slice of the
+/// note, so a page costs one copy.
+fn lines_of(text: &str, from: usize, to: usize) -> &str {
+    let mut offset = 0;
+    let mut start = text.len();
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if index == from {
+            start = offset;
+        }
+        if index == to {
+            return text.get(start..offset).unwrap_or_default();
+        }
+        offset += line.len();
+    }
+    text.get(start..).unwrap_or_default()
 }
