@@ -20,6 +20,9 @@ function init(args)
   -- answered, then "ready".
   session_step = "none"
   session_id = nil
+  -- Requests already formatted, by their body's index: a fixed body is formatted once, so the
+  -- load client, on the same cores as the server, spends its time sending rather than formatting.
+  formatted = {}
 end
 
 local function session_request()
@@ -49,13 +52,23 @@ function request()
       return setup
     end
     counter = counter + 1
-    return wrk.format("POST", nil, headers, session_bodies[(counter * 7 + id) % #session_bodies + 1])
+    local index = (counter * 7 + id) % #session_bodies + 1
+    local ready = formatted[index]
+    if not ready then
+      ready = wrk.format("POST", nil, headers, session_bodies[index])
+      formatted[index] = ready
+    end
+    return ready
   end
   counter = counter + 1
   -- An entry "WRITE" stands for a write to a fresh note (never the same path twice); "UPDATE"
   -- for a property update of one of `update_paths`, which edits in place and never grows the
   -- vault (what a soak needs to tell a leak from a growing data set).
-  local body = bodies[(counter * 7 + id) % #bodies + 1]
+  local index = (counter * 7 + id) % #bodies + 1
+  local body = bodies[index]
+  if formatted[index] then
+    return formatted[index]
+  end
   if body == "WRITE" then
     body = string.format(write_template, id, counter)
   elseif body == "UPDATE" then
@@ -68,7 +81,11 @@ function request()
     headers[name] = value
   end
   headers["Mcp-Name"] = body:match('"name":"([^"]+)"')
-  return wrk.format("POST", nil, headers, body)
+  local ready = wrk.format("POST", nil, headers, body)
+  if body == bodies[index] then
+    formatted[index] = ready
+  end
+  return ready
 end
 
 function response(status, headers, body)
