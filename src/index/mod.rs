@@ -777,19 +777,18 @@ impl Index {
         let Ok(resolved) = self.shared.vault.resolve(&path) else {
             return String::new();
         };
-        let bytes = match vault::open_regular(&resolved.fs_path) {
-            Ok(Some((mut file, metadata)))
-                if metadata.len() <= self.shared.vault.max_file_bytes() =>
-            {
-                let mut bytes = Vec::new();
-                match std::io::Read::read_to_end(&mut file, &mut bytes) {
-                    Ok(_) => bytes,
+        let bytes = match resolved.open() {
+            Ok(Some(opened)) if opened.1.len() <= self.shared.vault.max_file_bytes() => {
+                match vault::read_opened(opened) {
+                    Ok((bytes, _)) => bytes,
                     Err(_) => return String::new(),
                 }
             }
             _ => return String::new(),
         };
-        let text = String::from_utf8_lossy(&bytes);
+        // Checked whole first: the lossy decoder walks the bytes one at a time.
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned());
         snippet::snippet(frontmatter::split(&text).body, &query.highlight)
     }
 }

@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 
 pub use lock::{FileLock, LockTable};
 pub use path::{PathError, VaultPath, unusual_name};
-pub use regular::{open_regular, read_regular, read_regular_to_string, read_sized};
+pub use regular::{open_regular, read_opened, read_regular, read_regular_to_string, read_sized};
 pub use resolve::{RealFolder, Resolved};
 pub use revision::Revision;
 pub use scan::{FolderListing, FoundFile, ScannedFile};
@@ -276,8 +276,8 @@ impl Vault {
                 .map_err(|e| VaultError::io(path, e))?
                 .ok_or_else(not_regular)
         };
-        // The `stat` above found a regular file, so the first read opens it without another.
-        let (mut bytes, opened) = regular::open_checked(&resolved.fs_path)
+        let (mut bytes, opened) = resolved
+            .open()
             .and_then(|opened| opened.map(regular::read_opened).transpose())
             .map_err(|e| VaultError::io(path, e))?
             .ok_or_else(not_regular)?;

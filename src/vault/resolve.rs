@@ -27,6 +27,18 @@ pub struct Resolved {
     pub metadata: Option<std::fs::Metadata>,
 }
 
+impl Resolved {
+    /// Opens the file for reading if it is a regular file (`open_regular`), without a second
+    /// `stat` when the walk's own saw one.
+    pub fn open(&self) -> io::Result<Option<(std::fs::File, std::fs::Metadata)>> {
+        match &self.metadata {
+            Some(metadata) if metadata.is_file() => super::regular::open_checked(&self.fs_path),
+            Some(_) => Ok(None),
+            None => super::regular::open_regular(&self.fs_path),
+        }
+    }
+}
+
 pub(super) fn resolve(root: &Path, path: &VaultPath) -> Result<Resolved, VaultError> {
     let segments: Vec<&str> = path.segments().collect();
     let mut current = root.to_path_buf();
