@@ -276,8 +276,8 @@ impl Vault {
                 .map_err(|e| VaultError::io(path, e))?
                 .ok_or_else(not_regular)
         };
-        let (mut bytes, opened) = resolved
-            .open()
+        // The metadata above found a regular file, so the open needs no `stat` of its own.
+        let (mut bytes, opened) = regular::open_checked(&resolved.fs_path)
             .and_then(|opened| opened.map(regular::read_opened).transpose())
             .map_err(|e| VaultError::io(path, e))?
             .ok_or_else(not_regular)?;
