@@ -12,8 +12,10 @@ mod assemble;
 mod over_http;
 mod over_stdio;
 mod prepare;
+mod relay;
 mod reload;
 mod sandbox;
+mod state_owner;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +25,10 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 pub use assemble::{build_ops, semantic_set_up};
-pub use prepare::{Prepared, prepare};
+pub use prepare::{Prepared, create_state_dir, prepare};
 pub use reload::Reload;
 pub use sandbox::sandbox_plan;
+pub use state_owner::{StateOwnership, state_owner_pid, try_own_state};
 
 use crate::config::{Config, HttpConfig};
 use crate::health::Health;
@@ -44,6 +47,10 @@ const HEARTBEAT: Duration = Duration::from_secs(1);
 /// Serves MCP over HTTP when configured or when systemd passed a socket, else over stdio, until
 /// the client goes away or SIGTERM; or fails when the vault folder is replaced by one this process
 /// cannot reach (the watch guard), so systemd starts Quire again.
+///
+/// One process owns a vault's state (`state_owner`): an HTTP server waits to be it; a stdio
+/// server becomes it when no one is, else relays its client to the owner and takes over when the
+/// owner exits.
 pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow::Result<()> {
     let Prepared {
         inherited,
@@ -53,24 +60,39 @@ pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow
     crate::embed::return_large_buffers();
     let health = Arc::new(Health::default());
     wait_for_first_sync(&config, &notifier).await;
-    let ops = open_vault(&config, notifier, &health)?;
-    let (changes, _) = broadcast::channel(CHANGE_BUFFER);
-    // Subscribed before the watcher starts, so no outside edit is missed.
-    let outside_edits = changes.subscribe();
-    let replaced = watch_vault(&ops, &changes, confined, &health)?;
-    let (shared, tokens) = share(&config, ops, changes, reload);
-    record_outside_edits(Arc::clone(&shared.ops), outside_edits)?;
-    match transport(&config, inherited.as_ref())? {
+    let mut owner = Owner {
+        config: &config,
+        confined,
+        notifier,
+        health: Arc::clone(&health),
+        reload: Some(reload),
+    };
+    let replaced = match transport(&config, inherited.as_ref())? {
         Some(http) => {
+            let ownership = state_owner::wait_to_own(&config.state_dir).await?;
+            let owned = owner.take(ownership)?;
             let stop = over_http::Stop {
-                replaced: replaced.clone(),
+                replaced: owned.replaced.clone(),
                 notifier,
             };
-            over_http::serve(&config, &http, shared, tokens, inherited, stop, health).await?;
+            let shared = Arc::clone(&owned.shared);
+            over_http::serve(
+                &config,
+                &http,
+                shared,
+                owned.tokens.clone(),
+                inherited,
+                stop,
+                health,
+            )
+            .await?;
+            Some(owned.replaced)
         }
-        None => over_stdio::serve(&config, shared, &replaced, notifier, health).await?,
-    }
-    if replaced.is_cancelled() {
+        None => over_stdio::serve(&config, owner, notifier, health)
+            .await?
+            .map(|owned| owned.replaced),
+    };
+    if replaced.is_some_and(|replaced| replaced.is_cancelled()) {
         anyhow::bail!(
             "the vault folder {} was replaced by a new folder while Quire ran; exiting so the \
              service manager starts Quire on it",
@@ -78,6 +100,64 @@ pub async fn serve(config: Config, prepared: Prepared, reload: Reload) -> anyhow
         );
     }
     Ok(())
+}
+
+/// What it takes to become the owner of the vault's state, which a stdio server may do only
+/// later, once an owner it was attached to exits.
+struct Owner<'a> {
+    config: &'a Config,
+    confined: bool,
+    notifier: ServiceNotifier,
+    health: Arc<Health>,
+    /// Taken by the one `take` a process makes.
+    reload: Option<Reload>,
+}
+
+/// The vault's state as its owner holds it, with what the transports need.
+struct Owned {
+    shared: Arc<Shared>,
+    tokens: IdentityTokens,
+    replaced: CancellationToken,
+    attached: state_owner::Attached,
+    _ownership: state_owner::StateOwnership,
+}
+
+impl Owner<'_> {
+    /// Opens the vault, its index, watcher and history as their one owner, and serves processes
+    /// that attach over the owner's socket. The socket is bound first, so those that start
+    /// meanwhile queue on it rather than give up.
+    fn take(&mut self, ownership: state_owner::StateOwnership) -> anyhow::Result<Owned> {
+        let config = self.config;
+        let reload = self
+            .reload
+            .take()
+            .context("this process already took the vault's state once")?;
+        let listener = state_owner::listen(&config.state_dir)?;
+        let ops = open_vault(config, self.notifier, &self.health)?;
+        let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        // Subscribed before the watcher starts, so no outside edit is missed.
+        let outside_edits = changes.subscribe();
+        let replaced = watch_vault(&ops, &changes, self.confined, &self.health)?;
+        let (shared, tokens) = share(config, ops, changes, reload);
+        record_outside_edits(Arc::clone(&shared.ops), outside_edits)?;
+        let attached = state_owner::Attached::new();
+        if let Some(listener) = listener {
+            let uid = state_owner::state_uid(&config.state_dir)?;
+            tokio::spawn(state_owner::serve_attached(
+                listener,
+                Arc::clone(&shared),
+                attached.clone(),
+                uid,
+            ));
+        }
+        Ok(Owned {
+            shared,
+            tokens,
+            replaced,
+            attached,
+            _ownership: ownership,
+        })
+    }
 }
 
 /// Opens the vault and its index (the reconcile runs in the background; tools wait for it, the

@@ -1,34 +1,155 @@
 //! Serving MCP over stdio, for a client that launched Quire itself: one session, as the owner,
 //! until the client goes away or the vault folder is replaced.
+//!
+//! Several clients start one `quire serve` each on the same vault (Claude Desktop, Claude Code
+//! and Cursor side by side): the first owns the vault's state, the others relay their client to
+//! it over its socket, and when it exits one of them takes over while the rest attach to that
+//! one (`relay.rs` keeps each client's session across the change). An owner whose own client
+//! left keeps serving the attached ones until they leave too.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tokio_util::sync::CancellationToken;
-
+use super::relay::{self, Ended, Memory};
+use super::state_owner;
+use super::{Owned, Owner};
 use crate::config::Config;
 use crate::health::Health;
-use crate::mcp::Shared;
 use crate::systemd::ServiceNotifier;
 
+/// How long a process waits for an owner that holds the lock but does not answer on its socket
+/// (one starting up answers within moments; its socket is bound before the vault opens).
+const ATTACH_BOUND: Duration = Duration::from_secs(30);
+const ATTACH_RETRY: Duration = Duration::from_millis(100);
+
+/// The in-process pipe between the relay and this process's own MCP server.
+const PIPE_BYTES: usize = 1 << 16;
+
+/// Serves the stdio client until it goes away; returns what this process owned, if it came to.
 pub(super) async fn serve(
     config: &Config,
-    shared: Arc<Shared>,
-    replaced: &CancellationToken,
+    mut owner: Owner<'_>,
     notifier: ServiceNotifier,
     health: Arc<Health>,
-) -> anyhow::Result<()> {
-    tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
+) -> anyhow::Result<Option<Owned>> {
     notifier.ready();
     notifier.status("serving MCP over stdio");
     crate::systemd::spawn_watchdog(health);
-    tokio::select! {
-        served = crate::mcp::serve_stdio(shared) => {
-            served?;
-            tracing::info!("stdio client disconnected; exiting");
+    let mut client_lines = relay::lines_of(tokio::io::stdin());
+    let mut client_out = tokio::io::stdout();
+    let mut memory = Memory::default();
+    let mut owned: Option<Owned> = None;
+    let mut waiting_since: Option<Instant> = None;
+    loop {
+        let ended = if let Some(owned) = &owned {
+            let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+            let (server_read, server_write) = tokio::io::split(theirs);
+            let shared = Arc::clone(&owned.shared);
+            tokio::spawn(async move {
+                if let Err(error) =
+                    crate::mcp::serve_stream(shared, server_read, server_write).await
+                {
+                    tracing::warn!(%error, "the stdio session failed");
+                }
+            });
+            let (read, write) = tokio::io::split(ours);
+            let relayed = relay::relay(
+                &mut memory,
+                &mut client_lines,
+                &mut client_out,
+                relay::lines_of(read),
+                write,
+            );
+            tokio::select! {
+                ended = relayed => Some(ended),
+                // The vault folder was replaced: `app::serve` fails so Quire is started again.
+                () = owned.replaced.cancelled() => None,
+            }
+        } else if let Some(ownership) = state_owner::try_own_state(&config.state_dir)? {
+            if memory.initialised() {
+                tracing::info!(
+                    "the Quire this one was attached to exited; this one owns the vault's state now"
+                );
+            } else {
+                tracing::info!(vault = %config.vault.display(), "serving MCP over stdio");
+            }
+            owned = Some(owner.take(ownership)?);
+            continue;
+        } else if let Some(stream) = state_owner::connect(&config.state_dir).await {
+            waiting_since = None;
+            tracing::info!(
+                owner_pid = state_owner::state_owner_pid(&config.state_dir),
+                vault = %config.vault.display(),
+                "another quire serve owns this vault's state; relaying this client to it"
+            );
+            let (read, write) = stream.into_split();
+            Some(
+                relay::relay(
+                    &mut memory,
+                    &mut client_lines,
+                    &mut client_out,
+                    relay::lines_of(read),
+                    write,
+                )
+                .await,
+            )
+        } else {
+            let since = *waiting_since.get_or_insert_with(Instant::now);
+            if since.elapsed() > ATTACH_BOUND {
+                anyhow::bail!(
+                    "another quire serve (pid {}) owns the state directory {} but does not answer \
+                     on its socket; stop it, or give this server its own state directory",
+                    state_owner::state_owner_pid(&config.state_dir)
+                        .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string()),
+                    config.state_dir.display()
+                );
+            }
+            tokio::time::sleep(ATTACH_RETRY).await;
+            continue;
+        };
+        match ended {
+            None => return Ok(owned),
+            Some(Ended::Client) => break,
+            // This process's own server ended the session (a protocol error): nothing to retry.
+            Some(Ended::Backend) if owned.is_some() => break,
+            Some(Ended::Backend) => tracing::info!("the Quire this one was attached to went away"),
         }
-        () = replaced.cancelled() => {}
+    }
+    tracing::info!("stdio client disconnected");
+    if let Some(owned) = &owned {
+        linger(owned).await;
     }
     crate::embed::process_exiting();
     notifier.stopping();
-    Ok(())
+    Ok(owned)
+}
+
+/// Keeps serving the sessions attached to this owner after its own client left, so they need
+/// not take over; SIGTERM or SIGINT ends it at once (they then do).
+async fn linger(owned: &Owned) {
+    if owned.attached.now() == 0 {
+        return;
+    }
+    tracing::info!(
+        sessions = owned.attached.now(),
+        "serving the sessions attached to this Quire until they end"
+    );
+    let terminated = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = owned.attached.none_left() => {}
+        () = terminated => {}
+        () = owned.replaced.cancelled() => {}
+    }
 }

@@ -55,7 +55,7 @@ pub struct Prepared {
 }
 
 /// The state directory holds derived data only; it is private to the service user.
-pub(super) fn create_state_dir(config: &Config) -> anyhow::Result<()> {
+pub fn create_state_dir(config: &Config) -> anyhow::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)

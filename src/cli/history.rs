@@ -18,6 +18,25 @@ fn open(config: &Config) -> anyhow::Result<Ops> {
     build_ops(config, options)
 }
 
+/// A command that writes takes the vault's state for its run, as a server does: beside a running
+/// `quire serve` it would change notes under that server's locks and history.
+fn own_state(
+    config: &Config,
+    verb: &str,
+    tool: &str,
+) -> anyhow::Result<crate::app::StateOwnership> {
+    crate::app::create_state_dir(config)?;
+    match crate::app::try_own_state(&config.state_dir)? {
+        Some(ownership) => Ok(ownership),
+        None => anyhow::bail!(
+            "a running quire serve (pid {}) owns this vault's state; ask it instead (the \
+             {tool} tool of a connected client), or stop it and run `quire {verb}` again",
+            crate::app::state_owner_pid(&config.state_dir)
+                .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string())
+        ),
+    }
+}
+
 fn owner(verb: &str) -> Context {
     Context::new(Principal::Owner, format!("quire {verb}"))
 }
@@ -93,6 +112,7 @@ pub fn changes(
 
 /// `quire restore PATH VERSION`: writes the version back as a new change.
 pub fn restore(config: &Config, path: &str, version: i64) -> anyhow::Result<String> {
+    let _ownership = own_state(config, "restore", "vault_restore_version")?;
     let ops = open(config)?;
     let ctx = owner("restore");
     let written = ops.restore_version(
@@ -113,6 +133,9 @@ pub fn restore(config: &Config, path: &str, version: i64) -> anyhow::Result<Stri
 
 /// `quire undo CHANGE_ID [--dry-run]`.
 pub fn undo(config: &Config, change: &str, dry_run: bool) -> anyhow::Result<String> {
+    let _ownership = (!dry_run)
+        .then(|| own_state(config, "undo", "vault_undo"))
+        .transpose()?;
     let ops = open(config)?;
     let ctx = owner("undo");
     let undone = ops.undo(

@@ -59,10 +59,16 @@ pub enum ServeError {
     Session(#[from] tokio::task::JoinError),
 }
 
-/// Serves MCP over stdin/stdout until the client closes the stream.
-pub async fn serve_stdio(shared: Arc<Shared>) -> Result<(), ServeError> {
+/// Serves one MCP session, as the local user who started Quire, over a byte stream of
+/// newline-delimited JSON-RPC until the client closes it: a stdio client's, relayed in-process or
+/// from another `quire serve` attached to this one over the owner's socket.
+pub async fn serve_stream<R, W>(shared: Arc<Shared>, read: R, write: W) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let running = QuireServer::new(shared)
-        .serve(rmcp::transport::stdio())
+        .serve((read, write))
         .await
         .map_err(|error| ServeError::Initialize(error.to_string()))?;
     running.waiting().await?;
