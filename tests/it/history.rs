@@ -112,3 +112,39 @@ fn with_history_off_nothing_is_recorded() {
     write(&vault, "a note\n", None).expect("created");
     assert!(!vault.config.state_dir.join("history.db").exists());
 }
+
+/// Issue 63, F7: what the owner's policy denies, and hidden folders, never enter `history.db`
+/// through the watcher's outside versions, not even through a symbolic link that leads there.
+#[test]
+fn r63_outside_edits_of_denied_and_hidden_files_stay_out_of_the_history() {
+    let vault = TestVault::builder()
+        .config("[acl]\nalways_deny = [\"Private/\"]")
+        .notes(&[
+            ("Private/secret.md", "the owner's secret\n"),
+            ("Public.md", "visible\n"),
+            (".hidden/x.md", "hidden\n"),
+        ])
+        .open();
+    // As `quire serve` does once the vault is open.
+    vault.ops.set_policy(vault.config.access.policy.clone());
+    std::os::unix::fs::symlink(vault.path("Private"), vault.path("Linked"))
+        .expect("a symbolic link to the denied folder");
+    let paths: Vec<String> = [
+        "Private/secret.md",
+        "Public.md",
+        ".hidden/x.md",
+        "Linked/secret.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    vault.ops.record_outside_edits(&paths);
+    let history = history_of(&vault);
+    let known = |path: &str| history.latest(path).expect("the history reads");
+    assert!(
+        known("Public.md").is_some(),
+        "a visible note's outside version is kept"
+    );
+    for denied in ["Private/secret.md", ".hidden/x.md", "Linked/secret.md"] {
+        assert_eq!(known(denied), None, "{denied} entered the history");
+    }
+}

@@ -4,6 +4,7 @@
 
 use crate::history::{Draft, Kind, Meta};
 use crate::ops::access::Maintenance;
+use crate::ops::shared::Context;
 use crate::ops::shared::Ops;
 use crate::vault::VaultPath;
 
@@ -30,11 +31,18 @@ impl Ops {
             return;
         };
         let upkeep = Maintenance::new();
+        // What the owner's policy denies (`always_deny`, hidden segments), by its name or where
+        // it really is, never enters the history: history.db is read by tools and `quire
+        // changes`, and keeps content at rest (issue 63, F7).
+        let owner_view = self.visibility(&Context::owner());
         let mut seen: Vec<Seen> = Vec::new();
         for raw in paths {
             let Ok(path) = VaultPath::parse(raw) else {
                 continue;
             };
+            if !owner_view.shows(path.as_str()) {
+                continue;
+            }
             if seen.iter().any(|s| s.path == path.as_str()) {
                 continue;
             }
