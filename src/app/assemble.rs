@@ -60,8 +60,23 @@ fn open_history(
     retention: crate::history::Retention,
 ) -> anyhow::Result<crate::history::History> {
     let path = config.state_dir.join("history.db");
-    crate::history::History::open(&path, retention)
-        .with_context(|| format!("cannot open the history {}", path.display()))
+    match crate::history::History::open(&path, retention) {
+        Ok(history) => Ok(history),
+        // A damaged file must not keep the vault from being read (issue 63, F14): Quire serves
+        // reads, refuses changes, and every refusal names the way out, as this log line does.
+        Err(error) => {
+            let unavailable = crate::history::History::unavailable(&path, error.to_string())
+                .with_context(|| format!("cannot open the history {}", path.display()))?;
+            tracing::error!(
+                history = %path.display(),
+                %error,
+                "the history cannot be opened; serving reads only, every change answers \
+                 history_unavailable. Stop Quire, move the file aside (for example to \
+                 history.db.damaged) and start it again to begin a new history"
+            );
+            Ok(unavailable)
+        }
+    }
 }
 
 /// How often the background embedder looks for chunks without a vector.

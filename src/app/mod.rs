@@ -189,8 +189,11 @@ fn open_vault(config: &Config, notifier: ServiceNotifier, health: &Health) -> an
             tracing::info!(finished, "finished moves that a killed Quire had cut short");
         }
     }
-    // After the moves: a finished move's files then hold what its change staged.
-    ops.settle_history()?;
+    // After the moves: a finished move's files then hold what its change staged. A history
+    // that cannot be used is logged where it is opened; reads are served without it.
+    if let Err(error) = ops.settle_history() {
+        tracing::warn!(%error, "pending changes in the history could not be settled");
+    }
     // After the first sync (awaited before), so templates never land on a vault still arriving.
     match ops.bootstrap_memory(config.read_only, config.sync.first_sync_marker.as_deref()) {
         Ok(crate::ops::Bootstrap::Created(files)) => {

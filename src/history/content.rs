@@ -33,6 +33,11 @@ impl<'a> Prepared<'a> {
         &self.revision
     }
 
+    /// The bytes this content adds to the history when stored (none when it was known).
+    pub(super) fn stored_len(&self) -> u64 {
+        self.data.as_ref().map_or(0, |data| data.len() as u64)
+    }
+
     pub(super) fn compress(&mut self) -> Result<(), HistoryError> {
         self.data = Some(zstd::encode_all(self.bytes, LEVEL).map_err(HistoryError::Content)?);
         Ok(())

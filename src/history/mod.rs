@@ -14,9 +14,10 @@ mod schema;
 
 pub use read::{ChangeQuery, ChangeSummary};
 
-use std::path::Path;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -138,7 +139,9 @@ impl Default for Retention {
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    #[error("the history database failed: {0}")]
+    #[error(
+        "the history database failed ({0}). Free space in Quire's state directory (or set [history] enabled = false), then retry."
+    )]
     Sql(#[from] rusqlite::Error),
     #[error("a version's content could not be compressed or read back: {0}")]
     Content(#[source] std::io::Error),
@@ -148,15 +151,28 @@ pub enum HistoryError {
     Newer { found: i64, known: i64 },
     #[error("the history holds no change {0}")]
     UnknownChange(String),
+    #[error(
+        "the history database {path} cannot be used ({reason}); Quire serves reads but makes no change it could not undo. Stop Quire, move the file aside (for example to history.db.damaged) and start it again: a new, empty history is created"
+    )]
+    Damaged { path: String, reason: String },
 }
 
 /// The history of one vault, in one SQLite file of the state directory.
 #[derive(Debug)]
 pub struct History {
     connection: Mutex<Connection>,
+    path: PathBuf,
+    /// The file the connection has open (device and inode): a history.db removed or replaced
+    /// while Quire runs is noticed before the next change is staged into a file no one will see.
+    file: AtomicU64,
+    /// Why the file cannot be used, for a history opened `unavailable`.
+    damaged: Option<String>,
     retention: Retention,
     /// Changes finished since this history opened: every `PRUNE_EVERY`th prunes.
     finished: AtomicUsize,
+    /// The compressed bytes the history holds, as of the last prune plus what was staged since:
+    /// past `max_bytes`, the next finished change prunes, so the bound holds at every change.
+    stored: AtomicU64,
 }
 
 /// How many finished changes pass between two prunes (and one at open), so the bounds hold
@@ -169,27 +185,59 @@ const LEVEL: i32 = 3;
 impl History {
     /// Opens (or creates) the history at `path`.
     pub fn open(path: &Path, retention: Retention) -> Result<History, HistoryError> {
-        let connection = Connection::open(path)?;
-        let found = schema::found_version(&connection)?;
-        if found > schema::VERSION {
-            return Err(HistoryError::Newer {
-                found,
-                known: schema::VERSION,
-            });
-        }
-        schema::prepare(&connection)?;
+        let connection = open_connection(path)?;
         let history = History {
             connection: Mutex::new(connection),
+            path: path.to_path_buf(),
+            file: AtomicU64::new(file_id(path)),
+            damaged: None,
             retention,
             finished: AtomicUsize::new(0),
+            stored: AtomicU64::new(0),
         };
         history.prune()?;
         Ok(history)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    /// A history whose file could not be opened (`reason`): every call answers `Damaged`, which
+    /// names the way out, so Quire can still serve reads while refusing every change.
+    pub fn unavailable(path: &Path, reason: String) -> Result<History, HistoryError> {
+        Ok(History {
+            connection: Mutex::new(Connection::open_in_memory()?),
+            path: path.to_path_buf(),
+            file: AtomicU64::new(0),
+            damaged: Some(reason),
+            retention: Retention::default(),
+            finished: AtomicUsize::new(0),
+            stored: AtomicU64::new(0),
+        })
+    }
+
+    /// The connection, on the file that is at the history's path now: one removed or replaced
+    /// under a running Quire is opened again (created empty when removed), and the log says so,
+    /// so no change is staged where the next start would not find it (issue 63, F13).
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Connection>, HistoryError> {
+        if let Some(reason) = &self.damaged {
+            return Err(HistoryError::Damaged {
+                path: self.path.display().to_string(),
+                reason: reason.clone(),
+            });
+        }
         // A poisoned lock still holds a consistent connection: every write is one transaction.
-        self.connection.lock().unwrap_or_else(|p| p.into_inner())
+        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let now = file_id(&self.path);
+        if now != self.file.load(Ordering::Relaxed) {
+            tracing::error!(
+                history = %self.path.display(),
+                "the history database was removed or replaced while Quire ran; the versions it \
+                 held are no longer in the history, and new changes go to the file there now"
+            );
+            *connection = open_connection(&self.path)?;
+            self.file.store(file_id(&self.path), Ordering::Relaxed);
+            self.stored
+                .store(stored_sum(&connection)?, Ordering::Relaxed);
+        }
+        Ok(connection)
     }
 
     /// Records a change's versions before its files are written; durable when this returns.
@@ -208,7 +256,7 @@ impl History {
     ) -> Result<String, HistoryError> {
         let time_ms = now_ms();
         let id = new_change_id(time_ms);
-        let mut connection = self.lock();
+        let mut connection = self.lock()?;
         let transaction = connection.transaction()?;
         transaction.execute(
             "INSERT INTO changes(id, time_ms, identity, tool, kind, undoes, state) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
@@ -240,6 +288,13 @@ impl History {
             )?;
         }
         transaction.commit()?;
+        let added: u64 = contents
+            .iter()
+            .flat_map(|(before, after)| [before, after])
+            .flatten()
+            .map(Prepared::stored_len)
+            .sum();
+        self.stored.fetch_add(added, Ordering::Relaxed);
         Ok(id)
     }
 
@@ -256,7 +311,7 @@ impl History {
             })
             .collect();
         let unknown: Vec<bool> = {
-            let connection = self.lock();
+            let connection = self.lock()?;
             let mut unknown = Vec::new();
             for content in contents
                 .iter()
@@ -283,7 +338,7 @@ impl History {
     /// The change's files were written: it is history now.
     pub fn finish(&self, change: &str) -> Result<(), HistoryError> {
         let updated = {
-            let connection = self.lock();
+            let connection = self.lock()?;
             // Marking done need not survive a power cut: a change left pending is settled at
             // the next start by looking at its files. So this commit skips the fsync a staging
             // commit pays (WAL mode: the next FULL commit syncs it too).
@@ -296,7 +351,8 @@ impl History {
         if updated == 0 {
             return Err(HistoryError::UnknownChange(change.to_owned()));
         }
-        if (self.finished.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY) {
+        let every = (self.finished.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(PRUNE_EVERY);
+        if every || self.stored.load(Ordering::Relaxed) > self.retention.max_bytes {
             // The change is kept either way; a prune that fails is tried again later.
             if let Err(error) = self.prune() {
                 tracing::warn!(%error, "the history could not be pruned; it is tried again later");
@@ -307,7 +363,7 @@ impl History {
 
     /// The change did not happen (the write was refused): its versions go.
     pub fn abandon(&self, change: &str) -> Result<(), HistoryError> {
-        let mut connection = self.lock();
+        let mut connection = self.lock()?;
         let transaction = connection.transaction()?;
         let seq: Option<i64> = transaction
             .query_row("SELECT seq FROM changes WHERE id = ?1", [change], |row| {
@@ -333,7 +389,7 @@ impl History {
         current: &dyn Fn(&str) -> Option<String>,
     ) -> Result<(usize, usize), HistoryError> {
         let pending: Vec<(i64, String)> = {
-            let connection = self.lock();
+            let connection = self.lock()?;
             let mut statement =
                 connection.prepare("SELECT seq, id FROM changes WHERE state = 'pending'")?;
             statement
@@ -343,7 +399,7 @@ impl History {
         let (mut kept, mut dropped) = (0, 0);
         for (seq, id) in pending {
             let versions: Vec<(i64, String, Option<String>)> = {
-                let connection = self.lock();
+                let connection = self.lock()?;
                 let mut statement = connection.prepare(
                     "SELECT id, path, revision_after FROM versions WHERE change_seq = ?1",
                 )?;
@@ -362,7 +418,7 @@ impl History {
                 continue;
             }
             if !missed.is_empty() {
-                let connection = self.lock();
+                let connection = self.lock()?;
                 for version in &missed {
                     connection.execute("DELETE FROM versions WHERE id = ?1", [version])?;
                 }
@@ -371,7 +427,7 @@ impl History {
             kept += 1;
         }
         if dropped > 0 || kept > 0 {
-            let mut connection = self.lock();
+            let mut connection = self.lock()?;
             let transaction = connection.transaction()?;
             drop_unused_contents(&transaction)?;
             transaction.commit()?;
@@ -382,7 +438,7 @@ impl History {
     /// Drops the oldest changes past the retention bounds, then contents no version keeps.
     /// Returns how many changes went.
     pub fn prune(&self) -> Result<usize, HistoryError> {
-        let mut connection = self.lock();
+        let mut connection = self.lock()?;
         let transaction = connection.transaction()?;
         let oldest_kept =
             now_ms() - i64::try_from(self.retention.max_age.as_millis()).unwrap_or(i64::MAX);
@@ -401,7 +457,15 @@ impl History {
             pruned += delete_changes(&transaction, "seq <= ?1", oldest)?;
             drop_unused_contents(&transaction)?;
         }
+        let stored = stored_sum(&transaction)?;
         transaction.commit()?;
+        self.stored.store(stored, Ordering::Relaxed);
+        if pruned > 0 {
+            // The file gives the pages back (auto_vacuum is incremental), and the WAL its frames,
+            // so what `max_bytes` bounds is what the disk holds.
+            connection
+                .execute_batch("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);")?;
+        }
         Ok(pruned)
     }
 
@@ -414,8 +478,29 @@ impl History {
 
     /// The compressed bytes of every kept content, for `quire doctor`.
     pub fn stored_bytes(&self) -> Result<u64, HistoryError> {
-        Ok(stored_sum(&self.lock())?)
+        let connection = self.lock()?;
+        Ok(stored_sum(&connection)?)
     }
+}
+
+/// Opens the file at `path` (creating it) with its tables, refusing a newer version.
+fn open_connection(path: &Path) -> Result<Connection, HistoryError> {
+    let connection = Connection::open(path)?;
+    let found = schema::found_version(&connection)?;
+    if found > schema::VERSION {
+        return Err(HistoryError::Newer {
+            found,
+            known: schema::VERSION,
+        });
+    }
+    schema::prepare(&connection)?;
+    Ok(connection)
+}
+
+/// The device and inode of the file at `path` folded into one number (0: no file), to notice
+/// that it is no longer the file the connection has open.
+fn file_id(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |meta| meta.dev().rotate_left(32) ^ meta.ino())
 }
 
 /// The compressed bytes of every kept content: what the retention bound measures.

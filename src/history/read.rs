@@ -39,7 +39,7 @@ impl History {
         query: &ChangeQuery,
         visible: &dyn Fn(&str) -> bool,
     ) -> Result<(Vec<ChangeSummary>, Option<i64>), HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         let mut statement = connection.prepare_cached(
             "SELECT seq, id, time_ms, identity, tool, kind, undoes FROM changes
              WHERE state = 'done' AND seq < ?1 AND time_ms >= ?2 AND (?3 IS NULL OR identity = ?3)
@@ -101,7 +101,7 @@ impl History {
     /// saw the path, `Some(None)` when its last version left no file there (a delete, or a move
     /// away), else the revision.
     pub fn latest(&self, path: &str) -> Result<Option<Option<String>>, HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         let mut statement = connection.prepare_cached(
             "SELECT id, revision_after FROM versions WHERE path = ?1
              UNION ALL SELECT id, NULL FROM versions WHERE previous_path = ?1 AND path != ?1
@@ -114,7 +114,7 @@ impl History {
 
     /// The changes a killed process left pending, oldest first, each with its versions.
     pub fn pending(&self) -> Result<Vec<Vec<Version>>, HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         let columns = VERSION_COLUMNS.replace("c.state = 'done'", "c.state = 'pending'");
         let mut statement = connection.prepare(&format!("{columns} ORDER BY c.seq, v.id"))?;
         let versions: Vec<Version> = statement
@@ -133,7 +133,7 @@ impl History {
     /// The latest finished undo of `change`, if any.
     pub fn undone_by(&self, change: &str) -> Result<Option<String>, HistoryError> {
         Ok(self
-            .lock()
+            .lock()?
             .query_row(
                 "SELECT id FROM changes WHERE undoes = ?1 AND state = 'done' ORDER BY seq DESC LIMIT 1",
                 [change],
@@ -150,7 +150,7 @@ impl History {
         before: Option<i64>,
         limit: usize,
     ) -> Result<Vec<Version>, HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         // (path, the versions of that path that count are older than this id)
         let mut trail: Vec<(String, i64)> = vec![(path.to_owned(), i64::MAX)];
         let mut at = 0;
@@ -187,7 +187,7 @@ impl History {
 
     /// One version by its id (`None` when pruned or never recorded).
     pub fn version(&self, version_id: i64) -> Result<Option<Version>, HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         let mut statement =
             connection.prepare_cached(&format!("{VERSION_COLUMNS} WHERE v.id = ?1"))?;
         Ok(statement.query_row([version_id], version_row).optional()?)
@@ -196,7 +196,7 @@ impl History {
     /// The content stored for `revision` (`None` when no version keeps it any more).
     pub fn content(&self, revision: &str) -> Result<Option<Vec<u8>>, HistoryError> {
         let data: Option<Vec<u8>> = self
-            .lock()
+            .lock()?
             .query_row(
                 "SELECT data FROM contents WHERE revision = ?1",
                 [revision],
@@ -209,7 +209,7 @@ impl History {
 
     /// Every version of one change, in the order they were staged.
     pub fn change(&self, change: &str) -> Result<Vec<Version>, HistoryError> {
-        let connection = self.lock();
+        let connection = self.lock()?;
         let mut statement = connection
             .prepare_cached(&format!("{VERSION_COLUMNS} WHERE c.id = ?1 ORDER BY v.id"))?;
         let versions: Vec<Version> = statement

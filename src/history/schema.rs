@@ -47,6 +47,12 @@ pub(super) fn prepare(connection: &Connection) -> Result<(), rusqlite::Error> {
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
     )?;
     let found = found_version(connection)?;
+    // Pruned pages go back to the file system (issue 63, F12); a file made before this needs
+    // one VACUUM to switch, and a new one is empty, so that costs nothing there.
+    let vacuum: i64 = connection.pragma_query_value(None, "auto_vacuum", |row| row.get(0))?;
+    if vacuum != 2 {
+        connection.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+    }
     connection.execute_batch(TABLES)?;
     if found == 1 {
         // Version 2 records which change an undo took back.

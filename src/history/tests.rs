@@ -188,7 +188,8 @@ fn pruning_drops_the_oldest_changes_first() {
         .enumerate()
         .map(|(at, blob)| record(&history, &[write(&format!("n{at}.md"), None, blob)]))
         .collect::<Vec<_>>();
-    assert_eq!(history.prune().expect("prune"), 3);
+    // Each finished change past the bound pruned already (issue 63, F12).
+    assert_eq!(history.prune().expect("prune"), 0);
     assert!(history.stored_bytes().expect("size") <= 4_000);
     assert!(history.change(&changes[2]).is_err());
     assert_eq!(history.change(&changes[3]).expect("kept").len(), 1);
@@ -375,4 +376,91 @@ fn content_dropped_between_preparing_and_staging_is_stored_all_the_same() {
         history.content(&revision).expect("read").as_deref(),
         Some(&b"shared\n"[..])
     );
+}
+
+/// Content zstd cannot shrink, different for every `seed`.
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state & 0xff) as u8
+        })
+        .collect()
+}
+
+fn on_disk(dir: &tempfile::TempDir) -> u64 {
+    ["history.db", "history.db-wal"]
+        .iter()
+        .filter_map(|name| std::fs::metadata(dir.path().join(name)).ok())
+        .map(|meta| meta.len())
+        .sum()
+}
+
+/// Issue 63, F12: `max_bytes` is a bound at every change, not every hundredth, and the file
+/// gives back the space of what was pruned.
+#[test]
+fn r63_max_bytes_bounds_the_history_at_every_change_and_the_file_shrinks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let max_bytes = 256 * 1024;
+    let history = History::open(
+        &dir.path().join("history.db"),
+        Retention {
+            max_bytes,
+            ..Retention::default()
+        },
+    )
+    .expect("history opens");
+    let change_bytes = 16 * 1024;
+    for round in 0..120u64 {
+        let content = noise(round, change_bytes);
+        record(&history, &[write(&format!("n{round}.md"), None, &content)]);
+        let stored = history.stored_bytes().expect("stored bytes");
+        assert!(
+            stored <= max_bytes + change_bytes as u64 + 1024,
+            "after change {round} the history holds {stored} bytes, over {max_bytes}"
+        );
+    }
+    // 120 changes of 16 KiB are 1.9 MB; what is kept is bounded, and so is the file.
+    let file = on_disk(&dir);
+    assert!(
+        file < 3 * max_bytes,
+        "history.db and its WAL take {file} bytes for a {max_bytes}-byte bound"
+    );
+}
+
+/// Issue 63, F13: history.db removed under a running Quire: the next change goes to a file at
+/// the history's path, where the next start finds it, never to the removed one.
+#[test]
+fn r63_a_history_file_removed_while_open_is_made_again_before_the_next_change() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = open(&dir);
+    record(&history, &[write("a.md", None, b"one\n")]);
+    for name in ["history.db", "history.db-wal", "history.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(name));
+    }
+    let after = record(&history, &[write("b.md", None, b"two\n")]);
+    drop(history);
+    let reopened = open(&dir);
+    let versions = reopened.versions("b.md", None, 10).expect("versions");
+    assert_eq!(
+        versions.len(),
+        1,
+        "the change made after the removal was lost"
+    );
+    assert_eq!(versions[0].change.id, after);
+}
+
+/// Issue 63, F14: a history that cannot be opened answers every call with the way out.
+#[test]
+fn r63_an_unavailable_history_names_the_recovery_on_every_call() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let history = History::unavailable(&path, "file is not a database".into()).expect("made");
+    let staged = history.stage(&meta(Kind::Create), &[write("a.md", None, b"x\n")]);
+    let message = staged.expect_err("no change is staged").to_string();
+    assert!(message.contains("move the file aside"), "{message}");
+    assert!(history.versions("a.md", None, 10).is_err());
 }

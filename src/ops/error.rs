@@ -104,9 +104,7 @@ pub enum OpsError {
         "the vault's index is not ready: building it failed, and Quire tries again on its own (within five minutes). Retry in a minute; the server log says why it failed."
     )]
     IndexUnavailable(#[source] IndexError),
-    #[error(
-        "nothing was written: the history could not record this change first ({0}). Free space in Quire's state directory (or set [history] enabled = false), then retry."
-    )]
+    #[error("nothing was written: the history could not record this change first: {0}")]
     HistoryUnavailable(#[source] crate::history::HistoryError),
     #[error(
         "this server keeps no history ([history] enabled = false), so there are no versions or changes to list, restore or undo. Ask the vault's owner to turn it on."
