@@ -1,10 +1,13 @@
 //! Asking the user before a destructive call (`[safety]`, issue 49): under 2025-11-25 an
 //! `elicitation/create` request in the middle of the call; under 2026-07-28 an input-required
-//! result whose request state is sealed, bound to the caller and the exact call, and expires.
+//! result whose request state is sealed, bound to the caller, its OAuth client and the exact call,
+//! expires within minutes and is good for one answer (issue 63, F10).
 //! A declined or cancelled question changes nothing and says so; a client that cannot ask gets
 //! the call done, unless `confirm = "required"`.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ElicitRequest, ElicitRequestParams, ElicitResult,
@@ -30,8 +33,12 @@ struct Confirm {
 }
 rmcp::elicit_safe!(Confirm);
 
-/// How long a question waits for its answer, and how long a 2026-07-28 request state holds.
+/// How long a 2025-11-25 question waits for its answer in the middle of the call.
 const ANSWER_WITHIN: Duration = Duration::from_secs(600);
+
+/// How long a 2026-07-28 request state holds: long enough for a person to read the question and
+/// answer, short enough that a state copied from a log or another client is stale by then.
+const STATE_HOLDS: Duration = Duration::from_secs(180);
 
 /// The key of the input request in an input-required result.
 const KEY: &str = "confirm";
@@ -48,6 +55,9 @@ pub struct Confirmations {
     /// `None` only if the codec refused a random 32-byte key (it refuses shorter ones): then a
     /// 2026-07-28 client is treated as one that cannot be asked.
     codec: Option<RequestStateCodec>,
+    /// The nonces of request states already answered, until they would have expired anyway: a
+    /// state is good for one answer.
+    answered: Mutex<HashMap<Vec<u8>, Instant>>,
 }
 
 impl Default for Confirmations {
@@ -55,7 +65,18 @@ impl Default for Confirmations {
         let key: [u8; 32] = rand::random();
         Confirmations {
             codec: RequestStateCodec::try_new(key.to_vec()).ok(),
+            answered: Mutex::new(HashMap::new()),
         }
+    }
+}
+
+impl Confirmations {
+    /// Takes the nonce of a state being answered; false when it was answered before.
+    fn first_answer(&self, nonce: Vec<u8>) -> bool {
+        let now = Instant::now();
+        let mut answered = self.answered.lock().unwrap_or_else(|p| p.into_inner());
+        answered.retain(|_, until| *until > now);
+        answered.insert(nonce, now + STATE_HOLDS).is_none()
     }
 }
 
@@ -86,9 +107,10 @@ impl QuireServer {
         let can_ask = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.elicitation.is_some());
-        if let (true, Some(codec)) = (stateless, &self.shared.confirmations.codec) {
+        let confirmations = &self.shared.confirmations;
+        if let (true, Some(codec)) = (stateless, &confirmations.codec) {
             if let Some(state) = &request.request_state {
-                return Ok(answered(codec, request, principal, state));
+                return Ok(answered(confirmations, codec, request, principal, state));
             }
             if can_ask {
                 return Ok(Gate::Stop(
@@ -117,11 +139,12 @@ fn input_required(
     principal: &Principal,
     asked: &str,
 ) -> InputRequiredResult {
+    let nonce: [u8; 16] = rand::random();
     let state = codec.seal_with(
-        b"confirm",
+        &nonce,
         &SealOptions::new()
             .associated_data(&binding(request, principal))
-            .ttl(ANSWER_WITHIN),
+            .ttl(STATE_HOLDS),
     );
     let form = ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -138,17 +161,16 @@ fn input_required(
 
 /// The retry of a 2026-07-28 call with the user's answer.
 fn answered(
+    confirmations: &Confirmations,
     codec: &RequestStateCodec,
     request: &CallToolRequestParams,
     principal: &Principal,
     state: &str,
 ) -> Gate {
-    if codec
-        .open_with(state, &binding(request, principal))
-        .is_err()
-    {
+    let opened = codec.open_with(state, &binding(request, principal));
+    if !opened.is_ok_and(|nonce| confirmations.first_answer(nonce)) {
         return stop(ToolError::invalid_argument(
-            "the confirmation of this call expired or belongs to another call (another caller, tool or arguments); nothing was changed. Call the tool again to be asked again.",
+            "the confirmation of this call expired, was used already, or belongs to another call (another caller, client, tool or arguments); nothing was changed. Call the tool again to be asked again.",
         ));
     }
     let answer = request
@@ -203,14 +225,21 @@ fn stop(error: ToolError) -> Gate {
     Gate::Stop(error.client_result().into())
 }
 
-/// What a sealed state is bound to: the caller, the tool and its exact arguments.
+/// What a sealed state is bound to: the caller, its OAuth client, the tool and its exact
+/// arguments.
 fn binding(request: &CallToolRequestParams, principal: &Principal) -> Vec<u8> {
     let arguments = request
         .arguments
         .as_ref()
         .map(|args| serde_json::Value::Object(args.clone()).to_string())
         .unwrap_or_default();
-    format!("{}\n{}\n{arguments}", principal.name(), request.name).into_bytes()
+    format!(
+        "{}\n{}\n{}\n{arguments}",
+        principal.name(),
+        principal.client_id().unwrap_or(""),
+        request.name
+    )
+    .into_bytes()
 }
 
 fn schema() -> ElicitationSchema {

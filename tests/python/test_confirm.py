@@ -140,3 +140,31 @@ async def test_a_client_that_cannot_ask_is_refused_only_when_required(connect, b
         is_error, _, text = await call(session, "vault_delete_note", {"path": "Books/b1.md"})
         assert is_error and error_code(text) == "confirmation_required" and "dry_run" in text, text
     assert (books / "Books/b1.md").exists()
+
+
+async def test_r63_a_2026_confirmation_is_good_for_one_answer(connect, books, revision):
+    """Issue 63, F10: the sealed state of a 2026-07-28 question answers once; a replay of the
+    same answered call (as a log, a proxy or another client of the identity could send) is
+    refused and changes nothing."""
+    if revision != "2026-07-28":
+        pytest.skip("request states exist only under 2026-07-28")
+    async with connect(books, Asker()) as client:
+        args = {"name": "shelf", "value": "fiction", "filter": {"folder": "Books"}}
+        asked = await client.session.call_tool("vault_set_property", args, allow_input_required=True)
+        assert isinstance(asked, types.InputRequiredResult) and asked.request_state, asked
+        yes = {"confirm": types.ElicitResult(action="accept", content={"confirm": True})}
+        done = await client.session.call_tool(
+            "vault_set_property", args, input_responses=yes,
+            request_state=asked.request_state, allow_input_required=True,
+        )
+        assert isinstance(done, types.CallToolResult) and not done.is_error, done
+        # Back as they were, so the replayed call would need the question again.
+        write_files(books, {k: v for k, v in FILES.items() if k.startswith("Books/")})
+        again = await client.session.call_tool(
+            "vault_set_property", args, input_responses=yes,
+            request_state=asked.request_state, allow_input_required=True,
+        )
+        assert isinstance(again, types.CallToolResult) and again.is_error, again
+        text = again.content[0].text
+        assert error_code(text) == "invalid_argument" and "used already" in text, text
+    assert all((books / f"Books/b{n}.md").read_text() == f"# Book {n}\n" for n in range(12))
