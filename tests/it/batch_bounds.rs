@@ -1,6 +1,8 @@
 //! The bounds of issue 63 through `ops`: a batch's edited notes and its plan stay under their
-//! limits, dry run included (F2). Limits are set low in each vault so nothing here allocates much:
+//! limits, dry run included (F2); a history diff is bounded in time and size (F5). Limits are set low in each vault so nothing here allocates much:
 //! the point is that Quire refuses before it builds.
+
+use std::time::{Duration, Instant};
 
 use quire::ops::{self, Context, OpsError};
 
@@ -119,4 +121,108 @@ fn r63_a_plan_past_its_bound_is_refused_dry_run_too() {
     let small = set_property(&vault, serde_json::Value::String("v".repeat(4_000)), false)
         .expect("a batch under the bound");
     assert_eq!(small.total_notes, 40);
+}
+
+fn write(vault: &TestVault, path: &str, body: &str, expected: Option<String>) -> String {
+    vault
+        .ops
+        .write_note(
+            &Context::owner(),
+            ops::WriteNote {
+                path: path.into(),
+                body: body.into(),
+                properties: None,
+                overwrite: expected.is_some(),
+                expected_revision: expected,
+            },
+        )
+        .unwrap_or_else(|error| panic!("writing {path}: {error}"))
+        .revision
+}
+
+fn diff(vault: &TestVault, path: &str) -> Result<String, OpsError> {
+    let history = vault
+        .ops
+        .note_history(
+            &Context::owner(),
+            ops::NoteHistory {
+                path: path.into(),
+                ..ops::NoteHistory::default()
+            },
+        )
+        .expect("the history");
+    let [newest, older, ..] = history.versions.as_slice() else {
+        panic!("two versions expected, got {}", history.versions.len());
+    };
+    vault
+        .ops
+        .read_version(
+            &Context::owner(),
+            ops::ReadVersion {
+                path: path.into(),
+                version_id: newest.version_id,
+                diff_against: Some(older.version_id.to_string()),
+            },
+        )
+        .map(|read| read.diff.unwrap_or_default())
+}
+
+/// F5: two 20,000-line versions with no line in common are Myers' worst case (several seconds
+/// in a debug build before); the diff stops looking after its deadline and says it is
+/// approximate, and stays cut at 256 KB.
+#[test]
+fn r63_a_diff_past_its_deadline_is_approximate_and_says_so() {
+    let vault = TestVault::with_notes(&[("Other.md", "x\n")]);
+    let lines = |tag: &str| {
+        (0..20_000)
+            .map(|n| format!("{tag}{n}\n"))
+            .collect::<String>()
+    };
+    let first = write(&vault, "Big.md", &lines("a"), None);
+    write(&vault, "Big.md", &lines("b"), Some(first));
+    let started = Instant::now();
+    let text = diff(&vault, "Big.md").expect("a diff");
+    let took = started.elapsed();
+    assert!(
+        text.starts_with("[diff approximate:"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.contains("-a0\n") && text.contains("+b0\n"));
+    assert!(
+        text.len() < 257 * 1024
+            && text.ends_with("[diff cut at 256 KB: read the version whole instead]\n")
+    );
+    assert!(took < Duration::from_secs(10), "the diff took {took:?}");
+    // A small diff is exact and unmarked.
+    let small = write(&vault, "Small.md", "one\ntwo\n", None);
+    write(&vault, "Small.md", "one\nthree\n", Some(small));
+    let text = diff(&vault, "Small.md").expect("a diff");
+    assert!(
+        text.starts_with("--- version ") && text.ends_with("@@ -1,2 +1,2 @@\n one\n-two\n+three\n"),
+        "{text}"
+    );
+}
+
+/// F5: versions with more lines together than a diff compares are refused with a clear error
+/// (the diff's tables grow with every line, even lines that are equal); two 260,000-line notes
+/// that differ in one line were diffed before.
+#[test]
+fn r63_a_diff_of_too_many_lines_is_refused() {
+    let vault = TestVault::with_notes(&[("Other.md", "x\n")]);
+    let body = "x\n".repeat(260_000);
+    let first = write(&vault, "Lines.md", &body, None);
+    write(
+        &vault,
+        "Lines.md",
+        &format!("y\n{}", &body[2..]),
+        Some(first),
+    );
+    let error = diff(&vault, "Lines.md").expect_err("a diff of 520,000 lines");
+    let message = error.to_string();
+    assert_eq!(error.code(), "invalid_argument", "{message}");
+    assert!(
+        message.contains("520000 lines") && message.contains("without diff_against"),
+        "{message}"
+    );
 }
