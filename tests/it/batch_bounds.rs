@@ -1,5 +1,6 @@
 //! The bounds of issue 63 through `ops`: a batch's edited notes and its plan stay under their
-//! limits, dry run included (F2); a history diff is bounded in time and size (F5). Limits are set low in each vault so nothing here allocates much:
+//! limits, dry run included (F2); a history diff is bounded in time and size (F5); an undo keeps
+//! the guards of a delete (F9). Limits are set low in each vault so nothing here allocates much:
 //! the point is that Quire refuses before it builds.
 
 use std::time::{Duration, Instant};
@@ -225,4 +226,65 @@ fn r63_a_diff_of_too_many_lines_is_refused() {
         message.contains("520000 lines") && message.contains("without diff_against"),
         "{message}"
     );
+}
+
+/// F9: an undo of a create removes the note, so it is refused in a protected folder as
+/// `vault_delete_note` is (dry run too); elsewhere it goes ahead.
+#[test]
+fn r63_an_undo_keeps_the_protected_folders_of_a_delete() {
+    let vault = TestVault::builder()
+        .config("[vault]\nprotected_folders = [\"Daily\"]\n")
+        .note("Other.md", "x\n")
+        .open();
+    let undo = |change: &str, dry_run: bool| {
+        vault.ops.undo(
+            &Context::owner(),
+            ops::UndoChange {
+                change_id: change.into(),
+                dry_run,
+            },
+        )
+    };
+    let created = |path: &str| {
+        vault
+            .ops
+            .write_note(
+                &Context::owner(),
+                ops::WriteNote {
+                    path: path.into(),
+                    body: "today\n".into(),
+                    properties: None,
+                    overwrite: false,
+                    expected_revision: None,
+                },
+            )
+            .unwrap_or_else(|error| panic!("writing {path}: {error}"));
+        vault
+            .ops
+            .list_changes(
+                &Context::owner(),
+                ops::ListChanges {
+                    limit: Some(1),
+                    ..ops::ListChanges::default()
+                },
+            )
+            .expect("changes")
+            .changes[0]
+            .change_id
+            .clone()
+    };
+    let daily = created("Daily/2026-01-05.md");
+    for dry_run in [true, false] {
+        let error = undo(&daily, dry_run).expect_err("an undo removing a protected note");
+        let message = error.to_string();
+        assert_eq!(error.code(), "path_forbidden", "{message}");
+        assert!(
+            message.contains("protected folder") && message.contains(&daily),
+            "{message}"
+        );
+    }
+    assert_eq!(vault.read("Daily/2026-01-05.md"), "today\n");
+    let inbox = created("Inbox/x.md");
+    undo(&inbox, false).expect("an undo outside protected folders");
+    assert!(!vault.path("Inbox/x.md").exists());
 }
