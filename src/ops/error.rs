@@ -36,6 +36,18 @@ pub enum OpsError {
         limit: u64,
         hint: &'static str,
     },
+    #[error(
+        "nothing was changed: '{path}' would be over the limit of {limit} bytes (limits.max_note_bytes) after this edit, so it stopped there. {hint}"
+    )]
+    EditTooLarge {
+        path: String,
+        limit: u64,
+        hint: &'static str,
+    },
+    #[error(
+        "nothing was changed: this batch would hold over {limit} bytes of note text (before and after, counted over its first {notes} changed notes), more than one call may keep in memory. Narrow it with `paths` or `filter` (a folder, tags, properties) and run it in parts; the bound is 16 times limits.max_note_bytes."
+    )]
+    BatchTooLarge { notes: usize, limit: u64 },
     #[error("'{path}' has an unsupported extension: {allowed}")]
     UnsupportedExtension { path: String, allowed: &'static str },
     #[error("{0}")]
@@ -134,7 +146,9 @@ impl OpsError {
             OpsError::AlreadyExists { .. } => "already_exists",
             OpsError::Conflict { .. } => "conflict",
             OpsError::RevisionRequired { .. } => "revision_required",
-            OpsError::TooLarge { .. } => "too_large",
+            OpsError::TooLarge { .. }
+            | OpsError::EditTooLarge { .. }
+            | OpsError::BatchTooLarge { .. } => "too_large",
             OpsError::UnsupportedExtension { .. } => "unsupported_extension",
             OpsError::InvalidArgument(_) => "invalid_argument",
             OpsError::File { code, .. } => code,

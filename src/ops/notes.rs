@@ -479,7 +479,7 @@ impl Ops {
     /// Refuses `path` when it lies inside a protected folder. Paths arrive canonical (`VaultPath`
     /// has no `..`, `.` or `\`); the comparison ignores case, so a case-aliased spelling on a
     /// case-insensitive file system is refused too.
-    pub(super) fn refuse_protected(&self, path: &VaultPath) -> Result<(), OpsError> {
+    pub(in crate::ops) fn refuse_protected(&self, path: &VaultPath) -> Result<(), OpsError> {
         let lowered = path.as_str().to_lowercase();
         let folders = self.protected_folders().map_err(|why| OpsError::PathForbidden {
             input: path.to_string(),

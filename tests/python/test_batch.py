@@ -230,3 +230,37 @@ async def test_an_undo_killed_midway_is_completed_at_the_next_start(faults_bin, 
 
     await run_session(quire_bin, books, server_env(xdg_home), log, after_restart)
     assert files(books) == start
+
+
+async def test_r63_a_replacement_past_the_note_limit_is_refused_and_the_server_lives(open_session, tmp_path):
+    """Issue 63 (F2): `e` -> 1,000 x `E` on a 4 KB note would be 4 MB, over a 64 KiB
+    `max_note_bytes`; the dry run (and so the confirmation) stops at the limit instead of
+    building it, answers `too_large` naming the note and the limit, and the server goes on."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    note = "e" * 4000 + "\n"
+    write_files(root, {"Inbox/a.md": note, "Inbox/b.md": "# B\n"})
+    config = tmp_path / "quire.toml"
+    config.write_text("[limits]\nmax_note_bytes = 65536\n")
+    async with open_session(root, ("--config", str(config))) as session:
+        for args in (
+            {"old_text": "e", "new_text": "E" * 1000},
+            {"old_text": "x*", "new_text": "E" * 1000, "regex": True},
+        ):
+            for dry_run in (True, False):
+                is_error, _, text = await call(session, "vault_replace_across", {
+                    **args, "paths": ["Inbox/a.md"], "dry_run": dry_run,
+                })
+                assert is_error and error_code(text) == "too_large", text
+                assert "'Inbox/a.md'" in text and "65536" in text and "limits.max_note_bytes" in text, text
+        # A plan over 16 x the note limit (1 MiB here) is refused as a whole.
+        write_files(root, {f"Many/n{n:02}.md": f"# {n}\n" for n in range(40)})
+        is_error, _, text = await call(session, "vault_set_property", {
+            "name": "blob", "value": "v" * 40_000, "dry_run": True,
+            "paths": [f"Many/n{n:02}.md" for n in range(40)],
+        })
+        assert is_error and error_code(text) == "too_large" and "1048576" in text, text
+        # Alive, and an edit under the limit goes ahead.
+        done = await ok(session, "vault_replace_across", {"old_text": "B", "new_text": "Bee", "paths": ["Inbox/b.md"]})
+        assert done["total_notes"] == 1
+    assert (root / "Inbox/a.md").read_text() == note

@@ -168,3 +168,69 @@ async def test_r63_a_2026_confirmation_is_good_for_one_answer(connect, books, re
         text = again.content[0].text
         assert error_code(text) == "invalid_argument" and "used already" in text, text
     assert all((books / f"Books/b{n}.md").read_text() == f"# Book {n}\n" for n in range(12))
+
+
+async def write(session, path: str, body: str) -> str:
+    is_error, sc, text = await call(session, "vault_write_note", {"path": path, "body": body})
+    assert not is_error, text
+    return sc["change_id"]
+
+
+async def test_r63_a_restore_and_an_undo_that_removes_ask_like_a_delete(connect, books):
+    """Issue 63 (F8): restoring a version over a note replaces it whole, and undoing a create
+    deletes a note; both ask as an overwrite and a delete do, and a no changes nothing."""
+    asker = Asker("decline")
+    async with connect(books, asker) as session:
+        created = await write(session, "Fresh.md", "fresh\n")
+        await write(session, "Twice.md", "one\n")
+        is_error, _, text = await call(session, "vault_replace_in_note", {
+            "path": "Twice.md", "old_text": "one", "new_text": "two",
+        })
+        assert not is_error, text
+        assert asker.asked == [], "creating and editing ask nothing"
+        is_error, sc, text = await call(session, "vault_note_history", {"path": "Twice.md"})
+        assert not is_error, text
+        first = sc["versions"][-1]["version_id"]
+        is_error, _, text = await call(session, "vault_restore_version", {"path": "Twice.md", "version_id": first})
+        assert is_error and error_code(text) == "declined", text
+        assert "Twice.md" in asker.asked[-1] and f"version {first}" in asker.asked[-1], asker.asked
+        is_error, _, text = await call(session, "vault_undo", {"change_id": created})
+        assert is_error and error_code(text) == "declined", text
+        assert "deleting 1 note" in asker.asked[-1] and "'Fresh.md'" in asker.asked[-1], asker.asked
+        # A dry run of the undo still only shows the plan.
+        is_error, _, text = await call(session, "vault_undo", {"change_id": created, "dry_run": True})
+        assert not is_error and len(asker.asked) == 2, text
+    assert (books / "Fresh.md").read_text() == "fresh\n"
+    assert (books / "Twice.md").read_text() == "two\n"
+
+
+async def test_r63_required_confirmation_refuses_a_restore_and_an_undo_that_removes(connect, books, tmp_path):
+    """Issue 63 (F8): with `confirm = "required"` a client that cannot ask is refused them."""
+    config = tmp_path / "quire.toml"
+    config.write_text('[safety]\nconfirm = "required"\n')
+    async with connect(books, None, ("--config", str(config))) as session:
+        created = await write(session, "Fresh.md", "fresh\n")
+        is_error, _, text = await call(session, "vault_undo", {"change_id": created})
+        assert is_error and error_code(text) == "confirmation_required", text
+        is_error, sc, text = await call(session, "vault_note_history", {"path": "Fresh.md"})
+        assert not is_error, text
+        version = sc["versions"][0]["version_id"]
+        is_error, _, text = await call(session, "vault_restore_version", {"path": "Fresh.md", "version_id": version})
+        assert is_error and error_code(text) == "confirmation_required", text
+    assert (books / "Fresh.md").read_text() == "fresh\n"
+
+
+async def test_r63_the_set_property_question_names_the_value_and_a_removal(connect, books):
+    """Issue 63 (F16): the question says which value is set (cut when long), or that `null`
+    removes the property."""
+    write_files(books, {f"Books/b{n}.md": f"---\nshelf: old\n---\n# Book {n}\n" for n in range(12)})
+    asker = Asker("decline")
+    async with connect(books, asker) as session:
+        folder = {"filter": {"folder": "Books"}}
+        for value in ("fiction", None, "x" * 5000):
+            is_error, _, text = await call(session, "vault_set_property", {"name": "shelf", "value": value, **folder})
+            assert is_error and error_code(text) == "declined", text
+    set_to, removal, long = asker.asked
+    assert 'Set the property "shelf" to "fiction" in 12 notes' in set_to, set_to
+    assert 'Remove the property "shelf" from 12 notes' in removal, removal
+    assert "(4802 more characters)" in long and len(long) < 400, long

@@ -29,4 +29,7 @@ pub enum BulkEditError {
     /// The property block is written in a way that cannot be changed safely (say why).
     #[error("the note cannot be changed safely: {0}")]
     NotEditable(String),
+    /// The edited note would pass the size limit it was given; the edit stopped there.
+    #[error("the note would be over {max_bytes} bytes after the edit")]
+    TooLarge { max_bytes: usize },
 }

@@ -1,7 +1,8 @@
 //! Replacing a literal or a regular expression across one note, only in the regions a caller
 //! asked for: the body outside code by default, with code and the properties block opted into.
-//! It never lets a match span a region boundary, and refuses a replacement that leaves the
-//! properties block unreadable.
+//! It never lets a match span a region boundary, refuses a replacement that leaves the
+//! properties block unreadable, and stops as soon as the new text passes a size limit, so a short
+//! pattern with a long replacement cannot make it build gigabytes before anything checks.
 
 use std::ops::Range;
 
@@ -44,15 +45,17 @@ pub struct Replaced {
 /// In a note whose every line ends in CRLF, the pattern and the replacement see `\n` line endings
 /// and every line the replacement writes ends in CRLF, so the note keeps one kind of line ending.
 /// `Ok(None)` when nothing matched. `Err(InvalidProperties)` when the replacement would change the
-/// properties block so it no longer reads as a YAML mapping, or would move where it begins or ends.
+/// properties block so it no longer reads as a YAML mapping, or would move where it begins or ends;
+/// `Err(TooLarge)` as soon as the new text passes `max_bytes`.
 pub fn replace_across(
     text: &str,
     pattern: &Pattern,
     replacement: &str,
     scope: &Scope,
+    max_bytes: usize,
 ) -> Result<Option<Replaced>, BulkEditError> {
     if !is_crlf_note(text) {
-        return replace_in_note(text, pattern, replacement, scope);
+        return replace_in_note(text, pattern, replacement, scope, max_bytes);
     }
     // Working on the LF view keeps `\n` in a pattern meaning a line break, and a `\n` matched
     // right after a `\r` from turning into `\r\r\n`; converting back is exact, as every `\n`
@@ -62,9 +65,18 @@ pub fn replace_across(
         pattern,
         &replacement.replace("\r\n", "\n"),
         scope,
+        max_bytes,
     )?;
-    Ok(replaced.map(|replaced| Replaced {
-        text: replaced.text.replace('\n', "\r\n"),
+    let Some(replaced) = replaced else {
+        return Ok(None);
+    };
+    // The LF view stayed under the limit, so putting the CRs back at most doubles it.
+    let text = replaced.text.replace('\n', "\r\n");
+    if text.len() > max_bytes {
+        return Err(BulkEditError::TooLarge { max_bytes });
+    }
+    Ok(Some(Replaced {
+        text,
         count: replaced.count,
     }))
 }
@@ -87,6 +99,7 @@ fn replace_in_note(
     pattern: &Pattern,
     replacement: &str,
     scope: &Scope,
+    max_bytes: usize,
 ) -> Result<Option<Replaced>, BulkEditError> {
     let split = frontmatter::split(text);
     let yaml_range = split.yaml.map(|yaml| {
@@ -113,13 +126,17 @@ fn replace_in_note(
             pattern,
             (replacement, touches_excluded),
             &mut out,
-        );
+            max_bytes,
+        )?;
         if Some(&region) == yaml_range.as_ref() {
             new_yaml_range = Some(before..out.len());
         }
         at = region.end;
     }
     out.push_str(text.get(at..).unwrap_or(""));
+    if out.len() > max_bytes {
+        return Err(BulkEditError::TooLarge { max_bytes });
+    }
     if count == 0 {
         return Ok(None);
     }
@@ -219,13 +236,16 @@ fn code_spans(content: &str) -> Vec<Range<usize>> {
 }
 
 /// Appends `region` to `out` with every match replaced, leaving out an empty match at its end when
-/// `skip_empty_at_end`; returns how many matches were replaced.
+/// `skip_empty_at_end`; returns how many matches were replaced, or `TooLarge` once `out` passes
+/// `max_bytes` (checked after each match, so `out` never holds more than one replacement over).
 fn replace_in(
     region: &str,
     pattern: &Pattern,
     (replacement, skip_empty_at_end): (&str, bool),
     out: &mut String,
-) -> usize {
+    max_bytes: usize,
+) -> Result<usize, BulkEditError> {
+    let too_large = Err(BulkEditError::TooLarge { max_bytes });
     let mut count = 0;
     let mut at = 0;
     match pattern {
@@ -236,6 +256,9 @@ fn replace_in(
                 out.push_str(replacement);
                 at = start + matched.len();
                 count += 1;
+                if out.len() > max_bytes {
+                    return too_large;
+                }
             }
         }
         Pattern::Regex(regex) => {
@@ -247,12 +270,33 @@ fn replace_in(
                     continue;
                 }
                 out.push_str(&region[at..whole.start()]);
-                captures.expand(replacement, out);
+                // `Captures::expand` by the same rules, but refusing a group before appending
+                // it: `$0$0$0…` on a long match would otherwise build gigabytes in one call.
+                let mut over = false;
+                regex_automata::util::interpolate::string(
+                    replacement,
+                    |index, dst| {
+                        let group = captures.get(index).map_or("", |group| group.as_str());
+                        if dst.len() + group.len() > max_bytes {
+                            over = true;
+                        } else if !over {
+                            dst.push_str(group);
+                        }
+                    },
+                    |name| regex.capture_names().position(|found| found == Some(name)),
+                    out,
+                );
+                if over {
+                    return too_large;
+                }
                 at = whole.end();
                 count += 1;
+                if out.len() > max_bytes {
+                    return too_large;
+                }
             }
         }
     }
     out.push_str(&region[at..]);
-    count
+    Ok(count)
 }

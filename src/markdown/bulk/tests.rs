@@ -14,9 +14,15 @@ fn tag(text: &str, old: &str, new: &str) -> Option<(String, usize)> {
 }
 
 fn literal(text: &str, find: &str, with: &str, scope: Scope) -> Option<(String, usize)> {
-    replace_across(text, &Pattern::Literal(find.to_owned()), with, &scope)
-        .unwrap_or_else(|error| panic!("{text:?}: {error}"))
-        .map(|replaced| (replaced.text, replaced.count))
+    replace_across(
+        text,
+        &Pattern::Literal(find.to_owned()),
+        with,
+        &scope,
+        usize::MAX,
+    )
+    .unwrap_or_else(|error| panic!("{text:?}: {error}"))
+    .map(|replaced| (replaced.text, replaced.count))
 }
 
 const BODY: Scope = Scope {
@@ -291,7 +297,7 @@ fn replace_regex_with_capture_groups() {
     let pattern =
         Pattern::Regex(regex::Regex::new(r"(\w+)@(\w+)").unwrap_or_else(|e| panic!("{e}")));
     let text = "mail bob@home and `eve@work`\n";
-    let replaced = replace_across(text, &pattern, "$2:$1", &BODY);
+    let replaced = replace_across(text, &pattern, "$2:$1", &BODY, usize::MAX);
     assert_eq!(
         replaced,
         Ok(Some(Replaced {
@@ -317,7 +323,8 @@ fn replace_in_properties_must_keep_a_mapping() {
             text,
             &Pattern::Literal(": done".to_owned()),
             ": [done",
-            &props
+            &props,
+            usize::MAX
         ),
         Err(BulkEditError::InvalidProperties(_))
     ));
@@ -326,7 +333,8 @@ fn replace_in_properties_must_keep_a_mapping() {
             text,
             &Pattern::Literal("status: done\n".to_owned()),
             "status: done\n---\n",
-            &props
+            &props,
+            usize::MAX
         ),
         Err(BulkEditError::InvalidProperties(_))
     ));
@@ -336,7 +344,8 @@ fn replace_in_properties_must_keep_a_mapping() {
             "--\na: 1\n---\n",
             &Pattern::Literal("--\na".to_owned()),
             "---\na",
-            &BODY
+            &BODY,
+            usize::MAX
         ),
         Err(BulkEditError::InvalidProperties(_))
     ));
@@ -425,7 +434,7 @@ mod properties {
             properties in any::<bool>(),
         ) {
             let scope = Scope { code, properties };
-            let replaced = replace_across(&text, &Pattern::Literal(word.clone()), &word, &scope);
+            let replaced = replace_across(&text, &Pattern::Literal(word.clone()), &word, &scope, usize::MAX);
             prop_assert!(
                 matches!(&replaced, Ok(None)) || matches!(&replaced, Ok(Some(same)) if same.text == text),
                 "{:?}", replaced
@@ -444,9 +453,9 @@ mod properties {
             let _ = rename_property_key(&text, "tags", &word);
             let _ = rename_property_key(&text, &word, "x");
             let scope = Scope { code, properties };
-            let _ = replace_across(&text, &Pattern::Literal(word.clone()), "\n", &scope);
+            let _ = replace_across(&text, &Pattern::Literal(word.clone()), "\n", &scope, usize::MAX);
             if let Ok(regex) = regex::Regex::new(&word) {
-                let _ = replace_across(&text, &Pattern::Regex(regex), "$0$0", &scope);
+                let _ = replace_across(&text, &Pattern::Regex(regex), "$0$0", &scope, usize::MAX);
             }
         }
     }
@@ -479,10 +488,57 @@ fn replace_edge_cases() {
     // No empty match next to the fence; the one after the last newline is `replace_all`'s too.
     let pattern = Pattern::Regex(regex::Regex::new("(?m)^").unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(
-        replace_across("a\n```\nb\n```\nc\n", &pattern, "> ", &BODY),
+        replace_across("a\n```\nb\n```\nc\n", &pattern, "> ", &BODY, usize::MAX),
         Ok(Some(Replaced {
             text: "> a\n```\nb\n```\n> c\n> ".to_owned(),
             count: 3
         }))
+    );
+}
+
+/// Issue 63 (F2): a short pattern with a long replacement stops as soon as the note passes the
+/// limit, for literals, empty regex matches and `$0` repeated, CRLF notes included; under the
+/// limit the expansion is `Captures::expand`'s, named groups and `$$` included.
+#[test]
+fn r63_replace_stops_at_the_size_limit() {
+    let text = "e".repeat(2_000) + "\n";
+    let long = "E".repeat(1_000);
+    let regex = |pattern: &str| {
+        Pattern::Regex(regex::Regex::new(pattern).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let too_large = Err(BulkEditError::TooLarge { max_bytes: 100_000 });
+    for (pattern, with) in [
+        (Pattern::Literal("e".to_owned()), long.as_str()),
+        (regex("x*"), long.as_str()),
+        (regex("(?s).+"), &"$0".repeat(100)),
+    ] {
+        assert_eq!(
+            replace_across(&text, &pattern, with, &BODY, 100_000),
+            too_large
+        );
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(
+            replace_across(&crlf, &pattern, with, &BODY, 100_000),
+            too_large
+        );
+    }
+    // Exactly at the limit is allowed.
+    let at_limit = replace_across("ab\n", &Pattern::Literal("b".to_owned()), "bc", &BODY, 4);
+    assert_eq!(
+        at_limit.map(|r| r.map(|r| r.text)),
+        Ok(Some("abc\n".to_owned()))
+    );
+    let plain = regex::Regex::new(r"(?<user>\w+)@(\w+)").unwrap_or_else(|e| panic!("{e}"));
+    let named = Pattern::Regex(plain.clone());
+    let text = "bob@home\n";
+    let template = "${user} $2 $$ $9 $user_ $ ${x";
+    let mut expected = String::new();
+    if let Some(captures) = plain.captures(text) {
+        captures.expand(template, &mut expected);
+    }
+    let replaced = replace_across(text, &named, template, &BODY, usize::MAX);
+    assert_eq!(
+        replaced.map(|r| r.map(|r| r.text)),
+        Ok(Some(format!("{expected}\n")))
     );
 }

@@ -3,8 +3,11 @@
 
 use serde_json::Map;
 
+use super::run::Refusal;
 use super::types::{BatchResult, RenameProperty, RenameTag, ReplaceAcross, SetProperty, Target};
-use crate::markdown::bulk::{Pattern, Scope, rename_property_key, rename_tag, replace_across};
+use crate::markdown::bulk::{
+    BulkEditError, Pattern, Scope, rename_property_key, rename_tag, replace_across,
+};
 use crate::markdown::properties_edit::{PropertiesEditError, update_properties};
 use crate::markdown::tags::is_valid_tag_name;
 use crate::ops::error::OpsError;
@@ -32,14 +35,14 @@ impl Ops {
             ctx,
             &candidates,
             request.dry_run,
-            &|_, text| match update_properties(text, &updates, false) {
+            &|_, text, _| match update_properties(text, &updates, false) {
                 Ok(update) if update.changed_keys.is_empty() => Ok(None),
                 Ok(update) => Ok(Some((update.text, 1))),
-                Err(PropertiesEditError::Invalid(error)) => Err(format!(
+                Err(PropertiesEditError::Invalid(error)) => Err(Refusal::Cannot(format!(
                     "its properties block is not valid YAML ({})",
                     error.message
-                )),
-                Err(PropertiesEditError::NotEditable(why)) => Err(why),
+                ))),
+                Err(PropertiesEditError::NotEditable(why)) => Err(Refusal::Cannot(why)),
             },
         )
     }
@@ -65,10 +68,10 @@ impl Ops {
             .properties
             .insert(old.clone(), serde_json::Value::Null);
         let candidates = self.batch_candidates(ctx, &request.target, holding)?;
-        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text, _| {
             rename_property_key(text, &old, &new)
                 .map(|renamed| renamed.map(|text| (text, 1)))
-                .map_err(|error| error.to_string())
+                .map_err(refusal)
         })
     }
 
@@ -87,10 +90,10 @@ impl Ops {
             ..SearchFilters::default()
         };
         let candidates = self.batch_candidates(ctx, &Target::default(), holding)?;
-        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text, _| {
             rename_tag(text, &old, &new)
                 .map(|renamed| renamed.map(|renamed| (renamed.text, renamed.count)))
-                .map_err(|error| error.to_string())
+                .map_err(refusal)
         })
     }
 
@@ -125,11 +128,19 @@ impl Ops {
             properties: request.in_properties,
         };
         let candidates = self.batch_candidates(ctx, &request.target, SearchFilters::default())?;
-        self.run_batch(ctx, &candidates, request.dry_run, &|_, text| {
-            replace_across(text, &pattern, &request.new_text, &scope)
+        self.run_batch(ctx, &candidates, request.dry_run, &|_, text, max_bytes| {
+            replace_across(text, &pattern, &request.new_text, &scope, max_bytes)
                 .map(|replaced| replaced.map(|replaced| (replaced.text, replaced.count)))
-                .map_err(|error| error.to_string())
+                .map_err(refusal)
         })
+    }
+}
+
+/// A note's own reason to refuse the edit, or the size limit it hit (the batch then stops).
+fn refusal(error: BulkEditError) -> Refusal {
+    match error {
+        BulkEditError::TooLarge { .. } => Refusal::TooLarge,
+        other => Refusal::Cannot(other.to_string()),
     }
 }
 

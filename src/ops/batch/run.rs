@@ -2,6 +2,11 @@
 //! it changes checked writable, then the whole change staged in the history and written; a
 //! failing write puts back the notes already written, and a kill mid-way is completed at the
 //! next start from the history (`history::apply`). All or nothing.
+//!
+//! A plan never holds more than `PLAN_NOTES_AT_LIMIT` notes at the size limit: no edited note may
+//! pass `max_note_bytes` (checked as the edit runs, not only at write time), and the before and
+//! after text of the notes it changes may not pass 16 times that together. A dry run (and so the
+//! confirmation, which is one) counts the same bytes but keeps none of them.
 
 use super::types::{BatchNote, BatchResult};
 use crate::history::{Draft, Kind};
@@ -15,18 +20,33 @@ use crate::vault::{Revision, VaultPath};
 /// The most notes a batch's answer lists one by one; the totals count them all.
 const MAX_LISTED: usize = 100;
 
-/// An edit of one note's text: `Ok(None)` when it does not apply (nothing to change), else the
-/// new text and how many places changed; `Err` says why the note cannot be edited.
+/// How many notes at `max_note_bytes` a plan may hold (before and after counted): 160 MiB with the
+/// default 10 MiB limit, which fits a batch over 10,000 notes of 8 KB each.
+pub(super) const PLAN_NOTES_AT_LIMIT: u64 = 16;
+
+/// An edit of one note's text, given the most bytes the new text may have: `Ok(None)` when it
+/// does not apply (nothing to change), else the new text and how many places changed.
 pub(super) type NoteEdit<'a> =
-    dyn Fn(&VaultPath, &str) -> Result<Option<(String, usize)>, String> + 'a;
+    dyn Fn(&VaultPath, &str, usize) -> Result<Option<(String, usize)>, Refusal> + 'a;
+
+/// Why an edit leaves a note alone.
+pub(super) enum Refusal {
+    /// The edit cannot apply to this note; the batch lists it and changes nothing.
+    Cannot(String),
+    /// The new text would pass the size limit; the batch stops at once.
+    TooLarge,
+}
+
+/// The notes an edit cannot apply to, each with why.
+type Refused = Vec<(String, String)>;
 
 /// One note the batch changes.
 struct Planned {
     path: VaultPath,
     revision: Revision,
-    before: Vec<u8>,
-    after: String,
     changes: usize,
+    /// Its text before and after (`None` in a dry run, which only counts).
+    texts: Option<(Vec<u8>, String)>,
 }
 
 impl Ops {
@@ -40,7 +60,7 @@ impl Ops {
     ) -> Result<BatchResult, OpsError> {
         let visibility = self.visibility(ctx);
         let _locks = self.lock_in_order(&visibility, candidates);
-        let (planned, refused) = self.plan_batch(&visibility, candidates, edit);
+        let (mut planned, refused) = self.plan_batch(&visibility, candidates, dry_run, edit)?;
         refuse_unwritable(&visibility, &planned)?;
         if !dry_run && !refused.is_empty() {
             return Err(refused_error(&refused));
@@ -48,37 +68,44 @@ impl Ops {
         if dry_run || planned.is_empty() {
             return Ok(answer(&planned, None, dry_run, refused));
         }
-        let drafts: Vec<Draft<'_>> = planned
+        let after: Vec<String> = planned
             .iter()
-            .map(|note| Draft {
-                path: note.path.as_str(),
-                previous_path: None,
-                kind: Kind::Write,
-                before: Some(&note.before),
-                after: Some(note.after.as_bytes()),
-            })
+            .map(|note| note.texts.as_ref().map(|(_, after)| after.as_bytes()))
+            .map(|after| Revision::of(after.unwrap_or_default()).to_string())
             .collect();
+        let staged = {
+            let drafts: Vec<Draft<'_>> = planned
+                .iter()
+                .filter_map(|note| Some((note, note.texts.as_ref()?)))
+                .map(|(note, (before, after))| Draft {
+                    path: note.path.as_str(),
+                    previous_path: None,
+                    kind: Kind::Write,
+                    before: Some(before),
+                    after: Some(after.as_bytes()),
+                })
+                .collect();
+            self.stage_change(ctx, &visibility, Kind::Batch, &drafts)?
+        };
+        // The history holds the texts now: each new text moves into its step, and the old ones
+        // go, so writing holds one copy of the batch, not three.
         let steps: Vec<Step> = planned
-            .iter()
+            .iter_mut()
             .map(|note| Step {
                 path: note.path.clone(),
                 expected: Some(note.revision.clone()),
-                bytes: Some(note.after.clone().into_bytes()),
+                bytes: note.texts.take().map(|(_, after)| after.into_bytes()),
                 trash: false,
             })
             .collect();
-        let staged = self.stage_change(ctx, &visibility, Kind::Batch, &drafts)?;
         let written = self.apply_steps(&visibility, &steps);
+        drop(steps);
         self.settle_change(ctx, staged, written.is_ok());
         written?;
         let paths: Vec<String> = planned.iter().map(|note| note.path.to_string()).collect();
         if let Err(error) = self.walls.index(&visibility).refresh(paths) {
             tracing::error!(%error, "the index could not take in a batch");
         }
-        let after: Vec<String> = planned
-            .iter()
-            .map(|note| Revision::of(note.after.as_bytes()).to_string())
-            .collect();
         for (note, after) in planned.iter().zip(&after) {
             let before = note.revision.to_string();
             self.audit.record(
@@ -90,12 +117,18 @@ impl Ops {
     }
 
     /// Reads and edits every candidate in memory: the notes that change, and those refused.
+    /// Stops with `too_large` as soon as one note would pass the note limit or the plan its own.
     fn plan_batch(
         &self,
         visibility: &Visibility,
         candidates: &[VaultPath],
+        dry_run: bool,
         edit: &NoteEdit<'_>,
-    ) -> (Vec<Planned>, Vec<(String, String)>) {
+    ) -> Result<(Vec<Planned>, Refused), OpsError> {
+        let note_limit = self.walls.vault(visibility).max_file_bytes();
+        let plan_limit = note_limit.saturating_mul(PLAN_NOTES_AT_LIMIT);
+        let max_bytes = usize::try_from(note_limit).unwrap_or(usize::MAX);
+        let mut held: u64 = 0;
         let mut planned = Vec::new();
         let mut refused = Vec::new();
         for path in candidates {
@@ -107,19 +140,34 @@ impl Ops {
                 refused.push((path.to_string(), "the note is not UTF-8 text".to_owned()));
                 continue;
             };
-            match edit(path, text) {
-                Ok(Some((after, changes))) if after != text => planned.push(Planned {
-                    path: path.clone(),
-                    revision: file.revision.clone(),
-                    before: file.bytes.clone(),
-                    after,
-                    changes,
-                }),
+            let too_large = || OpsError::EditTooLarge {
+                path: path.to_string(),
+                limit: note_limit,
+                hint: "Make the edit smaller (a shorter value or new_text, a narrower old_text), or ask the operator to raise limits.max_note_bytes.",
+            };
+            match edit(path, text, max_bytes) {
+                Ok(Some((after, _))) if after.len() > max_bytes => return Err(too_large()),
+                Ok(Some((after, changes))) if after != text => {
+                    held = held.saturating_add((file.bytes.len() + after.len()) as u64);
+                    if held > plan_limit {
+                        return Err(OpsError::BatchTooLarge {
+                            notes: planned.len() + 1,
+                            limit: plan_limit,
+                        });
+                    }
+                    planned.push(Planned {
+                        path: path.clone(),
+                        revision: file.revision.clone(),
+                        changes,
+                        texts: (!dry_run).then_some((file.bytes, after)),
+                    });
+                }
                 Ok(_) => {}
-                Err(reason) => refused.push((path.to_string(), reason)),
+                Err(Refusal::TooLarge) => return Err(too_large()),
+                Err(Refusal::Cannot(reason)) => refused.push((path.to_string(), reason)),
             }
         }
-        (planned, refused)
+        Ok((planned, refused))
     }
 }
 

@@ -14,11 +14,23 @@ use crate::ops::paging::{Cursor, check_limit};
 use crate::ops::shared::{Context, Ops, rfc3339_millis};
 use crate::vault::VaultPath;
 
+use std::time::{Duration, Instant};
+
 /// What a restricted caller sees in place of another identity's name.
 pub(super) const ANOTHER_IDENTITY: &str = "another identity";
 
 /// The most bytes a diff answers with; past it the diff is cut and says so.
 const MAX_DIFF_BYTES: usize = 256 * 1024;
+
+/// How long a diff may look for the shortest edit. Myers' algorithm is quadratic in what differs
+/// (two 60,000-line versions with nothing in common took 16 s); past this the rest is answered
+/// as lines removed and added, and the diff says it is approximate.
+const DIFF_DEADLINE: Duration = Duration::from_secs(1);
+
+/// The most lines (both sides together) a diff compares: the diff keeps about 50 bytes per line
+/// (its tables are sized by the whole length before it trims what is equal), so this bounds a
+/// diff to a few tens of MB; two versions of 10 MB of empty lines would need 1.3 GB.
+const MAX_DIFF_LINES: usize = 500_000;
 
 impl Ops {
     /// The history, or the error that says it is off.
@@ -81,12 +93,15 @@ impl Ops {
             });
         };
         let (label, other) = self.diff_base(ctx, &readable, &path, against)?;
-        let diff = unified_diff(
-            text_of(&path, &other)?,
-            text_of(&path, &content)?,
-            &label,
-            &format!("version {}", version.version_id),
-        );
+        let (old, new) = (text_of(&path, &other)?, text_of(&path, &content)?);
+        let lines = line_count(old) + line_count(new);
+        if lines > MAX_DIFF_LINES {
+            return Err(OpsError::invalid_argument(format!(
+                "the diff of version {} of '{path}' against {label} would compare {lines} lines, over the {MAX_DIFF_LINES} a diff compares; read the two versions whole instead (vault_read_version without diff_against)",
+                version.version_id
+            )));
+        }
+        let diff = unified_diff(old, new, &label, &format!("version {}", version.version_id));
         Ok(VersionRead {
             path: path.to_string(),
             version_id: version.version_id,
@@ -279,13 +294,53 @@ fn text_of<'a>(path: &VaultPath, bytes: &'a [u8]) -> Result<&'a str, OpsError> {
     })
 }
 
+/// How many lines a text has for a diff (a last line without a line break counts).
+fn line_count(text: &str) -> usize {
+    let breaks = text.bytes().filter(|byte| *byte == b'\n').count();
+    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// A unified diff, found within `DIFF_DEADLINE` and written only up to `MAX_DIFF_BYTES`: it is
+/// rendered change by change as `similar`'s own `Display` does, so a diff of two large, wholly
+/// different versions (one hunk of everything) never builds more than the cut.
 fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
-    let diff = similar::TextDiff::from_lines(old, new);
-    let mut text = diff
+    use std::fmt::Write as _;
+    let deadline = Instant::now() + DIFF_DEADLINE;
+    let diff = similar::TextDiff::configure()
+        .deadline(deadline)
+        .diff_lines(old, new);
+    let mut text = String::new();
+    if Instant::now() >= deadline {
+        let _ = writeln!(
+            text,
+            "[diff approximate: finding the shortest diff took over {} s, so past some point changed lines are shown as removed and added whole]",
+            DIFF_DEADLINE.as_secs()
+        );
+    }
+    let terminated = diff.newline_terminated();
+    'hunks: for (at, hunk) in diff
         .unified_diff()
         .context_radius(3)
-        .header(old_label, new_label)
-        .to_string();
+        .iter_hunks()
+        .enumerate()
+    {
+        if at == 0 {
+            let _ = writeln!(text, "--- {old_label}\n+++ {new_label}");
+        }
+        let _ = writeln!(text, "{}", hunk.header());
+        for change in hunk.iter_changes() {
+            let _ = write!(text, "{}{}", change.tag(), change.value());
+            if !terminated {
+                text.push('\n');
+            }
+            if terminated && change.missing_newline() {
+                text.push_str("\n\\ No newline at end of file\n");
+            }
+            if text.len() > MAX_DIFF_BYTES {
+                break 'hunks;
+            }
+        }
+    }
     if text.len() > MAX_DIFF_BYTES {
         let mut cut = MAX_DIFF_BYTES;
         while !text.is_char_boundary(cut) {

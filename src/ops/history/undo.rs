@@ -1,7 +1,9 @@
 //! Taking changes back: `vault_undo` puts every note of a change as it was before it, and
 //! `vault_restore_version` writes one old version back. Both are changes themselves (undoing an
 //! undo redoes), both need write access to every note they touch, and neither overwrites a
-//! later change: a note that changed since is a conflict, and nothing is written.
+//! later change: a note that changed since is a conflict, and nothing is written. An undo
+//! removes or moves a note only where `vault_delete_note` and `vault_move_note` would: never in
+//! a protected folder (memory, daily notes, `[vault] protected_folders`).
 
 use super::apply::Step;
 use super::types::{RestoreVersion, UndoChange, UndoStep, Undone};
@@ -52,6 +54,7 @@ impl Ops {
             return Err(unknown());
         }
         refuse_unwritable(&visibility, change, &reversals)?;
+        self.refuse_protected_steps(change, &reversals)?;
         if let Some(by) = self.standing_undo(change)? {
             return Err(OpsError::AlreadyUndone {
                 change: change.to_owned(),
@@ -152,6 +155,30 @@ impl Ops {
             created: current.is_none(),
             conflict_copy: written.conflict_copy,
         })
+    }
+
+    /// Refuses the undo when it would remove a note from a protected folder, or move one out of
+    /// or into one: the guards a delete or a move keeps hold for an undo of a create or a move.
+    fn refuse_protected_steps(&self, change: &str, reversals: &[Reversal]) -> Result<(), OpsError> {
+        let explain = |error: OpsError| match error {
+            OpsError::PathForbidden { input, reason } => OpsError::PathForbidden {
+                input,
+                reason: format!(
+                    "{reason}; undoing change {change} would remove or move it, so nothing was changed (vault_restore_version puts back single versions)"
+                ),
+            },
+            other => other,
+        };
+        for reversal in reversals {
+            let removes = reversal.version.revision_before.is_none();
+            if reversal.back != reversal.now {
+                self.refuse_protected(&reversal.now).map_err(explain)?;
+                self.refuse_protected(&reversal.back).map_err(explain)?;
+            } else if removes {
+                self.refuse_protected(&reversal.now).map_err(explain)?;
+            }
+        }
+        Ok(())
     }
 
     /// Every note the undo touches, locked in path order as every multi-note write locks.
