@@ -51,7 +51,7 @@ pub(super) struct World<'a> {
     now: DateTime,
     zone: TimeZone,
     /// The property types `.obsidian/types.json` declares, by lowercased key.
-    types: BTreeMap<String, String>,
+    types: Arc<BTreeMap<String, String>>,
     this: Option<String>,
 }
 
