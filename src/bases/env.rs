@@ -117,4 +117,10 @@ pub trait Environment {
     fn random(&self) -> f64 {
         0.5
     }
+
+    /// Whether the evaluation should stop now (a deadline passed, the request was cancelled).
+    /// Asked every few thousand steps and between rows, so it must be cheap.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }

@@ -61,7 +61,9 @@ pub mod value;
 mod tests;
 
 pub use env::{Environment, FileFacts, Row};
-pub use eval::{Context, EvalError, FormulaCells, evaluate};
+pub use eval::{
+    Budget, Context, EvalError, FormulaCells, MAX_QUERY_BYTES, MAX_QUERY_STEPS, Overrun, evaluate,
+};
 pub use model::{Base, BaseError, Filter, Formula, GroupBy, PropertyId, SortKey, View};
 pub use property::{from_property, from_typed_property, to_json};
 pub use run::{Cell, Column, Group, ResultRow, Summary, ViewResult, run_view};

@@ -1,13 +1,24 @@
-//! Evaluates one view of a base over rows: formulas per row (in dependency order), the global and
-//! view filters, sort, limit, groups, the cells of the view's columns, and the summaries. The
-//! answer is plain data for whoever shows it; a formula or summary that fails leaves an error in
-//! its cell and the rest stands.
+//! Evaluates one view of a base over rows: the global and view filters, sort, limit, groups,
+//! summaries, and the cells of the view's columns for the rows of one page. The answer is plain
+//! data for whoever shows it; a formula or summary that fails leaves an error in its cell and the
+//! rest stands.
+//!
+//! A formula is computed for a row only when something reads it: the filters (for every row), the
+//! sort and group keys and the summaries (for the rows kept), the columns (for the page's rows
+//! only), so a page of 50 rows of a view over thousands computes its other cells 50 times. Every
+//! evaluation spends the query's one `Budget`, and every value kept between evaluations (cells,
+//! keys, summary inputs) is held against its byte bound and given back once no longer needed, so
+//! a query ends with an `Overrun` instead of exhausting memory or time.
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 use super::env::{Environment, Row};
-use super::eval::{Context, EvalError, FormulaCells, equals, evaluate, sort_order, unique_values};
+use super::eval::{
+    Budget, Context, EvalError, FormulaCells, Overrun, equals, evaluate_within, sort_order,
+    unique_values,
+};
 use super::model::{Base, Filter, PropertyId, View};
 use super::summaries::built_in;
 use super::syntax::{Expr, ExprKind};
@@ -44,8 +55,9 @@ pub struct Summary {
 pub struct Group {
     /// The group-by property's value shared by the group's rows (null for rows without it).
     pub key: Value,
-    /// Indexes into `ViewResult::rows`, which holds each group's rows together.
+    /// Indexes into `ViewResult::rows` of the group's rows in the window.
     pub rows: Vec<usize>,
+    /// Over every row of the group, not only those in the window.
     pub summaries: Vec<Summary>,
 }
 
@@ -53,100 +65,337 @@ pub struct Group {
 pub struct ViewResult {
     pub view: String,
     pub columns: Vec<Column>,
-    /// In display order: sorted, grouped when the view groups, cut to the limit.
+    /// The rows in the window, in display order: sorted, grouped when the view groups.
     pub rows: Vec<ResultRow>,
-    /// Empty unless the view has `groupBy`.
+    /// The groups with a row in the window; empty unless the view has `groupBy`.
     pub groups: Vec<Group>,
+    /// Over every row of the view, not only those in the window.
     pub summaries: Vec<Summary>,
     /// How many rows passed the filters, before the limit.
     pub matched: usize,
+    /// How many rows the view has after its limit, in and out of the window.
+    pub total: usize,
 }
 
-/// A row that passed the filters, with its formulas.
+/// A row that passed the filters, with the formulas computed for it so far and the bytes they
+/// hold in the budget.
 struct Kept<'a> {
     row: &'a dyn Row,
     formulas: FormulaCells,
+    held: u64,
 }
 
-/// Evaluates `view` of `base` over `rows`.
-pub fn run_view(base: &Base, view: &View, rows: &[&dyn Row], env: &dyn Environment) -> ViewResult {
-    let mut kept = matching_rows(base, view, rows, env);
-    let matched = kept.len();
-    sort_rows(&mut kept, view, env);
-    if let Some(limit) = view.limit {
-        kept.truncate(limit);
+impl Kept<'_> {
+    fn path(&self) -> &str {
+        &self.row.facts().path
     }
-    let group_keys = group_rows(&mut kept, view, env);
-    let columns = columns(base, view);
-    let result_rows: Vec<ResultRow> = kept
+}
+
+/// What every step of one run reads: the base, its view, the environment and the budget.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    base: &'a Base,
+    view: &'a View,
+    env: &'a dyn Environment,
+    budget: &'a Budget,
+}
+
+/// Evaluates `view` of `base` over `rows`, with cells for the rows at `window` of the result
+/// (`0..usize::MAX` for all), spending `budget`.
+pub fn run_view(
+    base: &Base,
+    view: &View,
+    rows: &[&dyn Row],
+    env: &dyn Environment,
+    window: Range<usize>,
+    budget: &Budget,
+) -> Result<ViewResult, Overrun> {
+    let run = Run {
+        base,
+        view,
+        env,
+        budget,
+    };
+    let mut kept = run.matching_rows(rows)?;
+    let matched = kept.len();
+    run.sort_rows(&mut kept)?;
+    if let Some(limit) = view.limit
+        && limit < kept.len()
+    {
+        for dropped in kept.drain(limit..) {
+            budget.release(dropped.held);
+        }
+    }
+    let group_keys = run.group_rows(&mut kept)?;
+    let total = kept.len();
+    let window = window.start.min(total)..window.end.min(total);
+    let summary_properties: Vec<PropertyId> = view
+        .summaries
         .iter()
-        .map(|row| ResultRow {
-            path: row.row.facts().path.clone(),
-            cells: columns
-                .iter()
-                .map(|column| {
-                    (
-                        column.id.clone(),
-                        property_value(&column.property, row, env),
-                    )
-                })
-                .collect(),
-        })
+        .map(|(column, _)| PropertyId::parse(column))
         .collect();
-    let groups = group_keys
-        .into_iter()
-        .map(|(key, members)| {
-            let slice: Vec<&Kept<'_>> = members.iter().map(|at| &kept[*at]).collect();
-            Group {
-                key,
-                summaries: summaries(base, view, &slice, env),
-                rows: members,
-            }
-        })
-        .collect();
+    run.compute(
+        &mut kept,
+        &base.formulas_for_properties(&summary_properties),
+    )?;
     let all: Vec<&Kept<'_>> = kept.iter().collect();
-    ViewResult {
+    let summaries = run.summaries(&all)?;
+    let mut groups = Vec::new();
+    for (key, members) in group_keys {
+        let shown: Vec<usize> = members
+            .iter()
+            .filter(|at| window.contains(*at))
+            .map(|at| at - window.start)
+            .collect();
+        if shown.is_empty() {
+            continue;
+        }
+        let slice: Vec<&Kept<'_>> = members.iter().filter_map(|at| kept.get(*at)).collect();
+        groups.push(Group {
+            key,
+            summaries: run.summaries(&slice)?,
+            rows: shown,
+        });
+    }
+    // Only the window's rows get their other cells; the rest give back what they hold.
+    let mut page: Vec<Kept<'_>> = Vec::with_capacity(window.len());
+    for (at, row) in kept.into_iter().enumerate() {
+        if window.contains(&at) {
+            page.push(row);
+        } else {
+            budget.release(row.held);
+        }
+    }
+    let columns = columns(base, view);
+    let column_properties: Vec<&PropertyId> = columns.iter().map(|c| &c.property).collect();
+    run.compute(&mut page, &base.formulas_for_properties(column_properties))?;
+    let mut result_rows = Vec::with_capacity(page.len());
+    for row in &page {
+        let mut cells = Vec::with_capacity(columns.len());
+        for column in &columns {
+            let cell = run.property_value(&column.property, row);
+            budget.hold(cell_bytes(&cell), &column.id, row.path())?;
+            cells.push((column.id.clone(), cell));
+        }
+        result_rows.push(ResultRow {
+            path: row.path().to_owned(),
+            cells,
+        });
+    }
+    budget.check(env)?;
+    Ok(ViewResult {
         view: view.name.clone(),
-        summaries: summaries(base, view, &all, env),
+        summaries,
         columns,
         rows: result_rows,
         groups,
         matched,
+        total,
+    })
+}
+
+/// The bytes a cell holds; an error is its message.
+fn cell_bytes(cell: &Cell) -> u64 {
+    match cell {
+        Ok(value) => value.held_bytes(),
+        Err(_) => 64,
     }
 }
 
-/// The rows both the base's and the view's filters keep, with all their formulas. Only the
-/// formulas the filters read are computed before filtering; the rest only for the rows kept,
-/// since a base's filters usually drop most of a vault.
-fn matching_rows<'a>(
-    base: &Base,
-    view: &View,
-    rows: &[&'a dyn Row],
-    env: &dyn Environment,
-) -> Vec<Kept<'a>> {
-    let for_filters = base.formulas_for_filters(view);
-    let mut kept: Vec<Kept<'a>> = rows
-        .iter()
-        .map(|row| {
-            let mut formulas = FormulaCells::new();
-            compute_formulas(base, *row, env, &mut formulas, Some(&for_filters));
-            Kept {
+impl<'a> Run<'a> {
+    /// The rows both the base's and the view's filters keep, each with the formulas the filters
+    /// read (the others wait until something reads them: a base's filters usually drop most of
+    /// a vault).
+    fn matching_rows<'r>(&self, rows: &[&'r dyn Row]) -> Result<Vec<Kept<'r>>, Overrun> {
+        let for_filters = self.base.formulas_for_filters(self.view);
+        let mut kept = Vec::new();
+        for row in rows {
+            self.budget.check(self.env)?;
+            let mut candidate = Kept {
                 row: *row,
-                formulas,
-            }
-        })
-        .filter(|kept| {
-            let context = context(env, kept);
-            [&base.filters, &view.filters]
+                formulas: FormulaCells::new(),
+                held: 0,
+            };
+            self.compute_formulas(&mut candidate, &for_filters)?;
+            let context = context(self.env, &candidate);
+            let holds = [&self.base.filters, &self.view.filters]
                 .into_iter()
                 .flatten()
-                .all(|filter| passes(filter, &context))
-        })
-        .collect();
-    for row in &mut kept {
-        compute_formulas(base, row.row, env, &mut row.formulas, None);
+                .all(|filter| passes_within(filter, &context, self.budget));
+            if holds {
+                kept.push(candidate);
+            } else {
+                self.budget.release(candidate.held);
+            }
+        }
+        self.budget.check(self.env)?;
+        Ok(kept)
     }
-    kept
+
+    /// Computes `names` (closed under the formulas they use) for every row of `rows`.
+    fn compute(&self, rows: &mut [Kept<'_>], names: &BTreeSet<String>) -> Result<(), Overrun> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        for row in rows {
+            self.budget.check(self.env)?;
+            self.compute_formulas(row, names)?;
+        }
+        Ok(())
+    }
+
+    /// Adds to `kept` the formulas of `only` not yet computed, in dependency order, holding each
+    /// cell's bytes; `only` must hold the formulas its members use.
+    fn compute_formulas(
+        &self,
+        kept: &mut Kept<'_>,
+        only: &BTreeSet<String>,
+    ) -> Result<(), Overrun> {
+        for formula in &self.base.formulas {
+            if !only.contains(&formula.name) || kept.formulas.contains_key(&formula.name) {
+                continue;
+            }
+            let context = Context {
+                env: self.env,
+                row: Some(kept.row),
+                formulas: Some(&kept.formulas),
+                values: None,
+            };
+            let value = evaluate_within(&formula.expression.expr, &context, self.budget);
+            let bytes = cell_bytes(&value);
+            kept.held = kept.held.saturating_add(bytes);
+            kept.formulas.insert(formula.name.clone(), value);
+            self.budget.hold(
+                bytes,
+                &format!("formula.{}", formula.name),
+                &kept.row.facts().path,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn property_value(&self, property: &PropertyId, kept: &Kept<'_>) -> Cell {
+        // A formula's own column shows its own error, not the wrapped one `formula.x` would give.
+        if let PropertyId::Formula(name) = property {
+            return kept.formulas.get(name).cloned().unwrap_or(Ok(Value::Null));
+        }
+        match property_expr(property) {
+            Some(expr) => evaluate_within(&expr, &context(self.env, kept), self.budget),
+            None => Ok(Value::Null),
+        }
+    }
+
+    /// The value of `property` for every row of `rows`, held in the budget until the caller
+    /// releases the bytes returned.
+    fn values_of(
+        &self,
+        property: &PropertyId,
+        column: &str,
+        rows: &[&Kept<'_>],
+    ) -> Result<(Vec<Value>, u64), Overrun> {
+        let mut values = Vec::with_capacity(rows.len());
+        let mut held = 0u64;
+        for row in rows {
+            let value = self.property_value(property, row).unwrap_or(Value::Null);
+            let bytes = value.held_bytes();
+            held = held.saturating_add(bytes);
+            if let Err(overrun) = self.budget.hold(bytes, column, row.path()) {
+                self.budget.release(held);
+                return Err(overrun);
+            }
+            values.push(value);
+        }
+        Ok((values, held))
+    }
+
+    /// Sorts by the view's keys in turn; empty values go last in either direction; ties keep the
+    /// order rows came in.
+    fn sort_rows(&self, kept: &mut [Kept<'_>]) -> Result<(), Overrun> {
+        let view = self.view;
+        if view.sort.is_empty() {
+            return Ok(());
+        }
+        let properties: Vec<&PropertyId> = view.sort.iter().map(|key| &key.property).collect();
+        self.compute(kept, &self.base.formulas_for_properties(properties))?;
+        let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(kept.len());
+        let mut held = 0u64;
+        for (at, row) in kept.iter().enumerate() {
+            let mut keys = Vec::with_capacity(view.sort.len());
+            for key in &view.sort {
+                let value = self
+                    .property_value(&key.property, row)
+                    .unwrap_or(Value::Null);
+                let bytes = value.held_bytes();
+                held = held.saturating_add(bytes);
+                if let Err(overrun) = self.budget.hold(bytes, "a sort key", row.path()) {
+                    self.budget.release(held);
+                    return Err(overrun);
+                }
+                keys.push(value);
+            }
+            keyed.push((keys, at));
+        }
+        let env = self.env;
+        keyed.sort_by(|(a, _), (b, _)| {
+            view.sort
+                .iter()
+                .zip(a.iter().zip(b))
+                .map(|(key, (x, y))| directed(env, x, y, key.descending))
+                .find(|order| *order != Ordering::Equal)
+                .unwrap_or(Ordering::Equal)
+        });
+        reorder(kept, keyed.into_iter().map(|(_, at)| at).collect());
+        self.budget.release(held);
+        Ok(())
+    }
+
+    /// Orders the rows by the group-by value (stable, so the sort stands inside each group) and
+    /// returns each group's key and row indexes; no groups without `groupBy`.
+    fn group_rows(&self, kept: &mut [Kept<'_>]) -> Result<Vec<(Value, Vec<usize>)>, Overrun> {
+        let Some(group_by) = &self.view.group_by else {
+            return Ok(Vec::new());
+        };
+        self.compute(
+            kept,
+            &self.base.formulas_for_properties([&group_by.property]),
+        )?;
+        let rows: Vec<&Kept<'_>> = kept.iter().collect();
+        // The keys stay held: the groups keep them until the answer is made.
+        let (values, _) = self.values_of(&group_by.property, "the groupBy key", &rows)?;
+        let env = self.env;
+        let mut keyed: Vec<(Value, usize)> = values.into_iter().zip(0..).collect();
+        keyed.sort_by(|(a, _), (b, _)| directed(env, a, b, group_by.descending));
+        let keys: Vec<Value> = keyed.iter().map(|(key, _)| key.clone()).collect();
+        reorder(kept, keyed.into_iter().map(|(_, at)| at).collect());
+        let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
+        for (at, key) in keys.into_iter().enumerate() {
+            match groups.last_mut() {
+                Some((last, members)) if same_group(env, last, &key) => members.push(at),
+                _ => groups.push((key, vec![at])),
+            }
+        }
+        Ok(groups)
+    }
+
+    /// The view's summaries over `rows`: built-in by name, else the base's custom summary formula.
+    fn summaries(&self, rows: &[&Kept<'_>]) -> Result<Vec<Summary>, Overrun> {
+        let mut summaries = Vec::with_capacity(self.view.summaries.len());
+        for (column, name) in &self.view.summaries {
+            let property = PropertyId::parse(column);
+            let (values, held) = self.values_of(&property, column, rows)?;
+            let value = summarize_within(self.base, name, &values, self.env, self.budget);
+            self.budget.release(held);
+            self.budget
+                .hold(cell_bytes(&value), &format!("the summary of {column}"), "")?;
+            summaries.push(Summary {
+                column: column.clone(),
+                name: name.clone(),
+                value,
+            });
+        }
+        self.budget.check(self.env)?;
+        Ok(summaries)
+    }
 }
 
 fn context<'a>(env: &'a dyn Environment, kept: &'a Kept<'a>) -> Context<'a> {
@@ -158,48 +407,27 @@ fn context<'a>(env: &'a dyn Environment, kept: &'a Kept<'a>) -> Context<'a> {
     }
 }
 
-/// Every formula of the base for `row`, each after the ones it uses.
-pub fn formulas_for(base: &Base, row: &dyn Row, env: &dyn Environment) -> FormulaCells {
-    let mut cells = FormulaCells::new();
-    compute_formulas(base, row, env, &mut cells, None);
-    cells
-}
-
-/// Adds to `cells` the formulas not yet in it (only those in `only`, when given), in dependency
-/// order; `only` must hold the formulas its members use.
-fn compute_formulas(
-    base: &Base,
-    row: &dyn Row,
-    env: &dyn Environment,
-    cells: &mut FormulaCells,
-    only: Option<&BTreeSet<String>>,
-) {
-    for formula in &base.formulas {
-        let skipped = only.is_some_and(|only| !only.contains(&formula.name));
-        if skipped || cells.contains_key(&formula.name) {
-            continue;
-        }
-        let context = Context {
-            env,
-            row: Some(row),
-            formulas: Some(cells),
-            values: None,
-        };
-        let value = evaluate(&formula.expression.expr, &context);
-        cells.insert(formula.name.clone(), value);
-    }
-}
-
 /// Whether `filter` holds; a statement that fails to evaluate does not hold. Iterative over the
 /// tree's groups is not needed: the model bounds their nesting.
 pub fn passes(filter: &Filter, context: &Context<'_>) -> bool {
+    passes_within(filter, context, &Budget::unbounded())
+}
+
+/// `passes` as part of a query spending `budget`.
+fn passes_within(filter: &Filter, context: &Context<'_>, budget: &Budget) -> bool {
     match filter {
         Filter::Statement(expression) => {
-            evaluate(&expression.expr, context).is_ok_and(|value| value.is_truthy())
+            evaluate_within(&expression.expr, context, budget).is_ok_and(|value| value.is_truthy())
         }
-        Filter::And(items) => items.iter().all(|item| passes(item, context)),
-        Filter::Or(items) => items.iter().any(|item| passes(item, context)),
-        Filter::Not(items) => !items.iter().any(|item| passes(item, context)),
+        Filter::And(items) => items
+            .iter()
+            .all(|item| passes_within(item, context, budget)),
+        Filter::Or(items) => items
+            .iter()
+            .any(|item| passes_within(item, context, budget)),
+        Filter::Not(items) => !items
+            .iter()
+            .any(|item| passes_within(item, context, budget)),
     }
 }
 
@@ -212,46 +440,6 @@ fn property_expr(property: &PropertyId) -> Option<Expr> {
     };
     let base = Expr::new(ExprKind::Name(root.to_owned()), 0).ok()?;
     Expr::new(ExprKind::Member(Box::new(base), name.clone()), 0).ok()
-}
-
-fn property_value(property: &PropertyId, kept: &Kept<'_>, env: &dyn Environment) -> Cell {
-    // A formula's own column shows its own error, not the wrapped one `formula.x` would give.
-    if let PropertyId::Formula(name) = property {
-        return kept.formulas.get(name).cloned().unwrap_or(Ok(Value::Null));
-    }
-    match property_expr(property) {
-        Some(expr) => evaluate(&expr, &context(env, kept)),
-        None => Ok(Value::Null),
-    }
-}
-
-/// Sorts by the view's keys in turn; empty values go last in either direction; ties keep the
-/// order rows came in.
-fn sort_rows(kept: &mut [Kept<'_>], view: &View, env: &dyn Environment) {
-    if view.sort.is_empty() {
-        return;
-    }
-    let mut keyed: Vec<(Vec<Value>, usize)> = kept
-        .iter()
-        .enumerate()
-        .map(|(at, row)| {
-            let keys = view
-                .sort
-                .iter()
-                .map(|key| property_value(&key.property, row, env).unwrap_or(Value::Null))
-                .collect();
-            (keys, at)
-        })
-        .collect();
-    keyed.sort_by(|(a, _), (b, _)| {
-        view.sort
-            .iter()
-            .zip(a.iter().zip(b))
-            .map(|(key, (x, y))| directed(env, x, y, key.descending))
-            .find(|order| *order != Ordering::Equal)
-            .unwrap_or(Ordering::Equal)
-    });
-    reorder(kept, keyed.into_iter().map(|(_, at)| at).collect());
 }
 
 /// `sort_order`, reversed when descending, except that empty values stay last.
@@ -279,39 +467,6 @@ fn reorder<T>(items: &mut [T], positions: Vec<usize>) {
     }
 }
 
-/// Orders the rows by the group-by value (stable, so the sort stands inside each group) and
-/// returns each group's key and row indexes; no groups without `groupBy`.
-fn group_rows(
-    kept: &mut [Kept<'_>],
-    view: &View,
-    env: &dyn Environment,
-) -> Vec<(Value, Vec<usize>)> {
-    let Some(group_by) = &view.group_by else {
-        return Vec::new();
-    };
-    let mut keyed: Vec<(Value, usize)> = kept
-        .iter()
-        .enumerate()
-        .map(|(at, row)| {
-            (
-                property_value(&group_by.property, row, env).unwrap_or(Value::Null),
-                at,
-            )
-        })
-        .collect();
-    keyed.sort_by(|(a, _), (b, _)| directed(env, a, b, group_by.descending));
-    let keys: Vec<Value> = keyed.iter().map(|(key, _)| key.clone()).collect();
-    reorder(kept, keyed.into_iter().map(|(_, at)| at).collect());
-    let mut groups: Vec<(Value, Vec<usize>)> = Vec::new();
-    for (at, key) in keys.into_iter().enumerate() {
-        match groups.last_mut() {
-            Some((last, members)) if same_group(env, last, &key) => members.push(at),
-            _ => groups.push((key, vec![at])),
-        }
-    }
-    groups
-}
-
 fn same_group(env: &dyn Environment, a: &Value, b: &Value) -> bool {
     (a.is_empty() && b.is_empty()) || equals(env, a, b)
 }
@@ -327,27 +482,14 @@ fn columns(base: &Base, view: &View) -> Vec<Column> {
         .collect()
 }
 
-/// The view's summaries over `rows`: built-in by name, else the base's custom summary formula.
-fn summaries(base: &Base, view: &View, rows: &[&Kept<'_>], env: &dyn Environment) -> Vec<Summary> {
-    view.summaries
-        .iter()
-        .map(|(column, name)| {
-            let property = PropertyId::parse(column);
-            let values: Vec<Value> = rows
-                .iter()
-                .map(|row| property_value(&property, row, env).unwrap_or(Value::Null))
-                .collect();
-            Summary {
-                column: column.clone(),
-                name: name.clone(),
-                value: summarize(base, name, &values, env),
-            }
-        })
-        .collect()
-}
-
-/// One summary over `values`.
-pub fn summarize(base: &Base, name: &str, values: &[Value], env: &dyn Environment) -> Cell {
+/// One summary over `values`, spending `budget`.
+fn summarize_within(
+    base: &Base,
+    name: &str,
+    values: &[Value],
+    env: &dyn Environment,
+    budget: &Budget,
+) -> Cell {
     if let Some(value) = built_in(name, values, |filled| unique_values(env, filled).len()) {
         return Ok(value);
     }
@@ -359,7 +501,7 @@ pub fn summarize(base: &Base, name: &str, values: &[Value], env: &dyn Environmen
                 formulas: None,
                 values: Some(values),
             };
-            evaluate(&expression.expr, &context)
+            evaluate_within(&expression.expr, &context, budget)
         }
         None => Err(EvalError::UnknownSummary {
             name: name.to_owned(),

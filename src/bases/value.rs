@@ -41,6 +41,52 @@ pub enum Value {
     Icon(String),
 }
 
+/// The slot one value takes in a list, an object or a cell, its own text aside.
+const SLOT_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+
+impl Value {
+    /// The bytes holding this value takes: a slot per value, nested ones included, and the bytes
+    /// of their text. Budgets charge by this, since cloning a value copies all of it.
+    pub fn held_bytes(&self) -> u64 {
+        let (values, text) = self.footprint();
+        values.saturating_mul(SLOT_BYTES).saturating_add(text)
+    }
+
+    /// How many values this one is made of (itself and every nested value, down to
+    /// `MAX_VALUE_DEPTH`, deeper ones cannot be built) and how many bytes of text they hold.
+    /// Walked without recursion.
+    pub fn footprint(&self) -> (u64, u64) {
+        let (mut values, mut text) = (0u64, 0u64);
+        let mut pending = vec![(self, 1usize)];
+        while let Some((value, depth)) = pending.pop() {
+            values += 1;
+            let bytes = match value {
+                Value::String(inner)
+                | Value::File(inner)
+                | Value::Html(inner)
+                | Value::Image(inner)
+                | Value::Icon(inner) => inner.len(),
+                Value::Link(link) => {
+                    link.target.len()
+                        + link.from.len()
+                        + link.display.as_ref().map_or(0, String::len)
+                }
+                Value::List(items) if depth < MAX_VALUE_DEPTH => {
+                    pending.extend(items.iter().map(|item| (item, depth + 1)));
+                    0
+                }
+                Value::Object(entries) if depth < MAX_VALUE_DEPTH => {
+                    pending.extend(entries.iter().map(|(_, item)| (item, depth + 1)));
+                    entries.iter().map(|(key, _)| key.len()).sum()
+                }
+                _ => 0,
+            };
+            text = text.saturating_add(bytes as u64);
+        }
+        (values, text)
+    }
+}
+
 /// A date, with or without a time of day, in the vault's wall-clock time.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DateValue {

@@ -2,6 +2,7 @@
 //! offered to them, the tool's route, the one `ops` call a tool makes (`run`), and the outcome
 //! that comes back with the result and is logged (paths and codes only).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::handler::server::common::FromContextPart;
@@ -10,6 +11,7 @@ use rmcp::handler::server::wrapper::Json;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
+use tokio_util::sync::CancellationToken;
 
 use super::error::{self, ToolError};
 use super::{QuireServer, principal_of};
@@ -24,6 +26,8 @@ pub(super) struct Caller {
     tool: Arc<str>,
     /// Where the call's `ops` context records the change it made, for the answer.
     change: Arc<OnceLock<String>>,
+    /// Cancelled by rmcp when the client sends `notifications/cancelled` for this request.
+    cancel: CancellationToken,
 }
 
 impl Caller {
@@ -101,6 +105,7 @@ impl QuireServer {
             principal,
             tool: tool.as_str().into(),
             change: change.clone(),
+            cancel: context.ct.clone(),
         });
         let peer = context.peer.clone();
         let tool_context = ToolCallContext::new(self, request, context);
@@ -145,8 +150,20 @@ impl QuireServer {
         R: From<T>,
     {
         let ops = Arc::clone(&self.shared.ops);
-        let ctx = caller.context();
-        let outcome = tokio::task::spawn_blocking(move || call(&ops, &ctx, request)).await;
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let ctx = caller
+            .context()
+            .sharing_cancellation(Arc::clone(&cancelled));
+        let mut task = tokio::task::spawn_blocking(move || call(&ops, &ctx, request));
+        // A blocking thread cannot be stopped from outside: the call sees the flag and stops
+        // itself (the ones long enough to matter check it), and its answer goes nowhere.
+        let outcome = tokio::select! {
+            outcome = &mut task => outcome,
+            () = caller.cancel.cancelled() => {
+                cancelled.store(true, Ordering::Relaxed);
+                task.await
+            }
+        };
         let error = match outcome {
             Ok(Ok(value)) => return Ok(Json(R::from(value))),
             Ok(Err(error)) => error,

@@ -112,6 +112,14 @@ pub enum OpsError {
         running: usize,
         waiting: usize,
     },
+    /// A query that needed more than one query may spend (steps, bytes held, time): `what`
+    /// says which bound and where it was passed.
+    #[error("this query {what}. {hint}")]
+    OverBudget { what: String, hint: &'static str },
+    #[error(
+        "the client cancelled this request before it finished; nothing was answered. Send it again if it is still wanted."
+    )]
+    Cancelled,
     #[error(
         "the vault's index is not ready: building it failed, and Quire tries again on its own (within five minutes). Retry in a minute; the server log says why it failed."
     )]
@@ -159,6 +167,8 @@ impl OpsError {
             OpsError::AmbiguousMatch { .. } => "ambiguous_match",
             OpsError::PropertiesNotEditable { .. } => "invalid_properties",
             OpsError::Busy { .. } => "busy",
+            OpsError::OverBudget { .. } => "over_budget",
+            OpsError::Cancelled => "cancelled",
             OpsError::IndexUnavailable(_) => "index_unavailable",
             OpsError::HistoryUnavailable(_) => "history_unavailable",
             OpsError::HistoryDisabled => "history_disabled",

@@ -2,6 +2,7 @@
 //! state (the walls around the vault and index, the policy, the audit log, settings), the
 //! builders that set it up, and the time format answers use.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -25,6 +26,9 @@ pub struct Context {
     /// The id of the change this call made, once it made one: shared with whoever answers the
     /// call, so every answer and audit line of a call carries the same id.
     change: Arc<OnceLock<String>>,
+    /// Set when the client cancels the request (`notifications/cancelled`), for the calls long
+    /// enough to stop early.
+    cancelled: Arc<AtomicBool>,
 }
 
 impl Context {
@@ -37,7 +41,24 @@ impl Context {
             principal,
             tool: tool.into(),
             change: Arc::default(),
+            cancelled: Arc::default(),
         }
+    }
+
+    /// This context, cancelled once `flag` is set (by the transport, when the client cancels).
+    pub fn sharing_cancellation(mut self, flag: Arc<AtomicBool>) -> Context {
+        self.cancelled = flag;
+        self
+    }
+
+    /// Whether the client cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// The flag `is_cancelled` reads, for work that checks it away from the context.
+    pub(super) fn cancellation(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancelled)
     }
 
     /// This context, recording its change id where `slot` can read it too.

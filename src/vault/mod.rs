@@ -130,6 +130,8 @@ pub struct Vault {
     locks: LockTable,
     /// The folder of memory files (`[memory] folder`), or `None` when the layer is off.
     memory_folder: Option<VaultPath>,
+    /// `.obsidian/types.json`, parsed once per version of the file.
+    property_types: settings::PropertyTypesCache,
 }
 
 /// A file modified less than this long ago may be in the middle of an in-place save.
@@ -154,6 +156,7 @@ impl Vault {
             max_file_bytes,
             locks: LockTable::default(),
             memory_folder: VaultPath::parse(DEFAULT_MEMORY_FOLDER).ok(),
+            property_types: settings::PropertyTypesCache::default(),
         })
     }
 
@@ -425,10 +428,10 @@ impl Vault {
         LinkSettings::read(&self.root)
     }
 
-    /// The property types declared in `.obsidian/types.json`, read now (see
-    /// `settings::property_types`).
-    pub fn property_types(&self) -> std::collections::BTreeMap<String, String> {
-        settings::property_types(&self.root)
+    /// The property types declared in `.obsidian/types.json` as the file is now, parsed again
+    /// only when it changed (see `settings::PropertyTypesCache`).
+    pub fn property_types(&self) -> settings::PropertyTypes {
+        self.property_types.current(&self.root)
     }
 
     /// The daily-notes and templates folders, read now.

@@ -3,7 +3,9 @@
 //! Settings are read on use, so a change made in Obsidian applies without a restart. A missing or
 //! malformed settings file means Obsidian's defaults; reading settings never fails a request.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use regex::Regex;
 
@@ -237,9 +239,18 @@ enum Json {
     Invalid(String),
 }
 
+/// The largest settings file Quire reads: Obsidian's own are a few KiB, and one of tens of MB
+/// would cost every call that reads it its parse and its memory.
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
 fn read_json(root: &Path, relative: &str) -> Json {
-    let text = match super::read_regular_to_string(&root.join(relative)) {
-        Ok(text) => text,
+    let text = match read_capped(&root.join(relative)) {
+        Ok(Some(text)) => text,
+        Ok(None) => {
+            return Json::Invalid(format!(
+                "is over {MAX_SETTINGS_BYTES} bytes, more than Quire reads of a settings file"
+            ));
+        }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Json::Missing,
         Err(error) => return Json::Invalid(format!("cannot be read ({error})")),
     };
@@ -252,6 +263,29 @@ fn read_json(root: &Path, relative: &str) -> Json {
             error.column()
         )),
     }
+}
+
+/// The text of the settings file at `path`, `None` when it is over `MAX_SETTINGS_BYTES` (judged
+/// by the opened file's own size, and read no further than the cap should it grow meanwhile).
+fn read_capped(path: &Path) -> std::io::Result<Option<String>> {
+    use std::io::Read;
+    let Some((file, metadata)) = super::open_regular(path)? else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    };
+    if metadata.len() > MAX_SETTINGS_BYTES {
+        return Ok(None);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(MAX_SETTINGS_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
 }
 
 /// One period's settings from an object with `folder`, `format` and a template key; a field of
@@ -395,16 +429,77 @@ impl LinkSettings {
 /// The property types the vault declares in `.obsidian/types.json` (`{"types": {"key": "number"}}`),
 /// as Obsidian's Properties view sets them: key (lowercased: Obsidian gives a name one type
 /// whatever its case) to type name (`text`, `multitext`, `number`, `checkbox`, `date`,
-/// `datetime`, `aliases`, `tags`). Read on every call; missing or invalid means none declared.
-pub fn property_types(root: &Path) -> std::collections::BTreeMap<String, String> {
-    let settings = read_settings(root, "types.json");
+/// `datetime`, `aliases`, `tags`). Missing, invalid or over `MAX_SETTINGS_BYTES` means none
+/// declared.
+pub fn property_types(root: &Path) -> BTreeMap<String, String> {
+    types_from(&read_settings(root, "types.json"))
+}
+
+fn types_from(settings: &serde_json::Value) -> BTreeMap<String, String> {
     let Some(types) = settings.get("types").and_then(serde_json::Value::as_object) else {
-        return std::collections::BTreeMap::new();
+        return BTreeMap::new();
     };
     types
         .iter()
         .filter_map(|(key, kind)| Some((key.to_lowercase(), kind.as_str()?.to_owned())))
         .collect()
+}
+
+/// `.obsidian/types.json` parsed once and kept until the file changes: every base query, property
+/// listing and property edit reads it, and re-reading and parsing it each time made a large file
+/// cost every such call (a 70 MB one 0.7 to 1.2 s and 400 MB per query). A `stat` per call tells
+/// whether it changed: device, inode, size, modification and change times.
+#[derive(Debug, Default)]
+pub struct PropertyTypesCache {
+    kept: Mutex<Option<(FileStamp, PropertyTypes)>>,
+}
+
+/// Declared types by lowercased key, shared by every call reading the same version of the file.
+pub type PropertyTypes = Arc<BTreeMap<String, String>>;
+
+/// What tells one version of a file from another without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    device: u64,
+    inode: u64,
+    size: u64,
+    modified_ns: i128,
+    changed_ns: i128,
+}
+
+impl FileStamp {
+    fn of(metadata: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            device: metadata.dev(),
+            inode: metadata.ino(),
+            size: metadata.size(),
+            modified_ns: i128::from(metadata.mtime()) * 1_000_000_000
+                + i128::from(metadata.mtime_nsec()),
+            changed_ns: i128::from(metadata.ctime()) * 1_000_000_000
+                + i128::from(metadata.ctime_nsec()),
+        }
+    }
+}
+
+impl PropertyTypesCache {
+    /// The types `root`'s `.obsidian/types.json` declares now.
+    pub fn current(&self, root: &Path) -> PropertyTypes {
+        let path = root.join(".obsidian/types.json");
+        let Ok(metadata) = std::fs::metadata(&path) else {
+            return Arc::default();
+        };
+        let stamp = FileStamp::of(&metadata);
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((kept_stamp, types)) = kept.as_ref()
+            && *kept_stamp == stamp
+        {
+            return Arc::clone(types);
+        }
+        let types = Arc::new(property_types(root));
+        *kept = Some((stamp, Arc::clone(&types)));
+        types
+    }
 }
 
 /// The daily-notes folder as the daily-note tools find it (`daily-notes.json`, else the Periodic
@@ -446,6 +541,32 @@ pub fn generated_note_folders(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn r63_property_types_are_parsed_once_per_version_of_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = PropertyTypesCache::default();
+        assert!(cache.current(dir.path()).is_empty());
+        std::fs::create_dir(dir.path().join(".obsidian")).expect("mkdir");
+        let file = dir.path().join(".obsidian/types.json");
+        std::fs::write(&file, r#"{"types": {"Rating": "number"}}"#).expect("write");
+        let first = cache.current(dir.path());
+        assert_eq!(first.get("rating").map(String::as_str), Some("number"));
+        assert!(
+            Arc::ptr_eq(&first, &cache.current(dir.path())),
+            "kept while unchanged"
+        );
+        std::fs::write(&file, r#"{"types": {"rating": "text"}}"#).expect("write");
+        let changed = cache.current(dir.path());
+        assert_eq!(changed.get("rating").map(String::as_str), Some("text"));
+        // Over the cap: not read, as if no types were declared.
+        let padded = format!(
+            r#"{{"types": {{"rating": "number"}}}}{}"#,
+            " ".repeat(2 << 20)
+        );
+        std::fs::write(&file, padded).expect("write");
+        assert!(cache.current(dir.path()).is_empty());
+    }
 
     #[test]
     fn link_settings_and_generated_folders() {

@@ -1,6 +1,7 @@
 //! The one integration-test binary: each module tests Quire through a public boundary with real
 //! files on disk. End-to-end tests through a real MCP client live in `tests/python/`.
 
+mod bases_bounds;
 mod batch_bounds;
 mod config;
 mod connect;

@@ -7,6 +7,7 @@ answers a clear error and writes nothing."""
 from __future__ import annotations
 
 import re
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -368,3 +369,107 @@ async def test_filters_the_index_narrows_keep_every_row_the_evaluator_keeps(open
     assert [r["path"] for r in folder["rows"]] == ["My_Notes/a.md"]
     # A file the narrowing left out is still there for a formula that asks for it.
     assert folder["rows"][0]["values"]["formula.other"] == "Frank Herbert.md"
+
+
+# Issue 63: what one query may hold and spend. The server must answer a clear error and stay up.
+
+FLOOD_NOTES = {f"Flood/n{n:02}.md": f"note {n}\n" for n in range(60)}
+
+
+def flood_base(order: bool) -> str:
+    """The red team's base (F1): 100 formulas of 1 MB each over 60 notes, the view's limit 1."""
+    names = [f"f{n:02}" for n in range(100)]
+    formulas = "".join(f"  {name}: '\"x\".repeat(1000000)'\n" for name in names)
+    columns = ", ".join(f"formula.{name}" for name in names) if order else "file.name"
+    return (
+        f"filters: 'file.inFolder(\"Flood\")'\nformulas:\n{formulas}"
+        f"views:\n  - type: table\n    limit: 1\n    order: [{columns}]\n"
+    )
+
+
+def copies_base() -> str:
+    """F1's second shape: 1 MB copied by 20 formulas, then a list of 120 copies of them all."""
+    formulas = "  a00: '\"x\".repeat(1000000)'\n" + "".join(
+        f"  a{n:02}: 'formula.a00'\n" for n in range(1, 21)
+    )
+    copies = ", ".join(["formula"] * 120)
+    return (
+        f"filters: 'file.path == \"Flood/n00.md\"'\nformulas:\n{formulas}"
+        f"  copies: '[{copies}].length'\n"
+        "  format: 'date(\"2024-01-01\").format(\"x\".repeat(100000))'\n"
+        "views:\n  - type: table\n    order: [formula.copies, formula.format]\n"
+    )
+
+
+@asynccontextmanager
+async def memory_capped_session(quire_bin, vault: Path, xdg_home: Path, tmp_path: Path):
+    """A stdio server whose address space is capped at 3 GiB (it reserves about 1.6 GiB idle), so a
+    query that tries to hold gigabytes aborts it here instead of filling the test machine."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command="prlimit",
+        args=[f"--as={3 << 30}", "--", str(quire_bin), "serve", "--vault", str(vault)],
+        env=server_env(xdg_home),
+        cwd=str(tmp_path),
+    )
+    with open(tmp_path / "quire-capped.log", "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=REQUEST_TIMEOUT_S) as session:
+                await session.initialize()
+                yield session
+
+
+async def test_r63_a_query_over_its_bytes_answers_a_clear_error_and_the_server_stays_up(
+    quire_bin, books, xdg_home, tmp_path
+):
+    if not Path("/usr/bin/prlimit").exists():
+        pytest.skip("prlimit (util-linux) caps the server's memory for this test")
+    write_files(books, FLOOD_NOTES)
+    async with memory_capped_session(quire_bin, books, xdg_home, tmp_path) as session:
+        # Cells only for the page's columns: with none of the formulas shown, none is computed.
+        plain = await ok(session, "vault_query_base", {"base": flood_base(order=False)})
+        assert plain["total"] == 1 and plain["columns"] == ["file.name"]
+        for _ in range(2):
+            code, text = await refused(session, "vault_query_base", {"base": flood_base(order=True)})
+            assert code == "over_budget", text
+            assert "67108864 bytes" in text and "`formula.f" in text and "Flood/n00.md" in text, text
+        shown = await ok(session, "vault_query_base", {"base": copies_base()})
+        values = shown["rows"][0]["values"]
+        assert "steps" in values["formula.copies"]["error"], values["formula.copies"]
+        assert "too large" in values["formula.format"]["error"], values["formula.format"]
+        # Still up, and still answering.
+        after = await ok(session, "vault_query_base", {"path": "Reading.base"})
+        assert after["total"] == 5
+
+
+SLOW_BASE = (
+    "filters: 'file.inFolder(\"Flood\")'\n"
+    "formulas:\n  slow: '\"x\".repeat(200000).split(\"\").map(value).length'\n"
+    "views:\n  - type: table\n    order: [formula.slow]\n"
+)
+
+
+async def test_r63_a_cancelled_query_stops_and_the_next_call_answers(open_session, books, tmp_path):
+    """F4: 60 cells of 1.3 M steps each used to run to their end (tens of seconds in a debug
+    build) whatever the client did; a cancelled call now stops within a second or two."""
+    import anyio
+
+    write_files(books, FLOOD_NOTES)
+    log = tmp_path / "quire-stderr.log"
+    async with open_session(books) as session:
+        with anyio.move_on_after(1.0) as scope:
+            await session.call_tool("vault_query_base", {"base": SLOW_BASE, "limit": 60})
+        assert scope.cancelled_caught, "the slow query answered within a second"
+        cancelled_at = time.monotonic()
+        # Bounded: well before the query's own 10 s deadline would end it as over_budget.
+        while time.monotonic() - cancelled_at < 6:
+            text = log.read_text(errors="replace") if log.exists() else ""
+            if "tool=vault_query_base" in text and "outcome=cancelled" in text:
+                break
+            await anyio.sleep(0.1)
+        else:
+            pytest.fail("the cancelled query did not stop within 6 s:\n" + log.read_text(errors="replace")[-3000:])
+        after = await ok(session, "vault_query_base", {"path": "Reading.base"})
+        assert after["total"] == 5

@@ -44,6 +44,9 @@ pub enum EvalError {
     TooLarge { at: usize, what: &'static str },
     #[error("the expression took more than {MAX_STEPS} steps for one row; simplify it")]
     TooManySteps,
+    /// The query's budget (`Budget`) is spent; the query answers why, not this cell.
+    #[error("the query's budget ran out before this value was computed")]
+    OverBudget,
     #[error("`{name}` is neither a built-in summary nor one under `summaries`")]
     UnknownSummary { name: String },
     #[error("formula `{name}` failed for this row: {message}")]
@@ -64,6 +67,7 @@ impl EvalError {
             | EvalError::BadNumber { at, .. }
             | EvalError::TooLarge { at, .. } => Some(*at),
             EvalError::TooManySteps
+            | EvalError::OverBudget
             | EvalError::UnknownSummary { .. }
             | EvalError::FormulaFailed { .. } => None,
         }

@@ -4,7 +4,7 @@
 //! answers null, so a note without the property reads as an empty cell.
 
 use super::super::syntax::Expr;
-use super::super::value::{DateValue, Value};
+use super::super::value::{DateValue, MAX_TEXT_BYTES, Value};
 use super::{EvalError, Evaluator, files, lists, text};
 use crate::markdown::moment as markdown_moment;
 
@@ -33,7 +33,7 @@ pub(super) fn call(
         Value::String(s) => text::call(s, name, &values, at),
         Value::Number(n) => number(*n, name, &values),
         Value::List(items) => lists::call(evaluator, items, name, &values, at),
-        Value::Date(date) => date_method(evaluator, date, name, &values),
+        Value::Date(date) => date_method(evaluator, date, name, &values, at),
         Value::File(path) => files::file_method(evaluator, path, name, &values, at),
         Value::Link(link) => files::link_method(evaluator, link, name, &values),
         Value::Object(entries) => object(entries, name),
@@ -181,12 +181,22 @@ fn date_method(
     date: &DateValue,
     name: &str,
     values: &[Value],
+    at: usize,
 ) -> Option<Result<Value, EvalError>> {
     let answer = match name {
         "date" => Value::Date(DateValue::day(date.at.date())),
         "time" => Value::String(date.at.strftime("%H:%M:%S").to_string()),
         "format" => {
             let pattern = first_text(values);
+            // A moment token writes at most 13 bytes per byte of pattern (`x`, epoch
+            // milliseconds), so this bound keeps the text within `MAX_TEXT_BYTES` before it is
+            // built rather than after.
+            if pattern.len() > MAX_TEXT_BYTES / 16 {
+                return Some(Err(EvalError::TooLarge {
+                    at,
+                    what: "date format pattern",
+                }));
+            }
             let offset = evaluator
                 .env()
                 .time_zone()

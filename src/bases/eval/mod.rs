@@ -1,8 +1,11 @@
 //! Evaluates an expression tree for one row: names, members, indexes and calls, with the
 //! operators in `operators.rs` and the functions in the rooms beside it. Bounded: the tree's
-//! height is capped by the parser, and every evaluation counts its steps against `MAX_STEPS`, so
-//! `map` over a huge list or a reduce that doubles a string ends with an error, not a hang.
+//! height is capped by the parser, and every evaluation counts its steps against `MAX_STEPS` and
+//! against its query's `Budget`, so `map` over a huge list or a reduce that doubles a string ends
+//! with an error, not a hang. A value's copy is charged by its size (`Value::held_bytes`), and no
+//! node may yield text over `MAX_TEXT_BYTES`, whichever function made it.
 
+mod budget;
 mod compare;
 mod error;
 mod files;
@@ -14,12 +17,13 @@ mod text;
 
 use std::collections::BTreeMap;
 
+pub use budget::{Budget, MAX_QUERY_BYTES, MAX_QUERY_STEPS, Overrun};
 pub use compare::{compare, equals, sort_order};
 pub use error::EvalError;
 
 use super::env::{Environment, Row};
 use super::syntax::{BinaryOp, Expr, ExprKind};
-use super::value::{MAX_VALUE_DEPTH, Value};
+use super::value::{MAX_TEXT_BYTES, MAX_VALUE_DEPTH, Value};
 
 /// The most nodes one evaluation may visit.
 pub const MAX_STEPS: u64 = 5_000_000;
@@ -39,12 +43,22 @@ pub struct Context<'a> {
     pub values: Option<&'a [Value]>,
 }
 
-/// Evaluates `expr` in `context`.
+/// Evaluates `expr` in `context`, alone: bounded by `MAX_STEPS` and the value caps only.
 pub fn evaluate(expr: &Expr, context: &Context<'_>) -> Result<Value, EvalError> {
+    evaluate_within(expr, context, &Budget::unbounded())
+}
+
+/// Evaluates `expr` in `context` as part of a query whose evaluations all spend `budget`.
+pub fn evaluate_within(
+    expr: &Expr,
+    context: &Context<'_>,
+    budget: &Budget,
+) -> Result<Value, EvalError> {
     let mut evaluator = Evaluator {
         context: *context,
         scopes: Vec::new(),
         steps: 0,
+        budget,
     };
     evaluator.eval(expr)
 }
@@ -61,6 +75,7 @@ struct Evaluator<'a> {
     context: Context<'a>,
     scopes: Vec<Scope>,
     steps: u64,
+    budget: &'a Budget,
 }
 
 impl Evaluator<'_> {
@@ -73,28 +88,40 @@ impl Evaluator<'_> {
         self.context.row.map_or("", |row| row.facts().path.as_str())
     }
 
-    /// Counts `units` of work against `MAX_STEPS`.
+    /// Counts `units` of work against `MAX_STEPS` and the query's budget.
     fn charge(&mut self, units: u64) -> Result<(), EvalError> {
         self.steps = self.steps.saturating_add(units);
         if self.steps > MAX_STEPS {
             return Err(EvalError::TooManySteps);
         }
-        Ok(())
+        self.budget.spend(units, self.context.env)
     }
 
-    /// Evaluates one node. Besides the node itself, the size of what it yields is charged (each
-    /// list element, object entry, and 8 bytes of text), since making it cost a copy; so a
-    /// `reduce` that grows its accumulator pays for every copy.
+    /// Evaluates one node. Besides the node itself, the size of what it yields is charged, a step
+    /// per nested value and per 8 bytes of text (`Value::footprint`), since making it
+    /// cost a copy: a `reduce` that grows its accumulator pays for every copy, and a bare
+    /// `formula` or `note` pays for every cell it copies, not one step per entry. Text over
+    /// `MAX_TEXT_BYTES` is refused here for every function alike (`date.format` of a long pattern
+    /// made more than the cap once).
     fn eval(&mut self, expr: &Expr) -> Result<Value, EvalError> {
         self.charge(1)?;
         let value = self.eval_node(expr)?;
+        if let Value::String(text) = &value
+            && text.len() > MAX_TEXT_BYTES
+        {
+            return Err(EvalError::TooLarge {
+                at: expr.at,
+                what: "text",
+            });
+        }
         let size = match &value {
-            Value::List(items) => items.len(),
-            Value::Object(entries) => entries.len(),
-            Value::String(text) => text.len() / 8,
+            Value::List(_) | Value::Object(_) | Value::String(_) => {
+                let (values, text) = value.footprint();
+                values.saturating_sub(1).saturating_add(text / 8)
+            }
             _ => 0,
         };
-        self.charge(size as u64)?;
+        self.charge(size)?;
         if matches!(expr.kind, ExprKind::List(_) | ExprKind::Object(_)) {
             self.check_nesting(&value, expr.at)?;
         }
@@ -345,6 +372,7 @@ pub fn unique_values(env: &dyn Environment, items: &[Value]) -> Vec<Value> {
         },
         scopes: Vec::new(),
         steps: 0,
+        budget: &Budget::unbounded(),
     };
     lists::unique(&evaluator, items)
 }

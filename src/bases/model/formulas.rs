@@ -38,6 +38,32 @@ pub(super) fn formulas_used(expr: &Expr) -> Vec<String> {
     found.into_iter().collect()
 }
 
+/// Whether `expr` reads the bare `formula` root, the object of every formula computed before it
+/// (not `formula.x` or `formula["x"]`, which name the one they read).
+pub(super) fn reads_every_formula(expr: &Expr) -> bool {
+    let mut pending = vec![expr];
+    while let Some(next) = pending.pop() {
+        match &next.kind {
+            ExprKind::Name(name) if name == "formula" => return true,
+            ExprKind::Member(base, _) if is_formula_root(base) => {}
+            ExprKind::Index(base, key) if is_formula_root(base) => pending.push(key),
+            ExprKind::List(items) => pending.extend(items),
+            ExprKind::Object(entries) => pending.extend(entries.iter().map(|(_, e)| e)),
+            ExprKind::Member(inner, _) | ExprKind::Unary(_, inner) => pending.push(inner),
+            ExprKind::Index(left, right) | ExprKind::Binary(_, left, right) => {
+                pending.push(left);
+                pending.push(right);
+            }
+            ExprKind::Call { target, args, .. } => {
+                pending.extend(target.as_deref());
+                pending.extend(args);
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 fn is_formula_root(expr: &Expr) -> bool {
     matches!(&expr.kind, ExprKind::Name(name) if name == "formula")
 }

@@ -172,18 +172,46 @@ impl Base {
     /// The formulas the filters of `view` (its own and the base's) need, with the formulas those
     /// use in turn: what must be computed for a row before it can be filtered.
     pub fn formulas_for_filters(&self, view: &View) -> std::collections::BTreeSet<String> {
-        let mut needed = std::collections::BTreeSet::new();
-        let mut pending: Vec<String> = [&self.filters, &view.filters]
+        let pending: Vec<String> = [&self.filters, &view.filters]
             .into_iter()
             .flatten()
             .flat_map(filters::statements)
             .flat_map(|statement| formulas::formulas_used(&statement.expr))
             .collect();
+        self.with_their_uses(pending)
+    }
+
+    /// The formulas the `properties` read (`formula.x` ids), with the formulas those use in turn:
+    /// what must be computed for a row before those properties can be read.
+    pub fn formulas_for_properties<'a>(
+        &self,
+        properties: impl IntoIterator<Item = &'a PropertyId>,
+    ) -> std::collections::BTreeSet<String> {
+        let pending: Vec<String> = properties
+            .into_iter()
+            .filter_map(|property| match property {
+                PropertyId::Formula(name) => Some(name.clone()),
+                PropertyId::Note(_) | PropertyId::File(_) => None,
+            })
+            .collect();
+        self.with_their_uses(pending)
+    }
+
+    /// `pending` and every formula they use, directly or through others. A formula reading the
+    /// bare `formula` object uses every formula computed before it, as when all were computed.
+    fn with_their_uses(&self, mut pending: Vec<String>) -> std::collections::BTreeSet<String> {
+        let mut needed = std::collections::BTreeSet::new();
         while let Some(name) = pending.pop() {
-            if needed.insert(name.clone())
-                && let Some(formula) = self.formula(&name)
-            {
-                pending.extend(formula.uses.iter().cloned());
+            if !needed.insert(name.clone()) {
+                continue;
+            }
+            let Some(at) = self.formulas.iter().position(|f| f.name == name) else {
+                continue;
+            };
+            let formula = &self.formulas[at];
+            pending.extend(formula.uses.iter().cloned());
+            if formulas::reads_every_formula(&formula.expression.expr) {
+                pending.extend(self.formulas[..at].iter().map(|f| f.name.clone()));
             }
         }
         needed

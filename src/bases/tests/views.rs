@@ -2,7 +2,7 @@
 //! every built-in summary, a custom summary, and formula errors that stay in their cells.
 
 use super::super::env::{FileFacts, Row};
-use super::super::eval::EvalError;
+use super::super::eval::{Budget, EvalError};
 use super::super::model::Base;
 use super::super::run::{ViewResult, run_view};
 use super::super::value::Value;
@@ -13,7 +13,15 @@ fn run(yaml: &str, view: usize) -> ViewResult {
     let vault = vault();
     let base = Base::parse(yaml).expect("reads");
     let rows: Vec<&dyn Row> = vault.files.iter().map(|f| f.as_ref() as &dyn Row).collect();
-    run_view(&base, &base.views[view], &rows, &vault)
+    run_view(
+        &base,
+        &base.views[view],
+        &rows,
+        &vault,
+        0..usize::MAX,
+        &Budget::unbounded(),
+    )
+    .expect("within its budget")
 }
 
 fn paths(result: &ViewResult) -> Vec<&str> {

@@ -6,14 +6,14 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::bases::{Cell, Environment, Summary, Value, ViewResult, to_json};
-use crate::ops::paging::page_of;
+use crate::ops::paging::Cursor;
 
 use super::types::{BaseAnswer, BaseGroup, BaseRow, BaseSummary};
 
 /// How deep lists and objects inside a cell are written; deeper parts answer null.
 const MAX_DEPTH: usize = 32;
 
-/// The page of `result` from `offset`, `limit` rows long.
+/// The page of `result`, whose rows are those from `offset`, at most `limit` of them.
 pub(super) fn answer(
     result: ViewResult,
     kind: String,
@@ -21,32 +21,28 @@ pub(super) fn answer(
     limit: usize,
     env: &dyn Environment,
 ) -> BaseAnswer {
-    let total = result.rows.len();
     let summaries = (!result.summaries.is_empty())
         .then(|| result.summaries.iter().map(|s| summary(s, env)).collect());
     let groups = (!result.groups.is_empty()).then(|| {
-        let end = offset.saturating_add(limit);
         result
             .groups
             .iter()
-            .filter_map(|group| {
-                let rows: Vec<String> = group
+            .map(|group| BaseGroup {
+                key: wire(&group.key, env, 0),
+                rows: group
                     .rows
                     .iter()
-                    .filter(|at| (offset..end).contains(*at))
                     .filter_map(|at| result.rows.get(*at).map(|row| row.path.clone()))
-                    .collect();
-                (!rows.is_empty()).then(|| BaseGroup {
-                    key: wire(&group.key, env, 0),
-                    rows,
-                    summaries: group.summaries.iter().map(|s| summary(s, env)).collect(),
-                })
+                    .collect(),
+                summaries: group.summaries.iter().map(|s| summary(s, env)).collect(),
             })
             .collect()
     });
     let columns = result.columns.iter().map(|c| c.id.clone()).collect();
-    let (page, next_cursor) = page_of(result.rows, offset, limit);
-    let rows = page
+    let next_cursor = (offset.saturating_add(limit) < result.total)
+        .then(|| Cursor::Offset(offset.saturating_add(limit)).encode());
+    let rows = result
+        .rows
         .into_iter()
         .map(|row| BaseRow {
             path: row.path,
@@ -64,7 +60,7 @@ pub(super) fn answer(
         rows,
         groups,
         summaries,
-        total,
+        total: result.total,
         next_cursor,
     }
 }

@@ -268,7 +268,7 @@ impl Environment for Bare {
 #[cfg(test)]
 mod tests {
     use super::{Bare, Narrowing};
-    use crate::bases::{Base, FileFacts, Row, Value, run_view};
+    use crate::bases::{Base, Budget, FileFacts, Row, Value, run_view};
 
     #[test]
     fn only_statements_of_path_and_tags_narrow() {
@@ -351,7 +351,11 @@ mod tests {
                 panic!("{yaml} has a view");
             };
             let rows: Vec<&dyn Row> = files.iter().map(|f| f as &dyn Row).collect();
-            let kept = run_view(&base, view, &rows, &Bare { now });
+            let budget = Budget::unbounded();
+            let Ok(kept) = run_view(&base, view, &rows, &Bare { now }, 0..usize::MAX, &budget)
+            else {
+                panic!("{yaml} ran out of its budget");
+            };
             let narrowing = Narrowing::new(&base, view, now);
             for row in &kept.rows {
                 let Some(file) = files.iter().find(|f| f.path == row.path) else {

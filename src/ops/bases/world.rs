@@ -11,7 +11,9 @@
 //! note's links never count as backlinks, so no answer tells which denied files exist.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 use jiff::Timestamp;
 use jiff::civil::DateTime;
@@ -51,8 +53,15 @@ pub(super) struct World<'a> {
     now: DateTime,
     zone: TimeZone,
     /// The property types `.obsidian/types.json` declares, by lowercased key.
-    types: BTreeMap<String, String>,
+    types: Arc<BTreeMap<String, String>>,
     this: Option<String>,
+    stop: Stop,
+}
+
+/// When a query must stop early: at its deadline, or once the client cancels it.
+pub(super) struct Stop {
+    pub deadline: Instant,
+    pub cancelled: Arc<AtomicBool>,
 }
 
 /// Where the rest of the files come from, and who is asking.
@@ -87,6 +96,7 @@ impl Ops {
         this: Option<String>,
         with_links: bool,
         narrowing: &Narrowing<'_>,
+        stop: Stop,
     ) -> Result<World<'a>, OpsError> {
         let index = self.walls.index(visibility);
         let records = index.file_records_where(narrowing.filter())?;
@@ -124,6 +134,7 @@ impl Ops {
             // The vault's configuration, which reveals no note.
             types: self.walls.vault(visibility).property_types(),
             this,
+            stop,
         };
         let entries: Vec<Entry> = world.visible_entries(records).collect();
         for entry in entries {
@@ -262,6 +273,10 @@ impl Environment for World<'_> {
             None => self.rest()?.files.get(path)?,
         };
         Some(Arc::clone(entry.facts(&self.zone, &self.types)))
+    }
+
+    fn interrupted(&self) -> bool {
+        self.stop.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.stop.deadline
     }
 
     /// The files the caller may read that link to `path`, each once, in path order.
