@@ -427,7 +427,11 @@ async def test_r47_forwarded_for_names_the_caller_only_behind_a_trusted_proxy(oa
 
     config = tmp_path / "proxied.toml"
     config.write_text(CONFIG + '\n[http]\ntrusted_proxies = ["127.0.0.1"]\n')
-    proxied = HttpServer(quire_bin, acl_vault, server_env(xdg_home), tmp_path / "proxied.log", ["--config", str(config)])
+    # A state directory of its own: a second server on one vault's state waits to own it (issue 63).
+    proxied_home = tmp_path / "proxied-xdg"
+    for sub in ("state", "data", "config", "cache"):
+        (proxied_home / sub).mkdir(parents=True)
+    proxied = HttpServer(quire_bin, acl_vault, server_env(proxied_home), tmp_path / "proxied.log", ["--config", str(config)])
     try:
         base = proxied.url.removesuffix("/mcp")
         statuses = await flood_without_client_id(client.http, base, "198.51.100.1", 100)
