@@ -273,6 +273,8 @@ def fault_vault_gone(tmp: Path, checks: Checks):
             checks.codes[f"{f}: read after the vault came back as a new folder"] = result.text[:200]
             checks.expect(f, result.is_error and result.code == "permission_denied" and "restart" in result.text,
                           "vault back as a new folder: reads answer permission_denied naming a restart", result.text[:300])
+            # The watch guard looks once a second (its heartbeat): give it that long to say so.
+            wait_until(lambda: "replaced by a new one" in case.log(), timeout=5, period=0.2)
             case.stop()
             server = case.start()
         serves(checks, f, server, f"vault back after being {how}")
