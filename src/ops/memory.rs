@@ -526,9 +526,10 @@ impl Ops {
             Ok(_) => {}
             Err(error) => return Err(OpsError::from_vault(error, None)),
         }
-        let ctx = Context::new(crate::acl::Principal::Owner, "memory-bootstrap");
         let mut created = Vec::new();
         for (name, policy, scope) in STARTERS {
+            // A context per file: each creation is its own change, as a call makes one.
+            let ctx = Context::new(crate::acl::Principal::Owner, "memory-bootstrap");
             let path = self.memory_path(name)?;
             let text = match policy {
                 Some(policy) => format!(
