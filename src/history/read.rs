@@ -31,13 +31,14 @@ pub struct ChangeSummary {
 const MAX_SCANNED: usize = 10_000;
 
 impl History {
-    /// Finished changes, newest first, with the paths `visible` keeps; a change with no visible
-    /// path is left out, as if it had never been. Returns the page and, when more may follow,
+    /// Finished changes, newest first, with the paths `visible` keeps (it is given each path and
+    /// where its content really was, when that differed); a change with no visible path is left
+    /// out, as if it had never been. Returns the page and, when more may follow,
     /// the `seq` to page on.
     pub fn changes(
         &self,
         query: &ChangeQuery,
-        visible: &dyn Fn(&str) -> bool,
+        visible: &dyn Fn(&str, Option<&str>) -> bool,
     ) -> Result<(Vec<ChangeSummary>, Option<i64>), HistoryError> {
         let connection = self.lock()?;
         let mut statement = connection.prepare_cached(
@@ -46,7 +47,8 @@ impl History {
              ORDER BY seq DESC LIMIT ?4",
         )?;
         let mut paths_of = connection.prepare_cached(
-            "SELECT path, previous_path FROM versions WHERE change_seq = ?1 ORDER BY id",
+            "SELECT path, real_path, previous_path, real_previous_path FROM versions
+             WHERE change_seq = ?1 ORDER BY id",
         )?;
         let mut found = Vec::new();
         let mut before = query.before_seq.unwrap_or(i64::MAX);
@@ -71,12 +73,17 @@ impl History {
             for (seq, change) in batch {
                 let mut paths: Vec<String> = Vec::new();
                 let rows = paths_of.query_map([seq], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+                    Ok((
+                        (row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?),
+                        row.get::<_, Option<String>>(2)?
+                            .map(|previous| Ok::<_, rusqlite::Error>((previous, row.get(3)?)))
+                            .transpose()?,
+                    ))
                 })?;
                 for row in rows {
-                    let (path, previous) = row?;
-                    for path in std::iter::once(path).chain(previous) {
-                        if visible(&path) && !paths.contains(&path) {
+                    let (named, previous) = row?;
+                    for (path, real) in std::iter::once(named).chain(previous) {
+                        if visible(&path, real.as_deref()) && !paths.contains(&path) {
                             paths.push(path);
                         }
                     }
@@ -228,7 +235,7 @@ const MAX_TRAIL: usize = 64;
 pub(super) const VERSION_COLUMNS: &str =
     "SELECT v.id, c.id, c.time_ms, c.identity, c.tool, c.kind, v.path,
     v.previous_path, v.kind, v.revision_before, v.revision_after, v.bytes_before, v.bytes_after,
-    c.undoes FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
+    c.undoes, v.real_path, v.real_previous_path FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
 
 pub(super) fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     let kind = |at: usize| -> rusqlite::Result<Kind> {
@@ -263,6 +270,8 @@ pub(super) fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> 
         revision_after: row.get(10)?,
         bytes_before: size(11)?,
         bytes_after: size(12)?,
+        real_path: row.get(14)?,
+        real_previous_path: row.get(15)?,
     })
 }
 

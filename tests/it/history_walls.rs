@@ -1,0 +1,111 @@
+//! The history as a restricted identity may see it (issue 63): a version is judged by the place
+//! its content really was, and what the history answers about notes the caller may not read
+//! does not depend on whether they exist or changed.
+
+use std::collections::BTreeMap;
+
+use quire::acl::{IdentityRules, Policy, Principal, Rule};
+use quire::ops::{self, Context};
+
+use super::support::TestVault;
+
+/// An identity that may read and change `Inbox/` only.
+fn inbox_only(vault: &TestVault) -> Context {
+    let mut identities = BTreeMap::new();
+    let inbox = || vec![Rule::parse("Inbox/").expect("rule")];
+    identities.insert(
+        "inbox".to_string(),
+        IdentityRules {
+            read: inbox(),
+            write: inbox(),
+            deny: Vec::new(),
+        },
+    );
+    vault.ops.set_policy(Policy::new(Vec::new(), identities));
+    Context::new(
+        Principal::Identity {
+            name: "inbox".into(),
+            client_id: None,
+        },
+        "vault_note_history",
+    )
+}
+
+fn write(vault: &TestVault, ctx: &Context, path: &str, body: &str) -> String {
+    vault
+        .ops
+        .write_note(
+            ctx,
+            ops::WriteNote {
+                path: path.into(),
+                body: body.into(),
+                properties: None,
+                overwrite: true,
+                expected_revision: None,
+            },
+        )
+        .expect("written");
+    ctx.change_id().expect("the write made a change").to_owned()
+}
+
+/// Issue 63, F6: content written through `Inbox/lnk → ../Private` was in `Private/`; once the
+/// link is gone, its versions must not show to an identity that may read `Inbox/` only.
+#[test]
+fn r63_a_version_written_through_a_symlinked_folder_is_judged_where_it_was() {
+    let vault = TestVault::with_notes(&[("Inbox/a.md", "a\n"), ("Private/old.md", "old\n")]);
+    std::os::unix::fs::symlink("../Private", vault.path("Inbox/lnk"))
+        .expect("a link to a folder inside the vault");
+    let owner = Context::owner();
+    let change = write(&vault, &owner, "Inbox/lnk/secret.md", "the secret\n");
+    assert_eq!(vault.read("Private/secret.md"), "the secret\n");
+    std::fs::remove_file(vault.path("Inbox/lnk")).expect("the link removed");
+
+    let inbox = inbox_only(&vault);
+    let listed = vault
+        .ops
+        .note_history(
+            &inbox,
+            ops::NoteHistory {
+                path: "Inbox/lnk/secret.md".into(),
+                ..Default::default()
+            },
+        )
+        .expect("a path the identity may read answers");
+    assert!(
+        listed.versions.is_empty(),
+        "a version written into Private/ shows: {:?}",
+        listed.versions
+    );
+    let owner_versions = vault
+        .ops
+        .note_history(
+            &owner,
+            ops::NoteHistory {
+                path: "Inbox/lnk/secret.md".into(),
+                ..Default::default()
+            },
+        )
+        .expect("the owner reads the history");
+    let version_id = owner_versions.versions[0].version_id;
+    let read = vault.ops.read_version(
+        &inbox,
+        ops::ReadVersion {
+            path: "Inbox/lnk/secret.md".into(),
+            version_id,
+            diff_against: None,
+        },
+    );
+    assert_eq!(
+        read.map(|read| read.content).map_err(|e| e.code()),
+        Err("not_found")
+    );
+    let changes = vault
+        .ops
+        .list_changes(&inbox, ops::ListChanges::default())
+        .expect("changes list");
+    assert!(
+        changes.changes.iter().all(|c| c.change_id != change),
+        "the change into Private/ is listed: {:?}",
+        changes.changes
+    );
+}
