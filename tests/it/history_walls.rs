@@ -109,3 +109,60 @@ fn r63_a_version_written_through_a_symlinked_folder_is_judged_where_it_was() {
         changes.changes
     );
 }
+
+fn undo_refusal(vault: &TestVault, ctx: &Context, change: &str) -> (&'static str, String) {
+    let error = vault
+        .ops
+        .undo(
+            ctx,
+            ops::UndoChange {
+                change_id: change.into(),
+                dry_run: true,
+            },
+        )
+        .expect_err("the undo is refused");
+    (error.code(), error.to_string().replace(change, "CHANGE"))
+}
+
+/// Issue 63, F11: an undo of a change that touched a note the caller may not read, or of an
+/// outside edit of one, answers exactly as an unknown change id does.
+#[test]
+fn r63_an_undo_touching_a_hidden_note_answers_as_an_unknown_change() {
+    let vault = TestVault::with_notes(&[("Inbox/a.md", "a\n"), ("Private/b.md", "b\n")]);
+    let owner = Context::owner();
+    vault
+        .ops
+        .set_property(
+            &owner,
+            ops::SetProperty {
+                name: "status".into(),
+                value: serde_json::json!("done"),
+                target: ops::Target {
+                    paths: Some(vec!["Inbox/a.md".into(), "Private/b.md".into()]),
+                    filter: None,
+                },
+                dry_run: false,
+            },
+        )
+        .expect("the batch is made");
+    let batch = owner.change_id().expect("a change").to_owned();
+    std::fs::write(vault.path("Private/b.md"), "edited outside\n").expect("an outside edit");
+    vault
+        .ops
+        .record_outside_edits(&["Private/b.md".to_string()]);
+    let outside = vault
+        .ops
+        .list_changes(&owner, ops::ListChanges::default())
+        .expect("changes")
+        .changes
+        .into_iter()
+        .find(|change| change.kind == "external")
+        .expect("the outside edit is recorded")
+        .change_id;
+
+    let inbox = inbox_only(&vault);
+    let unknown = undo_refusal(&vault, &inbox, "ch_00000000000000000000");
+    assert_eq!(unknown.0, "not_found");
+    assert_eq!(undo_refusal(&vault, &inbox, &batch), unknown);
+    assert_eq!(undo_refusal(&vault, &inbox, &outside), unknown);
+}
