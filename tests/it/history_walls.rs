@@ -166,3 +166,42 @@ fn r63_an_undo_touching_a_hidden_note_answers_as_an_unknown_change() {
     assert_eq!(undo_refusal(&vault, &inbox, &batch), unknown);
     assert_eq!(undo_refusal(&vault, &inbox, &outside), unknown);
 }
+
+/// An undo refused as a conflict names the first notes changed since and counts the rest, so a
+/// batch of thousands of notes does not answer with a message of hundreds of KB.
+#[test]
+fn r63_an_undo_conflict_over_many_notes_names_a_few_and_counts_the_rest() {
+    let notes: Vec<(String, String)> = (0..30)
+        .map(|at| (format!("Bulk/n{at:02}.md"), format!("note {at}\n")))
+        .collect();
+    let vault = TestVault::with_notes(&notes);
+    let owner = Context::owner();
+    vault
+        .ops
+        .set_property(
+            &owner,
+            ops::SetProperty {
+                name: "status".into(),
+                value: serde_json::json!("done"),
+                target: ops::Target {
+                    paths: Some(notes.iter().map(|(path, _)| path.clone()).collect()),
+                    filter: None,
+                },
+                dry_run: false,
+            },
+        )
+        .expect("the batch is made");
+    let batch = owner.change_id().expect("a change").to_owned();
+    for (path, _) in &notes {
+        std::fs::write(vault.path(path), "changed since\n").expect("changed");
+    }
+    let (code, message) = undo_refusal(&vault, &owner, &batch);
+    assert_eq!(code, "conflict");
+    let named = notes
+        .iter()
+        .filter(|(path, _)| message.contains(&format!("'{path}'")))
+        .count();
+    assert_eq!(named, 10, "{message}");
+    assert!(message.contains("and 20 more"), "{message}");
+    assert!(message.len() < 4096, "{} bytes", message.len());
+}

@@ -17,6 +17,9 @@ use crate::ops::notes::WrittenNote;
 use crate::ops::shared::{Context, Ops, rfc3339};
 use crate::vault::{FileLock, Revision, VaultPath, WriteMode};
 
+/// How many notes changed since an undo's conflict names; the rest are counted.
+const CONFLICTS_NAMED: usize = 10;
+
 /// One file of the change being undone: where it is now and where it goes back to.
 struct Reversal {
     /// Where the change left the file (its path in the version).
@@ -224,9 +227,19 @@ impl Ops {
         if changed.is_empty() {
             return Ok(());
         }
+        // A batch of thousands of notes changed since would make a message of hundreds of KB;
+        // the first few say what happened and the count says how much.
+        let more = changed.len().saturating_sub(CONFLICTS_NAMED);
+        changed.truncate(CONFLICTS_NAMED);
+        let mut notes = changed.join("; ");
+        if more > 0 {
+            notes.push_str(&format!(
+                "; and {more} more (vault_note_history of each shows who changed it)"
+            ));
+        }
         Err(OpsError::UndoConflict {
             change: change.to_owned(),
-            notes: changed.join("; "),
+            notes,
         })
     }
 
