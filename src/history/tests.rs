@@ -292,7 +292,7 @@ fn changes_list_newest_first_with_only_the_paths_the_reader_may_see() {
     assert_eq!(page[0].change.id, third);
     assert_eq!(page[0].paths, vec!["open/c.md".to_owned()]);
     let rest = ChangeQuery {
-        before_seq: next,
+        before_change: next,
         limit: 10,
         ..ChangeQuery::default()
     };

@@ -205,3 +205,47 @@ fn r63_an_undo_conflict_over_many_notes_names_a_few_and_counts_the_rest() {
     assert!(message.contains("and 20 more"), "{message}");
     assert!(message.len() < 4096, "{} bytes", message.len());
 }
+
+/// Issue 63, F11: a change listing's cursor named the history's global change counter, so a
+/// restricted caller paging one change at a time counted the changes it may not see. It now
+/// names the last change of the page, which the caller saw.
+#[test]
+fn r63_a_change_cursor_names_a_change_the_caller_saw_not_a_counter() {
+    let vault = TestVault::with_notes(&[("Inbox/a.md", "a\n"), ("Private/b.md", "b\n")]);
+    let owner = Context::owner();
+    for round in 0..3 {
+        write(&vault, &owner, &format!("Private/h{round}.md"), "hidden\n");
+    }
+    let inbox = inbox_only(&vault);
+    write(&vault, &inbox, "Inbox/new.md", "seen\n");
+    let page = vault
+        .ops
+        .list_changes(
+            &inbox,
+            ops::ListChanges {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .expect("changes");
+    let cursor = page.next_cursor.expect("a next page may follow");
+    let bytes: Vec<u8> = (0..cursor.len())
+        .step_by(2)
+        .filter_map(|at| u8::from_str_radix(cursor.get(at..at + 2)?, 16).ok())
+        .collect();
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        format!("after:{}", page.changes[0].change_id)
+    );
+    let rest = vault
+        .ops
+        .list_changes(
+            &inbox,
+            ops::ListChanges {
+                cursor: Some(cursor),
+                ..Default::default()
+            },
+        )
+        .expect("the next page");
+    assert!(rest.changes.is_empty(), "{:?}", rest.changes);
+}

@@ -121,10 +121,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let limit = check_limit(request.limit)?;
         let since_ms = request.since.as_deref().map(parse_since).transpose()?;
-        let before_seq = match Cursor::offset(request.cursor.as_deref())? {
-            0 => None,
-            seq => Some(i64::try_from(seq).unwrap_or(i64::MAX)),
-        };
+        let before_change = Cursor::after(request.cursor.as_deref())?;
         // A restricted caller learns no other identity's name, so it can filter by its own only.
         if let Some(identity) = &request.identity
             && !visibility.reads_everything()
@@ -139,7 +136,7 @@ impl Ops {
             identity: request.identity,
             since_ms,
             path_prefix: request.path_prefix,
-            before_seq,
+            before_change,
             limit,
         };
         let (found, next) = history
@@ -164,7 +161,7 @@ impl Ops {
         }
         Ok(ChangeList {
             changes,
-            next_cursor: next.map(|seq| Cursor::Offset(usize::try_from(seq).unwrap_or(0)).encode()),
+            next_cursor: next.map(|change| Cursor::After(change).encode()),
         })
     }
 
