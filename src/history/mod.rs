@@ -82,6 +82,15 @@ pub struct Draft<'a> {
     pub after: Option<&'a [u8]>,
 }
 
+/// Where a draft's files really are when a symbolic link on the way leads elsewhere (`None`: the
+/// path itself), as the writer found them before the write. A version is judged by these too, so
+/// content written through a link into a folder stays that folder's once the link is gone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RealPlaces {
+    pub path: Option<String>,
+    pub previous_path: Option<String>,
+}
+
 /// A draft's contents before and after, prepared.
 type BeforeAfter<'a> = (Option<Prepared<'a>>, Option<Prepared<'a>>);
 
@@ -119,6 +128,10 @@ pub struct Version {
     pub revision_after: Option<String>,
     pub bytes_before: Option<u64>,
     pub bytes_after: Option<u64>,
+    /// Where the content really was when that was not `path` (a symbolic link on the way).
+    pub real_path: Option<String>,
+    /// Where a moved file really was before, when that was not `previous_path`.
+    pub real_previous_path: Option<String>,
 }
 
 /// How much history is kept: the oldest changes go first once either bound is passed.
@@ -243,15 +256,27 @@ impl History {
     /// Records a change's versions before its files are written; durable when this returns.
     /// Returns the change id that the caller, the audit log and the answer share.
     pub fn stage(&self, meta: &Meta<'_>, drafts: &[Draft<'_>]) -> Result<String, HistoryError> {
-        let contents = self.prepare(drafts)?;
-        self.stage_prepared(meta, drafts, contents)
+        self.stage_at(meta, drafts, &[])
     }
 
-    /// `stage` with the drafts' contents already prepared.
+    /// `stage`, recording where each draft's files really are (`real[i]` for `drafts[i]`; a
+    /// missing entry: the paths themselves).
+    pub fn stage_at(
+        &self,
+        meta: &Meta<'_>,
+        drafts: &[Draft<'_>],
+        real: &[RealPlaces],
+    ) -> Result<String, HistoryError> {
+        let contents = self.prepare(drafts)?;
+        self.stage_prepared(meta, drafts, real, contents)
+    }
+
+    /// `stage_at` with the drafts' contents already prepared.
     fn stage_prepared(
         &self,
         meta: &Meta<'_>,
         drafts: &[Draft<'_>],
+        real: &[RealPlaces],
         mut contents: Vec<BeforeAfter<'_>>,
     ) -> Result<String, HistoryError> {
         let time_ms = now_ms();
@@ -263,7 +288,9 @@ impl History {
             params![id, time_ms, meta.identity, meta.tool, meta.kind.as_str(), meta.undoes],
         )?;
         let seq = transaction.last_insert_rowid();
-        for (draft, (before, after)) in drafts.iter().zip(contents.iter_mut()) {
+        let unmoved = RealPlaces::default();
+        for (at, (draft, (before, after))) in drafts.iter().zip(contents.iter_mut()).enumerate() {
+            let places = real.get(at).unwrap_or(&unmoved);
             let before = before
                 .as_mut()
                 .map(|content| content::store(&transaction, content))
@@ -273,8 +300,8 @@ impl History {
                 .map(|content| content::store(&transaction, content))
                 .transpose()?;
             transaction.execute(
-                "INSERT INTO versions(change_seq, path, previous_path, kind, revision_before, revision_after, bytes_before, bytes_after)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO versions(change_seq, path, previous_path, kind, revision_before, revision_after, bytes_before, bytes_after, real_path, real_previous_path)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     seq,
                     draft.path,
@@ -284,6 +311,8 @@ impl History {
                     after.as_ref().map(|(revision, _)| revision),
                     before.as_ref().map(|(_, bytes)| bytes),
                     after.as_ref().map(|(_, bytes)| bytes),
+                    places.path,
+                    places.previous_path,
                 ],
             )?;
         }

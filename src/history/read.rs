@@ -13,8 +13,9 @@ pub struct ChangeQuery {
     pub since_ms: Option<i64>,
     /// Only changes touching a path starting with this.
     pub path_prefix: Option<String>,
-    /// Only changes older than this one (the cursor: a change's `seq`).
-    pub before_seq: Option<i64>,
+    /// Only changes older than this one (the cursor: a change id). An id no longer held (pruned,
+    /// with everything older) lists nothing.
+    pub before_change: Option<String>,
     pub limit: usize,
 }
 
@@ -22,8 +23,6 @@ pub struct ChangeQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeSummary {
     pub change: Change,
-    /// The change's place in the history, to page on.
-    pub seq: i64,
     pub paths: Vec<String>,
 }
 
@@ -31,26 +30,43 @@ pub struct ChangeSummary {
 const MAX_SCANNED: usize = 10_000;
 
 impl History {
-    /// Finished changes, newest first, with the paths `visible` keeps; a change with no visible
-    /// path is left out, as if it had never been. Returns the page and, when more may follow,
-    /// the `seq` to page on.
+    /// Finished changes, newest first, with the paths `visible` keeps (it is given each path and
+    /// where its content really was, when that differed); a change with no visible path is left
+    /// out, as if it had never been. Returns the page and, when more may follow, the change id
+    /// to page on: the last change of a full page, so a cursor is a change the caller saw (a
+    /// global counter would count the changes it may not see).
     pub fn changes(
         &self,
         query: &ChangeQuery,
-        visible: &dyn Fn(&str) -> bool,
-    ) -> Result<(Vec<ChangeSummary>, Option<i64>), HistoryError> {
+        visible: &dyn Fn(&str, Option<&str>) -> bool,
+    ) -> Result<(Vec<ChangeSummary>, Option<String>), HistoryError> {
         let connection = self.lock()?;
+        let mut before = match &query.before_change {
+            None => i64::MAX,
+            Some(id) => {
+                let seq: Option<i64> = connection
+                    .query_row("SELECT seq FROM changes WHERE id = ?1", [id], |row| {
+                        row.get(0)
+                    })
+                    .optional()?;
+                match seq {
+                    Some(seq) => seq,
+                    None => return Ok((Vec::new(), None)),
+                }
+            }
+        };
         let mut statement = connection.prepare_cached(
             "SELECT seq, id, time_ms, identity, tool, kind, undoes FROM changes
              WHERE state = 'done' AND seq < ?1 AND time_ms >= ?2 AND (?3 IS NULL OR identity = ?3)
              ORDER BY seq DESC LIMIT ?4",
         )?;
         let mut paths_of = connection.prepare_cached(
-            "SELECT path, previous_path FROM versions WHERE change_seq = ?1 ORDER BY id",
+            "SELECT path, real_path, previous_path, real_previous_path FROM versions
+             WHERE change_seq = ?1 ORDER BY id",
         )?;
         let mut found = Vec::new();
-        let mut before = query.before_seq.unwrap_or(i64::MAX);
         let mut scanned = 0;
+        let mut last_id = String::new();
         while found.len() < query.limit && scanned < MAX_SCANNED {
             let batch: Vec<(i64, Change)> = statement
                 .query_map(
@@ -69,14 +85,20 @@ impl History {
             before = *last;
             scanned += batch.len();
             for (seq, change) in batch {
+                last_id.clone_from(&change.id);
                 let mut paths: Vec<String> = Vec::new();
                 let rows = paths_of.query_map([seq], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+                    Ok((
+                        (row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?),
+                        row.get::<_, Option<String>>(2)?
+                            .map(|previous| Ok::<_, rusqlite::Error>((previous, row.get(3)?)))
+                            .transpose()?,
+                    ))
                 })?;
                 for row in rows {
-                    let (path, previous) = row?;
-                    for path in std::iter::once(path).chain(previous) {
-                        if visible(&path) && !paths.contains(&path) {
+                    let (named, previous) = row?;
+                    for (path, real) in std::iter::once(named).chain(previous) {
+                        if visible(&path, real.as_deref()) && !paths.contains(&path) {
                             paths.push(path);
                         }
                     }
@@ -86,14 +108,16 @@ impl History {
                     .as_deref()
                     .is_none_or(|prefix| paths.iter().any(|path| path.starts_with(prefix)));
                 if !paths.is_empty() && prefixed {
-                    found.push(ChangeSummary { change, seq, paths });
+                    found.push(ChangeSummary { change, paths });
                     if found.len() == query.limit {
-                        return Ok((found, Some(seq)));
+                        return Ok((found, Some(last_id)));
                     }
                 }
             }
         }
-        let next = (scanned >= MAX_SCANNED).then_some(before);
+        // A page cut by the scan bound goes on from the last change read, which the caller may not
+        // see: the one place a cursor names a change the page did not show.
+        let next = (scanned >= MAX_SCANNED).then_some(last_id);
         Ok((found, next))
     }
 
@@ -228,7 +252,7 @@ const MAX_TRAIL: usize = 64;
 pub(super) const VERSION_COLUMNS: &str =
     "SELECT v.id, c.id, c.time_ms, c.identity, c.tool, c.kind, v.path,
     v.previous_path, v.kind, v.revision_before, v.revision_after, v.bytes_before, v.bytes_after,
-    c.undoes FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
+    c.undoes, v.real_path, v.real_previous_path FROM versions v JOIN changes c ON c.seq = v.change_seq AND c.state = 'done'";
 
 pub(super) fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> {
     let kind = |at: usize| -> rusqlite::Result<Kind> {
@@ -263,6 +287,8 @@ pub(super) fn version_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Version> 
         revision_after: row.get(10)?,
         bytes_before: size(11)?,
         bytes_after: size(12)?,
+        real_path: row.get(14)?,
+        real_previous_path: row.get(15)?,
     })
 }
 

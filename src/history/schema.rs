@@ -4,7 +4,7 @@
 use rusqlite::Connection;
 
 /// Bumped with every change to the tables below; a newer file than this build knows is refused.
-pub(super) const VERSION: i64 = 2;
+pub(super) const VERSION: i64 = 3;
 
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS contents(
@@ -32,7 +32,9 @@ CREATE TABLE IF NOT EXISTS versions(
     revision_before TEXT,
     revision_after TEXT,
     bytes_before INTEGER,
-    bytes_after INTEGER
+    bytes_after INTEGER,
+    real_path TEXT,
+    real_previous_path TEXT
 );
 CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);
 CREATE INDEX IF NOT EXISTS versions_change ON versions(change_seq);
@@ -58,12 +60,34 @@ pub(super) fn prepare(connection: &Connection) -> Result<(), rusqlite::Error> {
         // Version 2 records which change an undo took back.
         connection.execute_batch("ALTER TABLE changes ADD COLUMN undoes TEXT")?;
     }
+    if (1..3).contains(&found) {
+        // Version 3 records where a version's content really was when a symbolic link on the
+        // way led elsewhere (issue 63, F6); older versions were all judged by their path alone.
+        // A file whose versions table was only just made above has the columns already.
+        for column in ["real_path", "real_previous_path"] {
+            if !has_column(connection, "versions", column)? {
+                connection
+                    .execute_batch(&format!("ALTER TABLE versions ADD COLUMN {column} TEXT"))?;
+            }
+        }
+    }
     connection.execute_batch(
         "CREATE INDEX IF NOT EXISTS changes_undoes ON changes(undoes);
          CREATE INDEX IF NOT EXISTS versions_previous ON versions(previous_path, id);",
     )?;
     connection.pragma_update(None, "user_version", VERSION)?;
     Ok(())
+}
+
+fn has_column(connection: &Connection, table: &str, column: &str) -> Result<bool, rusqlite::Error> {
+    let mut statement = connection.prepare(&format!("PRAGMA table_info({table})"))?;
+    let names = statement.query_map([], |row| row.get::<_, String>(1))?;
+    for name in names {
+        if name? == column {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The version the file says it has (0 for a new file).

@@ -282,7 +282,7 @@ fn changes_list_newest_first_with_only_the_paths_the_reader_may_see() {
             write("secret/d.md", None, b"d\n"),
         ],
     );
-    let visible = |path: &str| path.starts_with("open/");
+    let visible = |path: &str, _real: Option<&str>| path.starts_with("open/");
     let query = ChangeQuery {
         limit: 1,
         ..ChangeQuery::default()
@@ -292,7 +292,7 @@ fn changes_list_newest_first_with_only_the_paths_the_reader_may_see() {
     assert_eq!(page[0].change.id, third);
     assert_eq!(page[0].paths, vec!["open/c.md".to_owned()]);
     let rest = ChangeQuery {
-        before_seq: next,
+        before_change: next,
         limit: 10,
         ..ChangeQuery::default()
     };
@@ -354,6 +354,35 @@ fn a_first_version_history_is_carried_forward() {
     assert_eq!(history.undone_by("ch_old").expect("query"), None);
 }
 
+/// Issue 63, F6: a version 2 file gains the columns for where a version's content really was,
+/// and its versions read back, judged by their paths alone.
+#[test]
+fn a_second_version_history_is_carried_forward() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("history.db");
+    let connection = Connection::open(&path).expect("open");
+    connection
+        .execute_batch(
+            "CREATE TABLE changes(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+                 time_ms INTEGER NOT NULL, identity TEXT NOT NULL, tool TEXT NOT NULL,
+                 kind TEXT NOT NULL, undoes TEXT, state TEXT NOT NULL);
+             CREATE TABLE versions(id INTEGER PRIMARY KEY, change_seq INTEGER NOT NULL,
+                 path TEXT NOT NULL, previous_path TEXT, kind TEXT NOT NULL,
+                 revision_before TEXT, revision_after TEXT, bytes_before INTEGER,
+                 bytes_after INTEGER);
+             INSERT INTO changes VALUES(1, 'ch_old', CAST(strftime('%s', 'now') AS INTEGER) * 1000,
+                 'owner', 'vault_write_note', 'write', NULL, 'done');
+             INSERT INTO versions VALUES(1, 1, 'a.md', NULL, 'create', NULL, NULL, NULL, NULL);
+             PRAGMA user_version = 2;",
+        )
+        .expect("a version 2 file");
+    drop(connection);
+    let history = History::open(&path, Retention::default()).expect("migrated");
+    let versions = history.versions("a.md", None, 10).expect("versions");
+    assert_eq!(versions.len(), 1);
+    assert_eq!(versions[0].real_path, None);
+}
+
 /// Contents are hashed and compressed before the connection is taken; one that was stored then
 /// but dropped before the insert (another write refused meanwhile) is compressed after all.
 #[test]
@@ -369,7 +398,7 @@ fn content_dropped_between_preparing_and_staging_is_stored_all_the_same() {
     let revision = Revision::of(b"shared\n").to_string();
     assert_eq!(history.content(&revision).expect("read"), None);
     let kept = history
-        .stage_prepared(&meta(Kind::Write), &drafts, prepared)
+        .stage_prepared(&meta(Kind::Write), &drafts, &[], prepared)
         .expect("staged");
     history.finish(&kept).expect("finished");
     assert_eq!(

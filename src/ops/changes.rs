@@ -6,7 +6,8 @@
 use super::access::{Maintenance, WriteChecked};
 use super::error::OpsError;
 use super::shared::{Context, Ops};
-use crate::history::{Draft, Kind, Meta};
+use crate::history::{Draft, Kind, Meta, RealPlaces};
+use crate::vault::VaultPath;
 
 /// A change staged for this call, until it is settled.
 #[must_use = "a staged change must be settled once its files are written or refused"]
@@ -31,7 +32,7 @@ impl Ops {
     pub(super) fn stage_undo(
         &self,
         ctx: &Context,
-        _checked: &impl WriteChecked,
+        checked: &impl WriteChecked,
         kind: Kind,
         undoes: Option<&str>,
         drafts: &[Draft<'_>],
@@ -39,8 +40,22 @@ impl Ops {
         let Some(history) = &self.history else {
             return Ok(Staged { id: None });
         };
+        // Found before the write, while every link on the way still leads where the content goes:
+        // the history judges the version by that place too once a link is removed (issue 63, F6).
+        let elsewhere = |path: &str| {
+            let parsed = VaultPath::parse(path).ok()?;
+            let real = self.walls.vault(checked).real_location(&parsed)?;
+            (real != path).then_some(real)
+        };
+        let real: Vec<RealPlaces> = drafts
+            .iter()
+            .map(|draft| RealPlaces {
+                path: elsewhere(draft.path),
+                previous_path: draft.previous_path.and_then(elsewhere),
+            })
+            .collect();
         let id = history
-            .stage(
+            .stage_at(
                 &Meta {
                     identity: ctx.principal.name(),
                     tool: &ctx.tool,
@@ -48,6 +63,7 @@ impl Ops {
                     undoes,
                 },
                 drafts,
+                &real,
             )
             .map_err(OpsError::HistoryUnavailable)?;
         Ok(Staged { id: Some(id) })

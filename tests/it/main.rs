@@ -14,6 +14,7 @@ mod files_pdf;
 mod files_text;
 mod fuzz_replay;
 mod history;
+mod history_walls;
 mod http;
 mod index_consistency;
 mod large_notes;

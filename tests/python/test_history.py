@@ -324,6 +324,7 @@ async def test_a_restricted_identity_learns_nothing_from_history(identities):
         secret = await ok(alice, "vault_patch_note", {"path": "Secret/codes.md", "operation": "append", "content": "falconry"})
         moved_in = await ok(alice, "vault_move_note", {"old_path": "Projects/idea.md", "new_path": "Secret/idea.md"})
         await ok(alice, "vault_patch_note", {"path": "Inbox/todo.md", "operation": "append", "content": "shared"})
+        readable_only = await ok(alice, "vault_write_note", {"path": "Projects/draft.md", "body": "draft\n"})
         secret_versions = (await ok(alice, "vault_note_history", {"path": "Secret/codes.md"}))["versions"]
     async with connect(server, RESTRICTED, "2025-11-25") as carol:
         listed = await ok(carol, "vault_list_changes", {"limit": 100})
@@ -341,12 +342,14 @@ async def test_a_restricted_identity_learns_nothing_from_history(identities):
             ("vault_read_version", {"path": "Secret/codes.md", "version_id": secret_versions[0]["version_id"]}),
             ("vault_read_version", {"path": "Inbox/todo.md", "version_id": secret_versions[0]["version_id"]}),
             ("vault_undo", {"change_id": secret["change_id"]}),
+            # Issue 63, F11: a change that also touched a note carol may not read is unknown to her.
+            ("vault_undo", {"change_id": moved_in["change_id"]}),
         ]:
             is_error, _, text = await call(carol, tool, args)
             assert is_error and error_code(text) == "not_found", (tool, text)
             assert "zebracorn" not in text and "falconry" not in text
         # A change touching a note carol may read but not write is refused as a whole.
-        is_error, _, text = await call(carol, "vault_undo", {"change_id": moved_in["change_id"]})
+        is_error, _, text = await call(carol, "vault_undo", {"change_id": readable_only["change_id"]})
         assert is_error and error_code(text) == "path_forbidden", text
         assert "Secret" not in text, text
 

@@ -61,7 +61,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let versions = found
             .iter()
-            .filter(|version| visibility.shows(&version.path))
+            .filter(|version| shows_version(&visibility, version))
             .map(|version| shown(ctx, &visibility, version))
             .collect();
         Ok(NoteVersions {
@@ -121,10 +121,7 @@ impl Ops {
         let visibility = self.visibility(ctx);
         let limit = check_limit(request.limit)?;
         let since_ms = request.since.as_deref().map(parse_since).transpose()?;
-        let before_seq = match Cursor::offset(request.cursor.as_deref())? {
-            0 => None,
-            seq => Some(i64::try_from(seq).unwrap_or(i64::MAX)),
-        };
+        let before_change = Cursor::after(request.cursor.as_deref())?;
         // A restricted caller learns no other identity's name, so it can filter by its own only.
         if let Some(identity) = &request.identity
             && !visibility.reads_everything()
@@ -139,11 +136,13 @@ impl Ops {
             identity: request.identity,
             since_ms,
             path_prefix: request.path_prefix,
-            before_seq,
+            before_change,
             limit,
         };
         let (found, next) = history
-            .changes(&query, &|path: &str| visibility.shows(path))
+            .changes(&query, &|path: &str, real: Option<&str>| {
+                shows_place(&visibility, path, real)
+            })
             .map_err(OpsError::HistoryUnavailable)?;
         let mut changes = Vec::with_capacity(found.len());
         for summary in found {
@@ -162,7 +161,7 @@ impl Ops {
         }
         Ok(ChangeList {
             changes,
-            next_cursor: next.map(|seq| Cursor::Offset(usize::try_from(seq).unwrap_or(0)).encode()),
+            next_cursor: next.map(|change| Cursor::After(change).encode()),
         })
     }
 
@@ -199,7 +198,7 @@ impl Ops {
             .map_err(OpsError::HistoryUnavailable)?;
         match found.into_iter().next() {
             Some(version)
-                if version.version_id == id && self.visibility(ctx).shows(&version.path) =>
+                if version.version_id == id && shows_version(&self.visibility(ctx), &version) =>
             {
                 Ok(version)
             }
@@ -256,6 +255,17 @@ impl Ops {
         let other = self.version_of(ctx, path, id)?;
         Ok((format!("version {id}"), self.content_after(path, &other)?))
     }
+}
+
+/// Whether the caller may see a version: by its path, and by the place its content really was
+/// when a symbolic link led elsewhere, so removing the link does not move the content's walls.
+pub(super) fn shows_version(visibility: &Visibility, version: &Version) -> bool {
+    shows_place(visibility, &version.path, version.real_path.as_deref())
+}
+
+/// Whether the caller may see a path the history recorded, and where it really was.
+pub(super) fn shows_place(visibility: &Visibility, path: &str, real: Option<&str>) -> bool {
+    visibility.shows(path) && real.is_none_or(|real| visibility.shows(real))
 }
 
 /// A version as `ctx`'s caller sees it.

@@ -6,6 +6,7 @@
 //! a protected folder (memory, daily notes, `[vault] protected_folders`).
 
 use super::apply::Step;
+use super::reading::shows_place;
 use super::types::{RestoreVersion, UndoChange, UndoStep, Undone};
 use crate::history::{Draft, Kind, Version};
 use crate::ops::access::{Granted, Visibility};
@@ -15,6 +16,9 @@ use crate::ops::inputs::{parse_path, parse_revision};
 use crate::ops::notes::WrittenNote;
 use crate::ops::shared::{Context, Ops, rfc3339};
 use crate::vault::{FileLock, Revision, VaultPath, WriteMode};
+
+/// How many notes changed since an undo's conflict names; the rest are counted.
+const CONFLICTS_NAMED: usize = 10;
 
 /// One file of the change being undone: where it is now and where it goes back to.
 struct Reversal {
@@ -34,7 +38,7 @@ impl Ops {
         let change = request.change_id.trim();
         let unknown = || OpsError::NotFound {
             what: format!("there is no change {change:?} in the history"),
-            hint: "Call vault_list_changes for the change ids you may see (old ones may have been pruned).",
+            hint: "Call vault_list_changes for the change ids you may see (old ones may have been pruned; a change that also touched notes you may not read can be undone only by someone who may read them all).",
         };
         let versions = history.change(change).map_err(|error| match error {
             crate::history::HistoryError::UnknownChange(_) => unknown(),
@@ -42,16 +46,16 @@ impl Ops {
         })?;
         let visibility = self.visibility(ctx);
         let reversals = reversals(&versions)?;
+        // A change touching a note the caller may not read answers as an unknown id does, before
+        // anything else is said of it (that it came from outside, that it is undone), so no answer
+        // tells a restricted caller that a hidden note changed (issue 63, F11).
+        if !reversals.iter().all(|r| seen(&visibility, r)) {
+            return Err(unknown());
+        }
         if versions.iter().any(|v| v.change.kind == Kind::External) {
             return Err(OpsError::invalid_argument(format!(
                 "change {change} is an edit made outside Quire (Obsidian, a sync client); Quire does not undo those. Restore the version you want with vault_restore_version."
             )));
-        }
-        if !reversals
-            .iter()
-            .any(|r| visibility.shows(r.now.as_str()) || visibility.shows(r.back.as_str()))
-        {
-            return Err(unknown());
         }
         refuse_unwritable(&visibility, change, &reversals)?;
         self.refuse_protected_steps(change, &reversals)?;
@@ -223,9 +227,19 @@ impl Ops {
         if changed.is_empty() {
             return Ok(());
         }
+        // A batch of thousands of notes changed since would make a message of hundreds of KB;
+        // the first few say what happened and the count says how much.
+        let more = changed.len().saturating_sub(CONFLICTS_NAMED);
+        changed.truncate(CONFLICTS_NAMED);
+        let mut notes = changed.join("; ");
+        if more > 0 {
+            notes.push_str(&format!(
+                "; and {more} more (vault_note_history of each shows who changed it)"
+            ));
+        }
         Err(OpsError::UndoConflict {
             change: change.to_owned(),
-            notes: changed.join("; "),
+            notes,
         })
     }
 
@@ -314,16 +328,39 @@ fn reversals(versions: &[Version]) -> Result<Vec<Reversal>, OpsError> {
         .collect()
 }
 
-/// Refuses the whole undo when the caller may not change one of its notes, naming none of them:
-/// a note the caller may not see must not show through the refusal.
+/// Where a reversal's file really was before the change, when a link led elsewhere.
+fn real_back(reversal: &Reversal) -> Option<&str> {
+    match reversal.version.previous_path {
+        Some(_) => reversal.version.real_previous_path.as_deref(),
+        None => reversal.version.real_path.as_deref(),
+    }
+}
+
+/// Whether the caller may read both places a reversal touches, each where it really was too.
+fn seen(visibility: &Visibility, reversal: &Reversal) -> bool {
+    shows_place(
+        visibility,
+        reversal.now.as_str(),
+        reversal.version.real_path.as_deref(),
+    ) && shows_place(visibility, reversal.back.as_str(), real_back(reversal))
+}
+
+/// Refuses the whole undo when the caller may not change one of its notes, naming none of them
+/// (the caller may read them all, so this reveals only the rules).
 fn refuse_unwritable(
     visibility: &Visibility,
     change: &str,
     reversals: &[Reversal],
 ) -> Result<(), OpsError> {
-    let writable = reversals
-        .iter()
-        .all(|r| visibility.may_write(r.now.as_str()) && visibility.may_write(r.back.as_str()));
+    let writable = reversals.iter().all(|r| {
+        let real = [r.version.real_path.as_deref(), real_back(r)];
+        visibility.may_write(r.now.as_str())
+            && visibility.may_write(r.back.as_str())
+            && real
+                .into_iter()
+                .flatten()
+                .all(|real| visibility.may_write(real))
+    });
     if writable {
         return Ok(());
     }
