@@ -127,10 +127,11 @@ fn r63_f1_copies_are_charged_by_their_size_and_text_is_capped_everywhere() {
 
 #[test]
 fn r63_f4_all_cells_of_a_query_share_one_budget() {
-    // Each cell takes about 1.3 M steps, within one evaluation's 5 M; 60 rows of them are over
-    // the query's 50 M (the code before ran each to its end).
+    // Each cell takes a few million steps, within one evaluation's 5 M; 60 rows of them are
+    // well over the query's 50 M, so the steps trip it on any machine, not only the deadline on
+    // a slow one (the code before ran each to its end).
     let vault = TestVault::with_notes(&notes(60));
-    let base = "formulas:\n  slow: '\"x\".repeat(200000).split(\"\").map(value).length'\nviews:\n  - type: table\n    order: [formula.slow]\n";
+    let base = "formulas:\n  slow: '\"x\".repeat(500000).split(\"\").map(value).length'\nviews:\n  - type: table\n    order: [formula.slow]\n";
     let started = Instant::now();
     let error = query(&vault, &Context::owner(), base, Some(60)).expect_err("over its steps");
     assert_eq!(error.code(), "over_budget", "{error}");
