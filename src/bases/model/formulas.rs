@@ -21,18 +21,7 @@ pub(super) fn formulas_used(expr: &Expr) -> Vec<String> {
                 }
                 pending.push(key);
             }
-            ExprKind::List(items) => pending.extend(items),
-            ExprKind::Object(entries) => pending.extend(entries.iter().map(|(_, e)| e)),
-            ExprKind::Member(inner, _) | ExprKind::Unary(_, inner) => pending.push(inner),
-            ExprKind::Index(left, right) | ExprKind::Binary(_, left, right) => {
-                pending.push(left);
-                pending.push(right);
-            }
-            ExprKind::Call { target, args, .. } => {
-                pending.extend(target.as_deref());
-                pending.extend(args);
-            }
-            _ => {}
+            _ => push_operands(next, &mut pending),
         }
     }
     found.into_iter().collect()
@@ -47,21 +36,33 @@ pub(super) fn reads_every_formula(expr: &Expr) -> bool {
             ExprKind::Name(name) if name == "formula" => return true,
             ExprKind::Member(base, _) if is_formula_root(base) => {}
             ExprKind::Index(base, key) if is_formula_root(base) => pending.push(key),
-            ExprKind::List(items) => pending.extend(items),
-            ExprKind::Object(entries) => pending.extend(entries.iter().map(|(_, e)| e)),
-            ExprKind::Member(inner, _) | ExprKind::Unary(_, inner) => pending.push(inner),
-            ExprKind::Index(left, right) | ExprKind::Binary(_, left, right) => {
-                pending.push(left);
-                pending.push(right);
-            }
-            ExprKind::Call { target, args, .. } => {
-                pending.extend(target.as_deref());
-                pending.extend(args);
-            }
-            _ => {}
+            _ => push_operands(next, &mut pending),
         }
     }
     false
+}
+
+/// Queues the expressions `expr` is made of, for a walk over the whole tree.
+fn push_operands<'a>(expr: &'a Expr, pending: &mut Vec<&'a Expr>) {
+    match &expr.kind {
+        ExprKind::List(items) => pending.extend(items),
+        ExprKind::Object(entries) => pending.extend(entries.iter().map(|(_, e)| e)),
+        ExprKind::Member(inner, _) | ExprKind::Unary(_, inner) => pending.push(inner),
+        ExprKind::Index(left, right) | ExprKind::Binary(_, left, right) => {
+            pending.push(left);
+            pending.push(right);
+        }
+        ExprKind::Call { target, args, .. } => {
+            pending.extend(target.as_deref());
+            pending.extend(args);
+        }
+        ExprKind::Null
+        | ExprKind::Bool(_)
+        | ExprKind::Number(_)
+        | ExprKind::String(_)
+        | ExprKind::Regex(_)
+        | ExprKind::Name(_) => {}
+    }
 }
 
 fn is_formula_root(expr: &Expr) -> bool {
