@@ -28,7 +28,7 @@ pub use assemble::{build_ops, semantic_set_up};
 pub use prepare::{Prepared, create_state_dir, prepare};
 pub use reload::Reload;
 pub use sandbox::sandbox_plan;
-pub use state_owner::{StateOwnership, state_owner_pid, try_own_state};
+pub use state_owner::{StateOwnership, owner_named as state_owner_named, try_own_state};
 
 use crate::config::{Config, HttpConfig};
 use crate::health::Health;

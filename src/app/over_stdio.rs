@@ -10,6 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::io::{AsyncRead, AsyncWrite};
+
 use super::relay::{self, Ended, Memory};
 use super::state_owner;
 use super::{Owned, Owner};
@@ -41,30 +43,8 @@ pub(super) async fn serve(
     let mut owned: Option<Owned> = None;
     let mut waiting_since: Option<Instant> = None;
     loop {
-        let ended = if let Some(owned) = &owned {
-            let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
-            let (server_read, server_write) = tokio::io::split(theirs);
-            let shared = Arc::clone(&owned.shared);
-            tokio::spawn(async move {
-                if let Err(error) =
-                    crate::mcp::serve_stream(shared, server_read, server_write).await
-                {
-                    tracing::warn!(%error, "the stdio session failed");
-                }
-            });
-            let (read, write) = tokio::io::split(ours);
-            let relayed = relay::relay(
-                &mut memory,
-                &mut client_lines,
-                &mut client_out,
-                relay::lines_of(read),
-                write,
-            );
-            tokio::select! {
-                ended = relayed => Some(ended),
-                // The vault folder was replaced: `app::serve` fails so Quire is started again.
-                () = owned.replaced.cancelled() => None,
-            }
+        let (read, write) = if let Some(owned) = &owned {
+            in_process(Arc::clone(&owned.shared))
         } else if let Some(ownership) = state_owner::try_own_state(&config.state_dir)? {
             if memory.initialised() {
                 tracing::info!(
@@ -83,29 +63,39 @@ pub(super) async fn serve(
                 "another quire serve owns this vault's state; relaying this client to it"
             );
             let (read, write) = stream.into_split();
-            Some(
-                relay::relay(
-                    &mut memory,
-                    &mut client_lines,
-                    &mut client_out,
-                    relay::lines_of(read),
-                    write,
-                )
-                .await,
+            (
+                Box::new(read) as BackendRead,
+                Box::new(write) as BackendWrite,
             )
         } else {
             let since = *waiting_since.get_or_insert_with(Instant::now);
             if since.elapsed() > ATTACH_BOUND {
                 anyhow::bail!(
-                    "another quire serve (pid {}) owns the state directory {} but does not answer \
+                    "another quire serve ({}) owns the state directory {} but does not answer \
                      on its socket; stop it, or give this server its own state directory",
-                    state_owner::state_owner_pid(&config.state_dir)
-                        .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string()),
+                    state_owner::owner_named(&config.state_dir),
                     config.state_dir.display()
                 );
             }
             tokio::time::sleep(ATTACH_RETRY).await;
             continue;
+        };
+        // Only an owner's vault folder can be replaced under it; an attached relay never is.
+        let replaced = owned
+            .as_ref()
+            .map(|owned| owned.replaced.clone())
+            .unwrap_or_default();
+        let relayed = relay::relay(
+            &mut memory,
+            &mut client_lines,
+            &mut client_out,
+            relay::lines_of(read),
+            write,
+        );
+        let ended = tokio::select! {
+            ended = relayed => Some(ended),
+            // The vault folder was replaced: `app::serve` fails so Quire is started again.
+            () = replaced.cancelled() => None,
         };
         match ended {
             None => return Ok(owned),
@@ -122,6 +112,23 @@ pub(super) async fn serve(
     crate::embed::process_exiting();
     notifier.stopping();
     Ok(owned)
+}
+
+/// The halves of the stream to whichever server serves the client.
+type BackendRead = Box<dyn AsyncRead + Send + Unpin>;
+type BackendWrite = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// This process's own MCP server on an in-process pipe: the halves the relay reads and writes.
+fn in_process(shared: Arc<crate::mcp::Shared>) -> (BackendRead, BackendWrite) {
+    let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+    let (server_read, server_write) = tokio::io::split(theirs);
+    tokio::spawn(async move {
+        if let Err(error) = crate::mcp::serve_stream(shared, server_read, server_write).await {
+            tracing::warn!(%error, "the stdio session failed");
+        }
+    });
+    let (read, write) = tokio::io::split(ours);
+    (Box::new(read), Box::new(write))
 }
 
 /// Keeps serving the sessions attached to this owner after its own client left, so they need

@@ -62,12 +62,17 @@ pub fn try_own_state(state_dir: &Path) -> anyhow::Result<Option<StateOwnership>>
 }
 
 /// The process id the current owner wrote, for messages.
-pub fn state_owner_pid(state_dir: &Path) -> Option<u32> {
+pub(super) fn state_owner_pid(state_dir: &Path) -> Option<u32> {
     std::fs::read_to_string(state_dir.join(LOCK_FILE))
         .ok()?
         .trim()
         .parse()
         .ok()
+}
+
+/// The owner as messages name it: `pid N`, or `pid unknown` when the lock file says nothing.
+pub fn owner_named(state_dir: &Path) -> String {
+    state_owner_pid(state_dir).map_or_else(|| "pid unknown".to_owned(), |pid| format!("pid {pid}"))
 }
 
 /// Waits until this process owns the vault's state, saying once who holds it meanwhile: an HTTP

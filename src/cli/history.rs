@@ -29,10 +29,9 @@ fn own_state(
     match crate::app::try_own_state(&config.state_dir)? {
         Some(ownership) => Ok(ownership),
         None => anyhow::bail!(
-            "a running quire serve (pid {}) owns this vault's state; ask it instead (the \
+            "a running quire serve ({}) owns this vault's state; ask it instead (the \
              {tool} tool of a connected client), or stop it and run `quire {verb}` again",
-            crate::app::state_owner_pid(&config.state_dir)
-                .map_or_else(|| "unknown".to_owned(), |pid| pid.to_string())
+            crate::app::state_owner_named(&config.state_dir)
         ),
     }
 }
