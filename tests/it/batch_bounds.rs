@@ -57,13 +57,19 @@ fn set_property(
     )
 }
 
-fn refused(result: Result<ops::BatchResult, OpsError>) -> OpsError {
-    match result {
+/// Asserts the batch was refused as `too_large` with a message that says each of `says`.
+fn assert_too_large(result: Result<ops::BatchResult, OpsError>, says: &[&str]) {
+    let error = match result {
         Ok(plan) => panic!(
             "a batch over its bound went ahead: {} notes",
             plan.total_notes
         ),
         Err(error) => error,
+    };
+    let message = error.to_string();
+    assert_eq!(error.code(), "too_large", "{message}");
+    for said in says {
+        assert!(message.contains(said), "{said:?} missing from: {message}");
     }
 }
 
@@ -79,17 +85,15 @@ fn r63_a_replacement_past_the_note_limit_is_refused_dry_run_too() {
     let long = "E".repeat(1_000);
     for (old, regex) in [("e", false), ("x*", true)] {
         for dry_run in [true, false] {
-            let error = refused(replace(&vault, old, &long, regex, dry_run));
-            let message = error.to_string();
-            assert_eq!(error.code(), "too_large", "{message}");
-            for says in [
-                "'Inbox/a.md'",
-                "65536 bytes",
-                "limits.max_note_bytes",
-                "nothing was changed",
-            ] {
-                assert!(message.contains(says), "{says:?} missing from: {message}");
-            }
+            assert_too_large(
+                replace(&vault, old, &long, regex, dry_run),
+                &[
+                    "'Inbox/a.md'",
+                    "65536 bytes",
+                    "limits.max_note_bytes",
+                    "nothing was changed",
+                ],
+            );
         }
     }
     assert_eq!(vault.read("Inbox/a.md"), note);
@@ -107,38 +111,19 @@ fn r63_a_plan_past_its_bound_is_refused_dry_run_too() {
     let vault = TestVault::builder().config(LIMITS).notes(&notes).open();
     let value = serde_json::Value::String("v".repeat(40_000));
     for dry_run in [true, false] {
-        let error = refused(set_property(&vault, value.clone(), dry_run));
-        let message = error.to_string();
-        assert_eq!(error.code(), "too_large", "{message}");
-        for says in [
-            "1048576 bytes",
-            "`paths` or `filter`",
-            "nothing was changed",
-        ] {
-            assert!(message.contains(says), "{says:?} missing from: {message}");
-        }
+        assert_too_large(
+            set_property(&vault, value.clone(), dry_run),
+            &[
+                "1048576 bytes",
+                "`paths` or `filter`",
+                "nothing was changed",
+            ],
+        );
     }
     assert_eq!(vault.read("Inbox/n00.md"), "# 0\n");
     let small = set_property(&vault, serde_json::Value::String("v".repeat(4_000)), false)
         .expect("a batch under the bound");
     assert_eq!(small.total_notes, 40);
-}
-
-fn write(vault: &TestVault, path: &str, body: &str, expected: Option<String>) -> String {
-    vault
-        .ops
-        .write_note(
-            &Context::owner(),
-            ops::WriteNote {
-                path: path.into(),
-                body: body.into(),
-                properties: None,
-                overwrite: expected.is_some(),
-                expected_revision: expected,
-            },
-        )
-        .unwrap_or_else(|error| panic!("writing {path}: {error}"))
-        .revision
 }
 
 fn diff(vault: &TestVault, path: &str) -> Result<String, OpsError> {
@@ -179,8 +164,8 @@ fn r63_a_diff_past_its_deadline_is_approximate_and_says_so() {
             .map(|n| format!("{tag}{n}\n"))
             .collect::<String>()
     };
-    let first = write(&vault, "Big.md", &lines("a"), None);
-    write(&vault, "Big.md", &lines("b"), Some(first));
+    let first = vault.write_note("Big.md", &lines("a"), None);
+    vault.write_note("Big.md", &lines("b"), Some(first));
     let started = Instant::now();
     let text = diff(&vault, "Big.md").expect("a diff");
     let took = started.elapsed();
@@ -196,8 +181,8 @@ fn r63_a_diff_past_its_deadline_is_approximate_and_says_so() {
     );
     assert!(took < Duration::from_secs(10), "the diff took {took:?}");
     // A small diff is exact and unmarked.
-    let small = write(&vault, "Small.md", "one\ntwo\n", None);
-    write(&vault, "Small.md", "one\nthree\n", Some(small));
+    let small = vault.write_note("Small.md", "one\ntwo\n", None);
+    vault.write_note("Small.md", "one\nthree\n", Some(small));
     let text = diff(&vault, "Small.md").expect("a diff");
     assert!(
         text.starts_with("--- version ") && text.ends_with("@@ -1,2 +1,2 @@\n one\n-two\n+three\n"),
@@ -212,13 +197,8 @@ fn r63_a_diff_past_its_deadline_is_approximate_and_says_so() {
 fn r63_a_diff_of_too_many_lines_is_refused() {
     let vault = TestVault::with_notes(&[("Other.md", "x\n")]);
     let body = "x\n".repeat(260_000);
-    let first = write(&vault, "Lines.md", &body, None);
-    write(
-        &vault,
-        "Lines.md",
-        &format!("y\n{}", &body[2..]),
-        Some(first),
-    );
+    let first = vault.write_note("Lines.md", &body, None);
+    vault.write_note("Lines.md", &format!("y\n{}", &body[2..]), Some(first));
     let error = diff(&vault, "Lines.md").expect_err("a diff of 520,000 lines");
     let message = error.to_string();
     assert_eq!(error.code(), "invalid_argument", "{message}");

@@ -48,6 +48,27 @@ fn write(vault: &TestVault, ctx: &Context, path: &str, body: &str) -> String {
     ctx.change_id().expect("the write made a change").to_owned()
 }
 
+/// Sets `status: done` on `paths` as the owner, as one batch; the batch's change id.
+fn set_status_done(vault: &TestVault, paths: Vec<String>) -> String {
+    let owner = Context::owner();
+    vault
+        .ops
+        .set_property(
+            &owner,
+            ops::SetProperty {
+                name: "status".into(),
+                value: serde_json::json!("done"),
+                target: ops::Target {
+                    paths: Some(paths),
+                    filter: None,
+                },
+                dry_run: false,
+            },
+        )
+        .expect("the batch is made");
+    owner.change_id().expect("a change").to_owned()
+}
+
 /// Issue 63, F6: content written through `Inbox/lnk → ../Private` was in `Private/`; once the
 /// link is gone, its versions must not show to an identity that may read `Inbox/` only.
 #[test]
@@ -129,23 +150,8 @@ fn undo_refusal(vault: &TestVault, ctx: &Context, change: &str) -> (&'static str
 #[test]
 fn r63_an_undo_touching_a_hidden_note_answers_as_an_unknown_change() {
     let vault = TestVault::with_notes(&[("Inbox/a.md", "a\n"), ("Private/b.md", "b\n")]);
+    let batch = set_status_done(&vault, vec!["Inbox/a.md".into(), "Private/b.md".into()]);
     let owner = Context::owner();
-    vault
-        .ops
-        .set_property(
-            &owner,
-            ops::SetProperty {
-                name: "status".into(),
-                value: serde_json::json!("done"),
-                target: ops::Target {
-                    paths: Some(vec!["Inbox/a.md".into(), "Private/b.md".into()]),
-                    filter: None,
-                },
-                dry_run: false,
-            },
-        )
-        .expect("the batch is made");
-    let batch = owner.change_id().expect("a change").to_owned();
     std::fs::write(vault.path("Private/b.md"), "edited outside\n").expect("an outside edit");
     vault
         .ops
@@ -175,23 +181,8 @@ fn r63_an_undo_conflict_over_many_notes_names_a_few_and_counts_the_rest() {
         .map(|at| (format!("Bulk/n{at:02}.md"), format!("note {at}\n")))
         .collect();
     let vault = TestVault::with_notes(&notes);
+    let batch = set_status_done(&vault, notes.iter().map(|(path, _)| path.clone()).collect());
     let owner = Context::owner();
-    vault
-        .ops
-        .set_property(
-            &owner,
-            ops::SetProperty {
-                name: "status".into(),
-                value: serde_json::json!("done"),
-                target: ops::Target {
-                    paths: Some(notes.iter().map(|(path, _)| path.clone()).collect()),
-                    filter: None,
-                },
-                dry_run: false,
-            },
-        )
-        .expect("the batch is made");
-    let batch = owner.change_id().expect("a change").to_owned();
     for (path, _) in &notes {
         std::fs::write(vault.path(path), "changed since\n").expect("changed");
     }

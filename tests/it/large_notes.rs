@@ -58,24 +58,6 @@ fn reader(vault: &TestVault) -> Context {
     )
 }
 
-/// Writes `body` over the revision `over` (`None`: a new note); the new revision.
-fn write(vault: &TestVault, path: &str, body: &str, over: Option<String>) -> String {
-    vault
-        .ops
-        .write_note(
-            &Context::owner(),
-            ops::WriteNote {
-                path: path.into(),
-                body: body.into(),
-                properties: None,
-                overwrite: over.is_some(),
-                expected_revision: over,
-            },
-        )
-        .expect("write")
-        .revision
-}
-
 #[test]
 fn a_large_note_is_found_by_words_that_sit_in_different_parts() {
     let vault = TestVault::with_notes(&[
@@ -144,18 +126,12 @@ fn a_large_note_is_found_by_words_that_sit_in_different_parts() {
 #[test]
 fn a_large_note_written_through_ops_is_searchable_whole_when_the_write_returns() {
     let vault = TestVault::with_notes(&[("Start.md", "nothing yet\n")]);
-    let first = write(
-        &vault,
-        "Logs/Big.md",
-        &large_note("aardvark", "quetzal"),
-        None,
-    );
+    let first = vault.write_note("Logs/Big.md", &large_note("aardvark", "quetzal"), None);
     assert_eq!(
         search_as(&vault, &Context::owner(), "quetzal"),
         ["Logs/Big.md"]
     );
-    let second = write(
-        &vault,
+    let second = vault.write_note(
         "Logs/Big.md",
         &large_note("aardvark", "wombat"),
         Some(first),
@@ -175,7 +151,7 @@ fn a_large_note_written_through_ops_is_searchable_whole_when_the_write_returns()
         dump.iter()
             .any(|line| line.starts_with("part Logs/Big.md 5"))
     );
-    write(&vault, "Logs/Big.md", "small again\n", Some(second));
+    vault.write_note("Logs/Big.md", "small again\n", Some(second));
     vault
         .ops
         .index()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use quire::config::{Config, Environment, Overrides};
 use quire::index::{Index, IndexOptions};
-use quire::ops::Ops;
+use quire::ops::{self, Context, Ops};
 
 /// A vault in a temporary folder with `Ops` over it, built from a `Config` by the product's own
 /// `build_ops` (audit log, time zone, daily-notes overrides), so a test runs what `serve` runs.
@@ -32,6 +32,24 @@ pub struct TestVaultBuilder {
 }
 
 impl TestVault {
+    /// Writes `body` as the owner over the revision `over` (`None`: a new note), through
+    /// `vault_write_note`'s operation; the new revision.
+    pub fn write_note(&self, path: &str, body: &str, over: Option<String>) -> String {
+        self.ops
+            .write_note(
+                &Context::owner(),
+                ops::WriteNote {
+                    path: path.into(),
+                    body: body.into(),
+                    properties: None,
+                    overwrite: over.is_some(),
+                    expected_revision: over,
+                },
+            )
+            .unwrap_or_else(|error| panic!("writing {path}: {error}"))
+            .revision
+    }
+
     /// A new empty vault folder; write into it through the builder, then `open` it.
     pub fn builder() -> TestVaultBuilder {
         let dir = tempfile::tempdir().expect("tempdir");
